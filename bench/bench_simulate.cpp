@@ -1,0 +1,49 @@
+// Simulator speed and memory: one bucketed step (DDP defaults, 1 channel, exact fidelity) on
+// DGX H100 nodes for 8, 64 and 256 ranks, ResNet-50 and GPT-2 XL. Each simulation runs in a
+// child process, so peak memory is the largest child's max RSS.
+//   ./build/bench/bench_simulate --benchmark_counters_tabular=true
+#include <sys/resource.h>
+
+#include <benchmark/benchmark.h>
+
+#include "core/cluster_json.h"
+#include "core/trace_json.h"
+#include "sim/sim_engine.h"
+#include "strategies/strategy.h"
+
+namespace {
+
+void BM_BucketedStep(benchmark::State& state, const char* model) {
+  const int nodes = static_cast<int>(state.range(0)) / 8;
+  auto trace = redsim::load_trace(std::string(REDSIM_SOURCE_DIR "/traces/") + model + ".json");
+  auto cluster = redsim::load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-h100-x2.json");
+  cluster.nodes = nodes;
+  redsim::Knobs knobs;
+  auto plan = redsim::make_strategy("bucketed")->plan(trace, cluster, knobs);
+  std::int64_t transfers = 0;
+  const int n = cluster.world_size();
+  for (const auto& op : plan.ops)
+    if (redsim::op_kind_is_collective(op.kind)) transfers += 2LL * (n - 1) * n * op.channels;
+  double step_s = 0;
+  for (auto _ : state) {
+    auto tl = redsim::simulate(plan, cluster);
+    step_s = 0;
+    for (const auto& t : tl.timings) step_s = std::max(step_s, t.end_s);
+  }
+  rusage ru{};
+  getrusage(RUSAGE_CHILDREN, &ru);
+  state.counters["ranks"] = n;
+  state.counters["transfers"] = static_cast<double>(transfers);
+  state.counters["transfers_per_s"] = benchmark::Counter(static_cast<double>(transfers), benchmark::Counter::kIsRate);
+  state.counters["peak_rss_MB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  state.counters["sim_step_ms"] = step_s * 1e3;
+}
+
+BENCHMARK_CAPTURE(BM_BucketedStep, resnet50, "resnet50")
+    ->Arg(8)->Arg(64)->Arg(256)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_BucketedStep, gpt2_xl, "gpt2-xl")
+    ->Arg(8)->Arg(64)->Arg(256)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

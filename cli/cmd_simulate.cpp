@@ -1,0 +1,82 @@
+// redsim simulate: trace + cluster + knobs -> summary, result JSON, Chrome/Perfetto timeline.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/knob_options.h"
+#include "cli/summary_table.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/knobs_json.h"
+#include "core/plan_json.h"
+#include "core/timeline_json.h"
+#include "core/trace_json.h"
+#include "sim/sim_engine.h"
+#include "strategies/strategy.h"
+
+namespace redsim::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string trace_file;
+  std::string cluster_file;
+  KnobOptions knobs;
+  std::string out_file;
+  std::string timeline_file;
+  std::string plan_file;
+  bool sim_log = false;
+};
+
+void run_simulate(const SimulateOptions& o) {
+  // Everything is read and checked before anything is written.
+  auto trace = load_trace(o.trace_file);
+  auto cluster = load_cluster(o.cluster_file);
+  auto knobs = resolve_knobs(o.knobs);
+  auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
+  check_plan_for_sim(plan, cluster);
+  auto timeline = simulate(plan, cluster, SimOptions{o.sim_log});
+  auto summary = summarize(plan, timeline);
+
+  print_summary(std::cout, trace, cluster, knobs, plan, summary);
+  if (!o.out_file.empty()) {
+    nlohmann::json result = {
+        {"format", "redsim-result"},
+        {"version", 1},
+        {"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
+        {"cluster",
+         {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
+          {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
+        {"engine", {{"name", "simgrid"}, {"fidelity", "exact"}}},
+        {"knobs", knobs_to_json(knobs)},
+        {"summary", summary_to_json(plan, summary)},
+        {"timeline", timeline_to_json(plan, timeline)}};
+    write_file_atomically(o.out_file, result.dump(1) + "\n");
+    std::cout << "\nresult:   " << o.out_file << "\n";
+  }
+  if (!o.timeline_file.empty()) {
+    write_file_atomically(o.timeline_file, timeline_to_chrome_trace(plan, timeline).dump() + "\n");
+    std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)\n";
+  }
+  if (!o.plan_file.empty()) {
+    write_file_atomically(o.plan_file, plan_to_json(plan).dump(1) + "\n");
+    std::cout << "plan:     " << o.plan_file << "\n";
+  }
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto opts = std::make_shared<SimulateOptions>();
+  auto* cmd = app.add_subcommand("simulate", "simulate one training step of a strategy on a cluster (SimGrid)");
+  cmd->add_option("--trace", opts->trace_file, "model trace JSON (traces/README.md)")->required();
+  cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
+  add_knob_options(cmd, opts->knobs);
+  cmd->add_option("--out", opts->out_file, "write the result JSON (summary, knobs, per-rank per-op timeline) here");
+  cmd->add_option("--timeline", opts->timeline_file,
+                  "write a Chrome/Perfetto trace here (a process per rank, a thread per stream; times in us)");
+  cmd->add_option("--plan", opts->plan_file, "write the Plan (the schedule every rank runs) as JSON here");
+  cmd->add_flag("--sim-log", opts->sim_log, "let SimGrid print its own log (silent by default)");
+  cmd->callback([opts] { run_simulate(*opts); });
+}
+
+}  // namespace redsim::cli

@@ -1,0 +1,10 @@
+// Each subcommand registers itself on the top-level app; main.cpp only dispatches.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace redsim::cli {
+
+void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
+void add_trace_commands(CLI::App& app);    // cmd_trace.cpp: redsim trace synth|show
+
+}  // namespace redsim::cli

@@ -1,0 +1,101 @@
+#include "cli/knob_options.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/join.h"
+#include "core/json_in.h"
+#include "core/knobs_json.h"
+#include "core/units.h"
+#include "strategies/strategy.h"
+
+namespace redsim::cli {
+
+void add_knob_options(CLI::App* cmd, KnobOptions& o) {
+  const std::string names = join(strategy_names(), "|");
+  o.strategy_opt = cmd->add_option("--strategy", o.strategy, "reduction strategy: " + names)->capture_default_str();
+  o.bucket_mb_opt =
+      cmd->add_option("--bucket-mb", o.bucket_mb,
+                      "bucket cap in MiB (2^20 bytes, as PyTorch DDP's bucket_cap_mb)")
+          ->capture_default_str();
+  o.first_bucket_mb_opt =
+      cmd->add_option("--first-bucket-mb", o.first_bucket_mb,
+                      "cap of the first bucket in MiB (DDP's _DEFAULT_FIRST_BUCKET_BYTES is 1 MiB)")
+          ->capture_default_str();
+  o.bucket_order_opt = cmd->add_option("--bucket-order", o.bucket_order,
+                                       "execution: observed gradient-ready order (DDP after its first iteration); "
+                                       "definition: reverse registration order (DDP's first iteration)")
+                           ->capture_default_str();
+  o.channels_opt = cmd->add_option("--channels", o.channels,
+                                   "rings per collective (NCCL channels), each carrying 1/channels of the bytes")
+                       ->capture_default_str();
+  o.algorithm_opt = cmd->add_option("--algorithm", o.algorithm, "collective algorithm: ring")->capture_default_str();
+  o.wire_dtype_opt = cmd->add_option("--wire-dtype", o.wire_dtype,
+                                     "gradient dtype on the wire: fp32|fp16|bf16 (default: each parameter's dtype)");
+  o.reduce_op_opt =
+      cmd->add_option("--reduce-op", o.reduce_op, "reduce op: sum|avg|max|min|prod")->capture_default_str();
+  cmd->add_option("--config", o.config_file,
+                  "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
+}
+
+namespace {
+
+std::int64_t mib_to_bytes(double mib, const char* flag) {
+  if (!(mib > 0) || !std::isfinite(mib) || mib > 1024.0 * 1024.0)
+    throw InputError("", "", std::string(flag) + ": expected a positive size in MiB (at most 1 TiB), got " +
+                                 std::to_string(mib));
+  return static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+}
+
+}  // namespace
+
+Knobs resolve_knobs(const KnobOptions& o) {
+  Knobs k;
+  if (!o.config_file.empty()) {
+    auto j = JsonIn::parse_file(o.config_file);
+    JsonIn root(j, "$", o.config_file);
+    root.expect_object();
+    if (auto knobs = root.find("knobs"))
+      k = knobs_from_json(knobs->raw(), o.config_file, "$.knobs", k);
+    else
+      k = knobs_from_json(j, o.config_file, "$", k);
+  }
+  auto given = [](const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; };
+  if (given(o.strategy_opt) || o.config_file.empty()) k.strategy = o.strategy;
+  if (given(o.bucket_mb_opt) || o.config_file.empty()) k.bucket_cap_bytes = mib_to_bytes(o.bucket_mb, "--bucket-mb");
+  if (given(o.first_bucket_mb_opt) || o.config_file.empty())
+    k.first_bucket_cap_bytes = mib_to_bytes(o.first_bucket_mb, "--first-bucket-mb");
+  if (given(o.bucket_order_opt) || o.config_file.empty()) {
+    if (o.bucket_order == "execution")
+      k.bucket_order = BucketOrder::execution;
+    else if (o.bucket_order == "definition")
+      k.bucket_order = BucketOrder::definition;
+    else
+      throw InputError("", "", "--bucket-order: expected execution|definition, got \"" + o.bucket_order + "\"");
+  }
+  if (given(o.channels_opt) || o.config_file.empty()) {
+    if (o.channels < 1 || o.channels > 64)
+      throw InputError("", "", "--channels: expected a channel count from 1 to 64, got " + std::to_string(o.channels));
+    k.channels = o.channels;
+  }
+  if (given(o.algorithm_opt) || o.config_file.empty()) {
+    auto a = parse_algorithm(o.algorithm);
+    if (!a) throw InputError("", "", "--algorithm: expected ring|tree|hierarchical, got \"" + o.algorithm + "\"");
+    k.algorithm = *a;
+  }
+  if (given(o.wire_dtype_opt)) {
+    auto t = parse_dtype(o.wire_dtype);
+    if (!t || (*t != DType::fp32 && *t != DType::fp16 && *t != DType::bf16))
+      throw InputError("", "", "--wire-dtype: expected fp32|fp16|bf16, got \"" + o.wire_dtype + "\"");
+    k.wire_dtype = t;
+  }
+  if (given(o.reduce_op_opt) || o.config_file.empty()) {
+    auto r = parse_reduce_op(o.reduce_op);
+    if (!r) throw InputError("", "", "--reduce-op: expected sum|avg|max|min|prod, got \"" + o.reduce_op + "\"");
+    k.reduce_op = *r;
+  }
+  make_strategy(k.strategy);  // validates the name with a one-line error
+  return k;
+}
+
+}  // namespace redsim::cli

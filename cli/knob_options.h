@@ -1,0 +1,38 @@
+// The strategy-knob options shared by simulate (and later run, validate): parsed into Knobs,
+// optionally on top of a --config file, with explicit flags winning.
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/knobs.h"
+
+namespace redsim::cli {
+
+struct KnobOptions {
+  std::string strategy = "bucketed";
+  double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;
+  std::string bucket_order = "execution";
+  int channels = 1;
+  std::string algorithm = "ring";
+  std::string wire_dtype;  // empty: the parameters' own dtype
+  std::string reduce_op = "avg";
+  std::string config_file;
+
+  CLI::Option* strategy_opt = nullptr;
+  CLI::Option* bucket_mb_opt = nullptr;
+  CLI::Option* first_bucket_mb_opt = nullptr;
+  CLI::Option* bucket_order_opt = nullptr;
+  CLI::Option* channels_opt = nullptr;
+  CLI::Option* algorithm_opt = nullptr;
+  CLI::Option* wire_dtype_opt = nullptr;
+  CLI::Option* reduce_op_opt = nullptr;
+};
+
+void add_knob_options(CLI::App* cmd, KnobOptions& o);
+// Builds Knobs: defaults, then --config FILE (its "knobs" member, or the whole object), then
+// the flags given on the command line. Throws InputError for bad values.
+Knobs resolve_knobs(const KnobOptions& o);
+
+}  // namespace redsim::cli

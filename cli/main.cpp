@@ -1,0 +1,33 @@
+// redsim: one binary, subcommands in cmd_*.cpp. Bad input exits 2 with a one-line message.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "redsim: simulate, tune and validate gradient-reduction strategies for data-parallel training.\n"
+      "Units are in every option name or its help: MiB for bucket sizes (as PyTorch DDP's bucket_cap_mb),\n"
+      "seconds for times, GB/s (decimal) for bandwidths."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "redsim 0.1.0");
+  redsim::cli::add_simulate_command(app);
+  redsim::cli::add_trace_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : redsim::kExitBadInput;
+  } catch (const redsim::InputError& e) {
+    std::cerr << "redsim: error: " << e.what() << "\n";
+    return redsim::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "redsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+#include "cli/summary_table.h"
+
+#include <cstdio>
+#include <string>
+
+#include "core/units.h"
+
+namespace redsim::cli {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string human_bytes(double b) {
+  if (b >= kGiB) return fmt("%.2f GiB", b / kGiB);
+  if (b >= kMiB) return fmt("%.2f MiB", b / kMiB);
+  if (b >= kKiB) return fmt("%.1f KiB", b / kKiB);
+  return fmt("%.0f B", b);
+}
+
+std::string ms(double s) { return fmt("%.3f ms", s * 1e3); }
+
+}  // namespace
+
+void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
+                   const Plan& plan, const StepSummary& s) {
+  out << "redsim simulate: " << plan.strategy << " | " << trace.model << " (" << trace.param_count()
+      << " params, " << human_bytes(static_cast<double>(trace.reduced_bytes())) << " of gradients) on " << cluster.name
+      << " (" << cluster.nodes << " x " << cluster.devices_per_node << " = " << cluster.world_size() << " ranks)\n";
+  out << "knobs: bucket " << human_bytes(static_cast<double>(knobs.bucket_cap_bytes)) << ", first bucket "
+      << human_bytes(static_cast<double>(knobs.first_bucket_cap_bytes)) << ", order " << bucket_order_name(knobs.bucket_order)
+      << ", " << algorithm_name(knobs.algorithm) << " x " << knobs.channels << " channel(s), wire "
+      << (knobs.wire_dtype ? std::string(dtype_name(*knobs.wire_dtype)) : std::string("param dtype")) << ", reduce "
+      << reduce_op_name(knobs.reduce_op) << "\n\n";
+  out << "  step time            " << ms(s.step_time_s) << "\n";
+  out << "  compute time         " << ms(s.compute_time_s) << "\n";
+  out << "  comm time (busy)     " << ms(s.comm_time_s) << "\n";
+  out << "  exposed comm         " << ms(s.exposed_comm_s) << fmt("  (%.1f%% of the step)", s.step_time_s > 0 ? 100.0 * s.exposed_comm_s / s.step_time_s : 0.0) << "\n";
+  out << "  time per sample      " << fmt("%.3f us", s.time_per_sample_s * 1e6) << "  (global batch "
+      << plan.samples_per_step << ")\n";
+  out << "  bytes sent per rank  " << human_bytes(static_cast<double>(s.bytes_sent_per_rank)) << "\n\n";
+
+  out << "  collective                 tensors        bytes    start ms      end ms   busbw GB/s\n";
+  const std::size_t n = s.collectives.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 24 && i == 12) {
+      out << "  ... " << (n - 20) << " more (all in the result JSON) ...\n";
+      i = n - 8;
+    }
+    const auto& c = s.collectives[i];
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
+                  c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), c.start_s * 1e3, c.end_s * 1e3,
+                  c.busbw_GBps);
+    out << line;
+  }
+}
+
+}  // namespace redsim::cli

@@ -1,0 +1,30 @@
+// The strategy knobs a user (or the tuner) sets.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/collective_types.h"
+#include "core/dtype.h"
+#include "core/units.h"
+
+namespace redsim {
+
+// Bucket order as PyTorch DDP knows it: "definition" is the reverse of registration order (DDP's
+// first iteration); "execution" is the observed gradient-ready order (DDP after rebuild_buckets).
+enum class BucketOrder { definition, execution };
+
+struct Knobs {
+  std::string strategy = "bucketed";
+  std::int64_t bucket_cap_bytes = 25 * kMiB;       // DDP bucket_cap_mb=25 (MiB)
+  std::int64_t first_bucket_cap_bytes = 1 * kMiB;  // DDP _DEFAULT_FIRST_BUCKET_BYTES
+  BucketOrder bucket_order = BucketOrder::execution;
+  int channels = 1;                        // rings per collective, each carrying 1/channels of the bytes
+  Algorithm algorithm = Algorithm::ring;
+  std::optional<DType> wire_dtype;         // gradient dtype on the wire; unset = the parameter's dtype
+  ReduceOp reduce_op = ReduceOp::avg;      // DDP averages gradients
+};
+
+std::string_view bucket_order_name(BucketOrder o);
+
+}  // namespace redsim

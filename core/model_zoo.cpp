@@ -1,0 +1,392 @@
+#include "core/model_zoo.h"
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+// The traces model mixed-precision training (autocast): convolutions and matmuls run on
+// 16-bit tensor cores and activations are 16-bit; parameters and gradients are param_dtype.
+constexpr double kActivationBytes = 2;
+// BatchNorm, LayerNorm and RMSNorm read their input twice (statistics, then normalisation)
+// and write their output once.
+constexpr double kNormPasses = 3;
+// An embedding lookup reads the selected rows and writes them out.
+constexpr double kEmbeddingPasses = 2;
+// Backward computes gradients with respect to inputs and to weights: two forward-sized passes.
+constexpr double kBackwardPerForward = 2;
+
+// Adam touches fp32 m, v and master weights, each read and written (24 bytes); it reads the
+// gradient; a 16-bit parameter is also written back from its fp32 master (an fp32 parameter is
+// its own master). 28 bytes per parameter for fp32 and for 16-bit parameters alike.
+double adam_bytes_per_param(DType param) {
+  double size_bytes = static_cast<double>(dtype_size_bytes(param));
+  return 6 * 4 + size_bytes + (param == DType::fp32 ? 0 : size_bytes);
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string num(double v) { return fmt("%g", v); }
+
+// Appends layers (forward order) and parameters (registration order) of one trace and turns
+// FLOP and byte counts into times.
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(const SynthOptions& o) : o_(o) {}
+
+  // A compute-bound layer (convolution, matmul, attention core): forward FLOPs per sample.
+  void compute_layer(const std::string& name, double flops_per_sample) {
+    flops_per_sample_ += flops_per_sample;
+    add_layer(name, flops_per_sample * static_cast<double>(o_.batch_size_per_rank) /
+                        (o_.device_peak_tflops * 1e12 * o_.efficiency));
+  }
+
+  // A memory-bound layer (normalisation, embedding lookup): bytes moved per sample.
+  void memory_layer(const std::string& name, double bytes_per_sample) {
+    add_layer(name, bytes_per_sample * static_cast<double>(o_.batch_size_per_rank) /
+                        (o_.device_memory_GBps * 1e9 * o_.efficiency));
+  }
+
+  // Parameter `module.leaf`; its module must already be a layer.
+  void param(const std::string& module, const std::string& leaf, std::int64_t numel) {
+    auto it = layer_index_.find(module);
+    if (it == layer_index_.end()) throw std::logic_error("model_zoo: parameter of unknown layer " + module);
+    TraceParam p;
+    p.name = module + "." + leaf;
+    p.numel = numel;
+    p.dtype = o_.param_dtype;
+    p.layer = it->second;
+    t_.params.push_back(std::move(p));
+  }
+
+  void buffer(const std::string& name, std::int64_t numel, DType dtype) {
+    TraceBuffer b;
+    b.name = name;
+    b.numel = numel;
+    b.dtype = dtype;
+    t_.buffers.push_back(std::move(b));
+  }
+
+  double flops_per_sample() const { return flops_per_sample_; }
+
+  // Optimizer time, derived gradient order and the source text that says how it was made.
+  ModelTrace finish(const std::string& shapes, const std::string& not_modelled) {
+    double adam_bytes = 0;
+    for (const auto& p : t_.params)
+      if (p.trainable) adam_bytes += static_cast<double>(p.numel) * adam_bytes_per_param(p.dtype);
+    t_.model = o_.model;
+    t_.reference_device = o_.device_name;
+    t_.batch_size_per_rank = o_.batch_size_per_rank;
+    t_.optimizer_s = adam_bytes / (o_.device_memory_GBps * 1e9 * o_.efficiency);
+    t_.grad_ready_order = derive_grad_ready_order(t_);
+    t_.source =
+        "synthesised by `redsim trace synth` (core/model_zoo.cpp) from published shapes, not measured. "
+        "Model: " + shapes + ". Compute-bound layers (conv: 2*Cin*Cout*k*k*Hout*Wout per sample; linear: "
+        "2*in*out per token; attention core *.core: 2*2*seq^2*hidden per sequence, full score matrix even "
+        "when causal): forward_s = FLOPs * batch / (peak_tflops*1e12 * efficiency); " +
+        fmt("%.5g", flops_per_sample_ / 1e9) +
+        " GFLOP forward per sample. Memory-bound layers (Batch/Layer/RMSNorm: 3 passes, embedding "
+        "lookup: 2 passes over 16-bit activations): forward_s = bytes * batch / (memory_GBps*1e9 * "
+        "efficiency). backward_s = 2 * forward_s. Not costed: " + not_modelled +
+        ". optimizer_s: Adam over all trainable parameters, memory-bound, 28 bytes touched per "
+        "parameter / (memory_GBps*1e9 * efficiency). Device " + o_.device_name + ": peak " +
+        num(o_.device_peak_tflops) + " TFLOP/s (dense 16-bit tensor core), memory " +
+        num(o_.device_memory_GBps) + " GB/s, efficiency " + num(o_.efficiency) + ". Batch " +
+        std::to_string(o_.batch_size_per_rank) + " samples per rank" +
+        (o_.seq_len > 0 ? " x " + std::to_string(o_.seq_len) + " tokens" : std::string()) +
+        ". Parameters and gradients " + std::string(dtype_name(o_.param_dtype)) +
+        " (mixed precision: 16-bit activations, fp32 optimizer state)";
+    return std::move(t_);
+  }
+
+ private:
+  void add_layer(const std::string& name, double forward_s) {
+    if (!layer_index_.emplace(name, t_.layers.size()).second)
+      throw std::logic_error("model_zoo: duplicate layer " + name);
+    t_.layers.push_back({name, forward_s, kBackwardPerForward * forward_s});
+  }
+
+  const SynthOptions& o_;
+  ModelTrace t_;
+  std::map<std::string, std::size_t> layer_index_;
+  double flops_per_sample_ = 0;
+};
+
+double norm_bytes(double elements) { return kNormPasses * elements * kActivationBytes; }
+double embedding_bytes(double elements) { return kEmbeddingPasses * elements * kActivationBytes; }
+
+// --- torchvision resnet50 (ResNet-50 v1.5: stride on the 3x3 conv), 224x224 input ------------
+
+// Conv2d without bias; hw_out is the output's height (= width).
+void conv(TraceBuilder& b, const std::string& name, std::int64_t c_in, std::int64_t c_out, std::int64_t k,
+          std::int64_t hw_out) {
+  b.compute_layer(name, 2.0 * static_cast<double>(c_in * c_out * k * k * hw_out * hw_out));
+  b.param(name, "weight", c_out * c_in * k * k);
+}
+
+// BatchNorm2d: affine weight and bias, running statistics as buffers (DDP broadcasts them).
+void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::int64_t hw) {
+  b.memory_layer(name, norm_bytes(static_cast<double>(c * hw * hw)));
+  b.param(name, "weight", c);
+  b.param(name, "bias", c);
+  b.buffer(name + ".running_mean", c, DType::fp32);
+  b.buffer(name + ".running_var", c, DType::fp32);
+  b.buffer(name + ".num_batches_tracked", 1, DType::int64);
+}
+
+ModelTrace resnet50(const SynthOptions& o) {
+  TraceBuilder b(o);
+  conv(b, "conv1", 3, 64, 7, 112);  // 7x7 stride 2: 224 -> 112
+  batch_norm(b, "bn1", 64, 112);
+  std::int64_t c_in = 64, hw = 56;  // after the 3x3 stride-2 max pool
+  const std::int64_t blocks[] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::int64_t width = std::int64_t{64} << stage, c_out = 4 * width;
+    for (std::int64_t i = 0; i < blocks[stage]; ++i) {
+      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".";
+      const std::int64_t hw_out = (i == 0 && stage > 0) ? hw / 2 : hw;
+      // Bottleneck.forward: conv1 bn1 conv2 bn2 conv3 bn3, then downsample(x) for the identity.
+      conv(b, p + "conv1", c_in, width, 1, hw);
+      batch_norm(b, p + "bn1", width, hw);
+      conv(b, p + "conv2", width, width, 3, hw_out);
+      batch_norm(b, p + "bn2", width, hw_out);
+      conv(b, p + "conv3", width, c_out, 1, hw_out);
+      batch_norm(b, p + "bn3", c_out, hw_out);
+      if (i == 0) {
+        conv(b, p + "downsample.0", c_in, c_out, 1, hw_out);
+        batch_norm(b, p + "downsample.1", c_out, hw_out);
+      }
+      c_in = c_out;
+      hw = hw_out;
+    }
+  }
+  b.compute_layer("fc", 2.0 * 2048 * 1000);  // after global average pooling
+  b.param("fc", "weight", 2048 * 1000);
+  b.param("fc", "bias", 1000);
+  return b.finish(
+      "torchvision resnet50 (ResNet-50 v1.5), 224x224 images, 1000 classes. Buffers: every "
+      "BatchNorm's running_mean and running_var (fp32) and num_batches_tracked (int64)",
+      "ReLU, max/average pooling, residual adds");
+}
+
+// --- transformers -------------------------------------------------------------------------
+
+struct Linear {
+  std::int64_t in, out;
+  bool bias;
+};
+
+// nn.Linear (or GPT-2's Conv1D, same parameter count) applied to `tokens` positions.
+void linear_layer(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
+  b.compute_layer(name, 2.0 * static_cast<double>(l.in * l.out) * tokens);
+}
+void linear_params(TraceBuilder& b, const std::string& name, Linear l) {
+  b.param(name, "weight", l.in * l.out);
+  if (l.bias) b.param(name, "bias", l.out);
+}
+void linear(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
+  linear_layer(b, name, l, tokens);
+  linear_params(b, name, l);
+}
+
+// LayerNorm with weight and bias over `hidden`, applied to `tokens` positions.
+void layer_norm(TraceBuilder& b, const std::string& name, std::int64_t hidden, double tokens) {
+  b.memory_layer(name, norm_bytes(static_cast<double>(hidden) * tokens));
+  b.param(name, "weight", hidden);
+  b.param(name, "bias", hidden);
+}
+
+// Scores Q K^T and context softmax(.) V for one sequence: two matmuls of 2*seq^2*hidden FLOPs.
+void attention_core(TraceBuilder& b, const std::string& name, std::int64_t hidden, double seq) {
+  b.compute_layer(name, 2.0 * 2.0 * seq * seq * static_cast<double>(hidden));
+}
+
+// HuggingFace BertModel (bert-large-uncased config) with its pooler.
+ModelTrace bert_large(const SynthOptions& o) {
+  const std::int64_t d = 1024, ff = 4096, layers = 24, vocab = 30522, positions = 512, types = 2;
+  const double s = o.seq_len;
+  TraceBuilder b(o);
+  // BertEmbeddings.forward looks up word, then token type, then position embeddings; they are
+  // registered word, position, token type.
+  b.memory_layer("embeddings.word_embeddings", embedding_bytes(d * s));
+  b.memory_layer("embeddings.token_type_embeddings", embedding_bytes(d * s));
+  b.memory_layer("embeddings.position_embeddings", embedding_bytes(d * s));
+  b.param("embeddings.word_embeddings", "weight", vocab * d);
+  b.param("embeddings.position_embeddings", "weight", positions * d);
+  b.param("embeddings.token_type_embeddings", "weight", types * d);
+  layer_norm(b, "embeddings.LayerNorm", d, s);
+  b.buffer("embeddings.position_ids", positions, DType::int64);
+  b.buffer("embeddings.token_type_ids", positions, DType::int64);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    linear(b, p + "attention.self.query", {d, d, true}, s);
+    linear(b, p + "attention.self.key", {d, d, true}, s);
+    linear(b, p + "attention.self.value", {d, d, true}, s);
+    attention_core(b, p + "attention.self.core", d, s);
+    linear(b, p + "attention.output.dense", {d, d, true}, s);
+    layer_norm(b, p + "attention.output.LayerNorm", d, s);
+    linear(b, p + "intermediate.dense", {d, ff, true}, s);
+    linear(b, p + "output.dense", {ff, d, true}, s);
+    layer_norm(b, p + "output.LayerNorm", d, s);
+  }
+  linear(b, "pooler.dense", {d, d, true}, 1);  // first token only
+  return b.finish(
+      "HuggingFace BertModel, bert-large-uncased config (24 layers, hidden 1024, 16 heads, FFN 4096, "
+      "vocab 30522, 512 positions, 2 token types), with pooler, without pre-training heads. Buffers: "
+      "embeddings.position_ids and embeddings.token_type_ids (int64, 512 each, non-persistent)",
+      "GELU, softmax, dropout, residual adds, pooler tanh");
+}
+
+// HuggingFace GPT2Model (gpt2-xl config); no LM head, so no tied weight.
+ModelTrace gpt2_xl(const SynthOptions& o) {
+  const std::int64_t d = 1600, ff = 4 * d, layers = 48, vocab = 50257, positions = 1024;
+  const double s = o.seq_len;
+  TraceBuilder b(o);
+  b.memory_layer("wte", embedding_bytes(d * s));
+  b.param("wte", "weight", vocab * d);
+  b.memory_layer("wpe", embedding_bytes(d * s));
+  b.param("wpe", "weight", positions * d);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string p = "h." + std::to_string(i) + ".";
+    layer_norm(b, p + "ln_1", d, s);
+    linear(b, p + "attn.c_attn", {d, 3 * d, true}, s);
+    attention_core(b, p + "attn.core", d, s);
+    linear(b, p + "attn.c_proj", {d, d, true}, s);
+    layer_norm(b, p + "ln_2", d, s);
+    linear(b, p + "mlp.c_fc", {d, ff, true}, s);
+    linear(b, p + "mlp.c_proj", {ff, d, true}, s);
+  }
+  layer_norm(b, "ln_f", d, s);
+  return b.finish(
+      "HuggingFace GPT2Model, gpt2-xl config (48 layers, hidden 1600, 25 heads, FFN 6400, vocab 50257, "
+      "1024 positions), no LM head. Buffers: none; the causal-mask buffers h.N.attn.bias and "
+      "h.N.attn.masked_bias of older transformers versions are omitted",
+      "GELU, softmax, dropout, residual adds");
+}
+
+// HuggingFace LlamaForCausalLM (Llama-2-7b config), lm_head not tied to the embedding.
+ModelTrace llama2_7b(const SynthOptions& o) {
+  const std::int64_t d = 4096, ff = 11008, layers = 32, vocab = 32000;
+  const double s = o.seq_len;
+  const Linear proj{d, d, false}, up{d, ff, false}, down{ff, d, false};
+  TraceBuilder b(o);
+  b.memory_layer("model.embed_tokens", embedding_bytes(d * s));
+  b.param("model.embed_tokens", "weight", vocab * d);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    // LlamaDecoderLayer.forward order...
+    b.memory_layer(p + "input_layernorm", norm_bytes(d * s));
+    linear_layer(b, p + "self_attn.q_proj", proj, s);
+    linear_layer(b, p + "self_attn.k_proj", proj, s);
+    linear_layer(b, p + "self_attn.v_proj", proj, s);
+    attention_core(b, p + "self_attn.core", d, s);
+    linear_layer(b, p + "self_attn.o_proj", proj, s);
+    b.memory_layer(p + "post_attention_layernorm", norm_bytes(d * s));
+    linear_layer(b, p + "mlp.gate_proj", up, s);
+    linear_layer(b, p + "mlp.up_proj", up, s);
+    linear_layer(b, p + "mlp.down_proj", down, s);
+    // ... differs from its registration order: self_attn, mlp, input_layernorm, post_attention_layernorm.
+    for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_params(b, p + "self_attn." + name, proj);
+    linear_params(b, p + "mlp.gate_proj", up);
+    linear_params(b, p + "mlp.up_proj", up);
+    linear_params(b, p + "mlp.down_proj", down);
+    b.param(p + "input_layernorm", "weight", d);
+    b.param(p + "post_attention_layernorm", "weight", d);
+  }
+  b.memory_layer("model.norm", norm_bytes(d * s));
+  b.param("model.norm", "weight", d);
+  linear(b, "lm_head", {d, vocab, false}, s);
+  return b.finish(
+      "HuggingFace LlamaForCausalLM, Llama-2-7b config (32 layers, hidden 4096, 32 heads, 32 KV heads, "
+      "FFN 11008, vocab 32000, 4096 positions, RMSNorm without bias), lm_head untied. Buffers: none; "
+      "the rotary inv_freq buffer (fp32, 64 elements, non-persistent) is omitted",
+      "rotary embedding, SiLU and gating product, softmax, residual adds");
+}
+
+struct ZooEntry {
+  const char* name;
+  ModelTrace (*build)(const SynthOptions&);
+  std::int64_t batch_size_per_rank;
+  int seq_len;      // default; 0 for CNNs
+  int max_seq_len;  // the model's position limit
+  DType param_dtype;
+};
+
+// Batches: ResNet-50 64 images (the common per-GPU batch of ImageNet recipes), BERT-large 8 x 512
+// (phase-2 pre-training length), GPT-2 XL 4 x 1024, Llama-2-7B 1 x 4096 (its full context).
+// Llama-2-7B parameters are bf16: in fp32 with Adam (16 bytes/parameter, 108 GB) it does not fit
+// an 80 GB device, so it is trained sharded in bf16 with fp32 master weights in the optimizer.
+constexpr ZooEntry kZoo[] = {
+    {"resnet50", resnet50, 64, 0, 0, DType::fp32},
+    {"bert-large", bert_large, 8, 512, 512, DType::fp32},
+    {"gpt2-xl", gpt2_xl, 4, 1024, 1024, DType::fp32},
+    {"llama2-7b", llama2_7b, 1, 4096, 4096, DType::bf16},
+};
+
+const ZooEntry& find_model(const std::string& model) {
+  std::string list;
+  for (const auto& e : kZoo) {
+    if (model == e.name) return e;
+    list += (list.empty() ? "" : ", ") + std::string(e.name);
+  }
+  throw InputError("", "", "unknown model \"" + model + "\"; expected one of " + list);
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw InputError("", "", what);
+}
+
+}  // namespace
+
+std::vector<std::string> zoo_models() {
+  std::vector<std::string> names;
+  for (const auto& e : kZoo) names.emplace_back(e.name);
+  return names;
+}
+
+SynthOptions default_synth_options(const std::string& model) {
+  const auto& e = find_model(model);
+  SynthOptions o;
+  o.model = e.name;
+  o.batch_size_per_rank = e.batch_size_per_rank;
+  o.device_name = "NVIDIA A100-SXM4-80GB";
+  o.device_peak_tflops = 312;  // dense fp16/bf16 tensor-core peak
+  o.device_memory_GBps = 2039;
+  o.efficiency = 0.45;
+  o.seq_len = e.seq_len;
+  o.param_dtype = e.param_dtype;
+  return o;
+}
+
+ModelTrace synthesize_trace(const SynthOptions& o) {
+  const auto& e = find_model(o.model);
+  check(o.batch_size_per_rank > 0, "batch size (--batch-size) must be a positive integer, got " +
+                                       std::to_string(o.batch_size_per_rank));
+  check(o.device_peak_tflops > 0,
+        "device peak (--device-peak-tflops) must be positive, got " + num(o.device_peak_tflops));
+  check(o.device_memory_GBps > 0, "device memory bandwidth (--device-mem-GBps) must be positive, got " +
+                                      num(o.device_memory_GBps));
+  check(o.efficiency > 0 && o.efficiency <= 1, "efficiency (--efficiency) must be in (0, 1], got " + num(o.efficiency));
+  check(!o.device_name.empty(), "device name (--device-name) must not be empty");
+  check(o.param_dtype == DType::fp32 || o.param_dtype == DType::bf16 || o.param_dtype == DType::fp16,
+        "parameter dtype (--param-dtype) must be fp32, bf16 or fp16, got " + std::string(dtype_name(o.param_dtype)));
+  if (e.max_seq_len == 0) {
+    check(o.seq_len == 0, o.model + " takes no sequence length (--seq-len); it is a CNN");
+  } else {
+    check(o.seq_len > 0 && o.seq_len <= e.max_seq_len,
+          "sequence length (--seq-len) of " + o.model + " must be in 1.." + std::to_string(e.max_seq_len) +
+              " (its position limit), got " + std::to_string(o.seq_len));
+  }
+  return e.build(o);
+}
+
+}  // namespace redsim

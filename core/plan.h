@@ -1,0 +1,62 @@
+// The Plan: the engine-agnostic schedule of one step (SPMD: every rank runs the same ops).
+// Ops are listed in an order that is both topological and each stream's issue order, so an
+// engine may run each stream as a FIFO queue of the ops that name it.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/collective_types.h"
+#include "core/dtype.h"
+
+namespace redsim {
+
+enum class OpKind { forward, backward, optimizer, allreduce, reduce, reduce_scatter, allgather, broadcast };
+
+std::string_view op_kind_name(OpKind k);
+bool op_kind_is_collective(OpKind k);
+
+// A contiguous run of one parameter's elements carried by a collective.
+struct ParamSlice {
+  std::size_t param = 0;         // index into ModelTrace::params
+  std::int64_t offset_elems = 0;  // within the parameter
+  std::int64_t numel = 0;
+};
+
+struct PlanOp {
+  std::uint32_t id = 0;  // == index in Plan::ops
+  std::string name;      // e.g. "bwd:layer4.2.conv3", "allreduce:bucket3"
+  OpKind kind = OpKind::forward;
+  std::uint32_t stream = 0;  // index into Plan::streams
+  std::vector<std::uint32_t> deps;
+
+  // compute ops
+  double duration_s = 0;  // already scaled to the cluster's device
+
+  // collectives
+  std::int64_t bytes = 0;  // the buffer each rank contributes (wire dtype)
+  DType dtype = DType::fp32;
+  ReduceOp reduce_op = ReduceOp::sum;
+  Algorithm algorithm = Algorithm::ring;
+  int channels = 1;
+  int root = -1;  // reduce/broadcast root; -1 when none
+  int bucket = -1;  // bucket index for gradient collectives; -1 otherwise
+  std::vector<ParamSlice> slices;
+};
+
+struct Plan {
+  std::string strategy;
+  int world_size = 1;
+  std::int64_t samples_per_step = 1;  // global batch of one optimizer step
+  int steps = 1;                      // training steps the plan covers (LocalSGD windows, etc.)
+  std::vector<std::string> streams;   // "compute", "comm0", ...
+  std::vector<PlanOp> ops;
+
+  std::uint32_t add(PlanOp op);  // assigns the id
+  std::uint32_t stream_index(std::string_view name);  // finds or adds
+  bool stream_is_compute(std::uint32_t s) const { return streams[s] == "compute"; }
+};
+
+}  // namespace redsim

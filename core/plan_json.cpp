@@ -1,0 +1,32 @@
+#include "core/plan_json.h"
+
+namespace redsim {
+
+nlohmann::json plan_to_json(const Plan& plan) {
+  using nlohmann::json;
+  json ops = json::array();
+  for (const auto& op : plan.ops) {
+    json o = {{"id", op.id}, {"name", op.name}, {"kind", op_kind_name(op.kind)}, {"stream", plan.streams[op.stream]},
+              {"deps", op.deps}};
+    if (op_kind_is_collective(op.kind)) {
+      o["bytes"] = op.bytes;
+      o["dtype"] = dtype_name(op.dtype);
+      o["reduce_op"] = reduce_op_name(op.reduce_op);
+      o["algorithm"] = algorithm_name(op.algorithm);
+      o["channels"] = op.channels;
+      if (op.root >= 0) o["root"] = op.root;
+      if (op.bucket >= 0) o["bucket"] = op.bucket;
+      json slices = json::array();
+      for (const auto& s : op.slices) slices.push_back({s.param, s.offset_elems, s.numel});
+      o["slices"] = std::move(slices);
+    } else {
+      o["duration_s"] = op.duration_s;
+    }
+    ops.push_back(std::move(o));
+  }
+  return {{"format", "redsim-plan"}, {"version", 1},          {"strategy", plan.strategy},
+          {"world_size", plan.world_size}, {"samples_per_step", plan.samples_per_step},
+          {"steps", plan.steps},           {"streams", plan.streams}, {"ops", std::move(ops)}};
+}
+
+}  // namespace redsim

@@ -1,0 +1,59 @@
+// The model trace: what one rank computes in a training step (see traces/README.md).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace redsim {
+
+struct TraceLayer {
+  std::string name;
+  double forward_s = 0;   // on the trace's reference device, for batch_size_per_rank samples
+  double backward_s = 0;  // gradients of this layer's parameters are ready when it ends
+};
+
+struct TraceParam {
+  std::string name;
+  std::int64_t numel = 0;
+  DType dtype = DType::fp32;
+  std::size_t layer = 0;   // index into ModelTrace::layers
+  bool trainable = true;   // requires_grad; frozen parameters get no gradient at all
+  bool excluded = false;   // trainable but never reduced (model-parallel, seed 002)
+
+  std::int64_t bytes() const { return numel * dtype_size_bytes(dtype); }
+  bool reduced() const { return trainable && !excluded; }
+};
+
+struct TraceBuffer {
+  std::string name;
+  std::int64_t numel = 0;
+  DType dtype = DType::fp32;
+  bool broadcast = true;  // DDP broadcasts buffers from rank 0 each step (broadcast_buffers=True)
+
+  std::int64_t bytes() const { return numel * dtype_size_bytes(dtype); }
+};
+
+struct ModelTrace {
+  std::string model;
+  std::string source;            // how the numbers were obtained, in words
+  std::string reference_device;  // the device the compute times refer to
+  std::int64_t batch_size_per_rank = 1;
+  std::vector<TraceLayer> layers;  // forward execution order; backward runs them in reverse
+  std::vector<TraceParam> params;  // registration order (model.parameters())
+  // Indices into params of every trainable parameter, in the order its gradient becomes ready
+  // in backward. Given in the file, or derived: layers in reverse forward order, and inside a
+  // layer its parameters in reverse registration order (the order autograd fires them).
+  std::vector<std::size_t> grad_ready_order;
+  double optimizer_s = 0;
+  std::vector<TraceBuffer> buffers;
+
+  std::int64_t param_count() const;
+  std::int64_t reduced_bytes() const;
+};
+
+// Derives grad_ready_order from layers and params (used when the file gives none).
+std::vector<std::size_t> derive_grad_ready_order(const ModelTrace& trace);
+
+}  // namespace redsim

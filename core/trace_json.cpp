@@ -1,0 +1,134 @@
+#include "core/trace_json.h"
+
+#include <map>
+
+#include "core/error.h"
+#include "core/json_in.h"
+
+namespace redsim {
+namespace {
+
+DType read_dtype(const JsonIn& v) {
+  auto name = v.string();
+  auto t = parse_dtype(name);
+  if (!t) v.fail("a dtype (" + std::string(dtype_choices()) + ")");
+  return *t;
+}
+
+}  // namespace
+
+ModelTrace trace_from_json(const json& root, const std::string& file) {
+  JsonIn j(root, "$", file);
+  j.allow_only({"$schema", "format", "version", "model", "source", "reference_device", "batch_size_per_rank",
+                "layers", "params", "grad_ready_order", "optimizer_s", "buffers"});
+  if (j.at("format").string() != "redsim-trace") j.at("format").fail("\"redsim-trace\"");
+  if (j.at("version").integer() != 1) j.at("version").fail("1");
+
+  ModelTrace t;
+  t.model = j.at("model").nonempty_string();
+  t.source = j.string_or("source", "");
+  t.reference_device = j.at("reference_device").nonempty_string();
+  t.batch_size_per_rank = j.at("batch_size_per_rank").positive_integer();
+  t.optimizer_s = j.nonnegative_number_or("optimizer_s", 0.0);
+
+  std::map<std::string, std::size_t> layer_index;
+  for (const auto& l : j.at("layers").nonempty_items()) {
+    l.allow_only({"name", "forward_s", "backward_s"});
+    TraceLayer layer;
+    layer.name = l.at("name").nonempty_string();
+    layer.forward_s = l.at("forward_s").nonnegative_number();
+    layer.backward_s = l.at("backward_s").nonnegative_number();
+    if (!layer_index.emplace(layer.name, t.layers.size()).second) l.at("name").fail("a unique layer name");
+    t.layers.push_back(std::move(layer));
+  }
+
+  std::map<std::string, std::size_t> param_index;
+  for (const auto& p : j.at("params").nonempty_items()) {
+    p.allow_only({"name", "numel", "dtype", "layer", "trainable", "excluded"});
+    TraceParam param;
+    param.name = p.at("name").nonempty_string();
+    param.numel = p.at("numel").positive_integer();
+    param.dtype = read_dtype(p.at("dtype"));
+    auto layer = p.at("layer");
+    auto it = layer_index.find(layer.string());
+    if (it == layer_index.end()) layer.fail("the name of a layer listed in $.layers");
+    param.layer = it->second;
+    param.trainable = p.boolean_or("trainable", true);
+    param.excluded = p.boolean_or("excluded", false);
+    if (param.reduced() && !dtype_is_float(param.dtype))
+      p.at("dtype").fail("a floating-point dtype for a reduced parameter (mark integer tensors as buffers)");
+    if (!param_index.emplace(param.name, t.params.size()).second) p.at("name").fail("a unique parameter name");
+    t.params.push_back(std::move(param));
+  }
+
+  if (auto order = j.find("grad_ready_order")) {
+    std::vector<bool> seen(t.params.size(), false);
+    for (const auto& e : order->items()) {
+      auto it = param_index.find(e.string());
+      if (it == param_index.end()) e.fail("the name of a parameter listed in $.params");
+      if (!t.params[it->second].trainable) e.fail("a trainable parameter (frozen ones get no gradient)");
+      if (seen[it->second]) e.fail("each parameter once");
+      seen[it->second] = true;
+      t.grad_ready_order.push_back(it->second);
+    }
+    for (std::size_t i = 0; i < t.params.size(); ++i)
+      if (t.params[i].trainable && !seen[i])
+        order->fail("every trainable parameter once (missing \"" + t.params[i].name + "\")");
+  } else {
+    t.grad_ready_order = derive_grad_ready_order(t);
+  }
+
+  if (auto bufs = j.find("buffers")) {
+    for (const auto& b : bufs->items()) {
+      b.allow_only({"name", "numel", "dtype", "broadcast"});
+      TraceBuffer buf;
+      buf.name = b.at("name").nonempty_string();
+      buf.numel = b.at("numel").positive_integer();
+      buf.dtype = read_dtype(b.at("dtype"));
+      buf.broadcast = b.boolean_or("broadcast", true);
+      t.buffers.push_back(std::move(buf));
+    }
+  }
+  return t;
+}
+
+ModelTrace load_trace(const std::string& file) { return trace_from_json(JsonIn::parse_file(file), file); }
+
+json trace_to_json(const ModelTrace& t) {
+  json j;
+  j["format"] = "redsim-trace";
+  j["version"] = 1;
+  j["model"] = t.model;
+  j["source"] = t.source;
+  j["reference_device"] = t.reference_device;
+  j["batch_size_per_rank"] = t.batch_size_per_rank;
+  j["optimizer_s"] = t.optimizer_s;
+  json layers = json::array();
+  for (const auto& l : t.layers)
+    layers.push_back({{"name", l.name}, {"forward_s", l.forward_s}, {"backward_s", l.backward_s}});
+  j["layers"] = std::move(layers);
+  json params = json::array();
+  for (const auto& p : t.params) {
+    json e = {{"name", p.name}, {"numel", p.numel}, {"dtype", dtype_name(p.dtype)}, {"layer", t.layers[p.layer].name}};
+    if (!p.trainable) e["trainable"] = false;
+    if (p.excluded) e["excluded"] = true;
+    params.push_back(std::move(e));
+  }
+  j["params"] = std::move(params);
+  // Written only when it differs from what a reader would derive, to keep files small.
+  if (t.grad_ready_order != derive_grad_ready_order(t)) {
+    json order = json::array();
+    for (auto i : t.grad_ready_order) order.push_back(t.params[i].name);
+    j["grad_ready_order"] = std::move(order);
+  }
+  json bufs = json::array();
+  for (const auto& b : t.buffers) {
+    json e = {{"name", b.name}, {"numel", b.numel}, {"dtype", dtype_name(b.dtype)}};
+    if (!b.broadcast) e["broadcast"] = false;
+    bufs.push_back(std::move(e));
+  }
+  j["buffers"] = std::move(bufs);
+  return j;
+}
+
+}  // namespace redsim

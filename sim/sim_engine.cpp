@@ -1,0 +1,130 @@
+#include "sim/sim_engine.h"
+
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include "core/error.h"
+#include "sim/child_process.h"
+#include "sim/sim_collective.h"
+#include "sim/sim_context.h"
+
+namespace redsim {
+namespace sg4 = simgrid::s4u;
+
+void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
+  if (plan.world_size != cluster.world_size())
+    throw InputError("", "", "plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
+                                 std::to_string(cluster.world_size()));
+  for (const auto& op : plan.ops) {
+    for (auto d : op.deps)
+      if (d >= op.id) throw std::logic_error("plan op " + op.name + " depends on a later op");
+    if (op_kind_is_collective(op.kind)) {
+      sim_collective_for(op);
+      if (op.channels < 1) throw std::logic_error("plan op " + op.name + " has no channel");
+    }
+  }
+}
+
+namespace {
+
+// Per-rank completion flags; stream actors of a rank wait on them for cross-stream dependencies.
+struct RankState {
+  std::vector<char> done;
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+};
+
+}  // namespace
+
+Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
+  if (!options.sim_log) xbt_log_control_set("root.thresh:critical");
+  int argc = 1;
+  char arg0[] = "redsim";
+  char* argv[] = {arg0, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // A fluid model that matches alpha-beta formulas exactly (shared/SIMGRID_NOTES.md).
+  engine.set_config("network/model:CM02");
+  engine.set_config("network/crosstraffic:0");
+  engine.set_config("network/TCP-gamma:0");
+
+  RankPairs pairs;
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind)) sim_collective_for(op).add_pairs(op, cluster, pairs);
+  SimContext ctx{plan, cluster, build_platform(cluster, pairs)};
+
+  const int world = plan.world_size;
+  Timeline tl("simulated", world, plan.ops.size());
+  std::vector<RankState> ranks(static_cast<std::size_t>(world));
+  for (auto& r : ranks) r.done.assign(plan.ops.size(), 0);
+  // A collective starts when every rank has reached it.
+  std::vector<sg4::BarrierPtr> barriers(plan.ops.size());
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind) && world > 1) barriers[op.id] = sg4::Barrier::create(static_cast<unsigned>(world));
+
+  std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
+  for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
+  const double launch_s = cluster.collective_launch_us * 1e-6;
+
+  auto stream_loop = [&](int rank, std::size_t stream) {
+    auto& rs = ranks[static_cast<std::size_t>(rank)];
+    for (auto id : stream_ops[stream]) {
+      const auto& op = plan.ops[id];
+      {
+        std::unique_lock<sg4::Mutex> lock(*rs.mutex);
+        rs.cv->wait(lock, [&] {
+          for (auto d : op.deps)
+            if (!rs.done[d]) return false;
+          return true;
+        });
+      }
+      auto& t = tl.at(rank, id);
+      t.ready_s = sg4::Engine::get_clock();
+      if (op_kind_is_collective(op.kind)) {
+        if (barriers[id]) barriers[id]->wait();
+        t.start_s = sg4::Engine::get_clock();
+        if (launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        auto tally = sim_collective_for(op).run(op, rank, ctx);
+        t.bytes_sent = tally.bytes_sent;
+        t.bytes_received = tally.bytes_received;
+      } else {
+        t.start_s = t.ready_s;
+        if (op.duration_s > 0) sg4::this_actor::execute(op.duration_s * SimPlatform::kHostSpeedFlops);
+      }
+      t.end_s = sg4::Engine::get_clock();
+      {
+        std::unique_lock<sg4::Mutex> lock(*rs.mutex);
+        rs.done[id] = 1;
+      }
+      rs.cv->notify_all();
+    }
+  };
+
+  for (int r = 0; r < world; ++r)
+    for (std::size_t s = 0; s < plan.streams.size(); ++s)
+      if (!stream_ops[s].empty())
+        sg4::Actor::create("rank" + std::to_string(r) + ":" + plan.streams[s], ctx.platform.hosts[static_cast<std::size_t>(r)],
+                           [&stream_loop, r, s] { stream_loop(r, s); });
+  engine.run();
+  return tl;
+}
+
+Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
+  check_plan_for_sim(plan, cluster);
+  Timeline tl("simulated", plan.world_size, plan.ops.size());
+  const std::size_t bytes = tl.timings.size() * sizeof(OpTiming);
+  auto out = run_in_child([&] {
+    Timeline result = simulate_in_process(plan, cluster, options);
+    return std::string(reinterpret_cast<const char*>(result.timings.data()), bytes);
+  });
+  if (out.size() != bytes) throw std::runtime_error("simulation process returned a truncated timeline");
+  std::memcpy(tl.timings.data(), out.data(), bytes);
+  return tl;
+}
+
+}  // namespace redsim

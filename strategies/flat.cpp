@@ -1,0 +1,29 @@
+#include "strategies/flat.h"
+
+#include <limits>
+
+#include "strategies/step_builder.h"
+
+namespace redsim {
+
+Plan FlatStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+  Plan plan = new_plan("flat", trace, cluster);
+  const auto comm = plan.stream_index("comm0");
+  auto pass = add_compute_pass(plan, trace, cluster, "", {});
+  // One "bucket" per dtype with no size limit: the flattened gradient tensor.
+  std::vector<std::size_t> order;
+  for (auto i : trace.grad_ready_order)
+    if (trace.params[i].reduced()) order.push_back(i);
+  auto flat = assign_buckets_by_size(trace, order, {std::numeric_limits<std::int64_t>::max()});
+  std::vector<std::uint32_t> colls;
+  for (std::size_t b = 0; b < flat.size(); ++b) {
+    auto op = bucket_allreduce(trace, knobs, flat[b], static_cast<int>(b), comm, {pass.last_op}, "");
+    op.name = "allreduce:flat" + (flat.size() > 1 ? std::string(":") + std::string(dtype_name(flat[b].dtype)) : "");
+    colls.push_back(plan.add(std::move(op)));
+  }
+  if (colls.empty()) colls.push_back(pass.last_op);
+  add_optimizer(plan, trace, cluster, colls, "");
+  return plan;
+}
+
+}  // namespace redsim

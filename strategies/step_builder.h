@@ -1,0 +1,41 @@
+// Pieces every strategy's Plan shares: the forward and backward compute of one micro-batch,
+// and gradient collectives built from buckets.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/knobs.h"
+#include "core/plan.h"
+#include "core/trace.h"
+#include "strategies/ddp_bucketing.h"
+
+namespace redsim {
+
+struct ComputePass {
+  std::vector<std::uint32_t> forward_ops;              // per layer, forward order
+  std::vector<std::uint32_t> backward_op_of_layer;     // per layer
+  std::uint32_t last_op = 0;                           // the last backward op
+};
+
+// Starts a Plan with the "compute" stream (index 0) and the given comm streams.
+Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& cluster);
+
+// Appends forward (layer order) then backward (reverse layer order) ops on the compute stream.
+// Durations are the traced ones divided by the device's compute_speedup. `prefix` tells
+// micro-batches or local steps apart ("" for a plain step).
+ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+                             const std::string& prefix, const std::vector<std::uint32_t>& first_deps);
+
+// The backward op after which every gradient of `bucket` is ready.
+std::uint32_t bucket_ready_op(const ModelTrace& trace, const ComputePass& pass, const GradBucket& bucket);
+
+// A gradient allreduce of a whole bucket on `stream`, carrying each parameter whole.
+PlanOp bucket_allreduce(const ModelTrace& trace, const Knobs& knobs, const GradBucket& bucket, int bucket_index,
+                        std::uint32_t stream, std::vector<std::uint32_t> deps, const std::string& prefix);
+
+std::uint32_t add_optimizer(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+                            std::vector<std::uint32_t> deps, const std::string& prefix);
+
+}  // namespace redsim

@@ -1,0 +1,90 @@
+// JSON input: round trips, defaults, and one-line errors that name the file and JSON path.
+#include <catch2/catch.hpp>
+
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "core/json_in.h"
+#include "core/knobs_json.h"
+#include "core/trace_json.h"
+
+using namespace redsim;
+using nlohmann::json;
+
+namespace {
+json tiny_trace() {
+  return json::parse(R"({"format":"redsim-trace","version":1,"model":"m","reference_device":"d",
+    "batch_size_per_rank":2,"optimizer_s":0.001,
+    "layers":[{"name":"a","forward_s":0.001,"backward_s":0.002},{"name":"b","forward_s":0.001,"backward_s":0.002}],
+    "params":[{"name":"a.w","numel":10,"dtype":"fp32","layer":"a"},{"name":"a.b","numel":2,"dtype":"fp16","layer":"a"},
+              {"name":"b.w","numel":5,"dtype":"bf16","layer":"b","excluded":true}],
+    "buffers":[{"name":"a.mean","numel":10,"dtype":"fp32"}]})");
+}
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a trace round-trips and derives the gradient-ready order", "[core][json]") {
+  auto t = trace_from_json(tiny_trace(), "t.json");
+  // Backward runs layer b then a; inside a layer, reverse registration order.
+  CHECK(t.grad_ready_order == std::vector<std::size_t>{2, 1, 0});
+  CHECK(t.reduced_bytes() == 10 * 4 + 2 * 2);
+  auto again = trace_from_json(trace_to_json(t), "again.json");
+  CHECK(trace_to_json(again) == trace_to_json(t));
+}
+
+TEST_CASE("trace errors name file, path and expectation", "[core][json]") {
+  auto j = tiny_trace();
+  j["params"][1]["numel"] = -3;
+  auto msg = error_of([&] { trace_from_json(j, "bad.json"); });
+  CHECK(msg == "bad.json: $.params[1].numel: expected a positive integer, got -3");
+
+  j = tiny_trace();
+  j["params"][0]["layer"] = "nope";
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.params[0].layer: "));
+
+  j = tiny_trace();
+  j["grad_ready_order"] = {"a.w", "a.b"};
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.grad_ready_order: ") && Catch::Contains("b.w"));
+
+  CHECK_THAT(error_of([] { JsonIn::parse_text("{\n \"a\": 1,\n}", "x.json"); }),
+             Catch::StartsWith("x.json: $: malformed JSON at line 3"));
+}
+
+TEST_CASE("cluster validation rejects impossible clusters", "[core][json]") {
+  auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":2,"devices_per_node":8,
+    "device":{"name":"g"},"intra_node":{"fabric":"nvswitch","link_bandwidth_GBps":450,"latency_us":2},
+    "inter_node":{"topology":"star","nics_per_node":8,"nic_bandwidth_gbps":400,"latency_us":3}})");
+  auto ok = cluster_from_json(c, "c.json");
+  CHECK(ok.world_size() == 16);
+  CHECK(ok.nic_of_local(5) == 5);
+  CHECK(cluster_to_json(cluster_from_json(cluster_to_json(ok), "x")) == cluster_to_json(ok));
+
+  auto bad = c;
+  bad["inter_node"]["nics_per_node"] = 3;
+  CHECK_THAT(error_of([&] { cluster_from_json(bad, "c.json"); }),
+             Catch::StartsWith("c.json: $.inter_node.nics_per_node: expected a divisor of devices_per_node"));
+  bad = c;
+  bad.erase("inter_node");
+  CHECK_THAT(error_of([&] { cluster_from_json(bad, "c.json"); }), Catch::StartsWith("c.json: $.inter_node: missing"));
+  bad = c;
+  bad["nodez"] = 1;
+  CHECK_THAT(error_of([&] { cluster_from_json(bad, "c.json"); }), Catch::StartsWith("c.json: $.nodez: unknown member"));
+}
+
+TEST_CASE("knobs round-trip through JSON", "[core][json]") {
+  Knobs k;
+  k.strategy = "flat";
+  k.bucket_cap_bytes = 123456;
+  k.channels = 4;
+  k.wire_dtype = DType::bf16;
+  k.bucket_order = BucketOrder::definition;
+  auto back = knobs_from_json(knobs_to_json(k), "k.json", "$", Knobs{});
+  CHECK(knobs_to_json(back) == knobs_to_json(k));
+}

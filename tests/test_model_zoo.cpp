@@ -1,0 +1,309 @@
+// The synthesised model traces: published parameter totals, registration order, FLOP counts,
+// and the bundled traces/*.json being exactly what `redsim trace synth` writes with defaults.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "core/error.h"
+#include "core/json_in.h"
+#include "core/model_zoo.h"
+#include "core/trace_json.h"
+
+using namespace redsim;
+
+namespace {
+
+using i64 = std::int64_t;
+
+// Published totals (torchvision docs; HuggingFace model cards / num_parameters()).
+constexpr i64 kResNet50Params = 25'557'032;
+constexpr i64 kBertLargeParams = 335'141'888;
+constexpr i64 kGpt2XlParams = 1'557'611'200;
+constexpr i64 kLlama2_7bParams = 6'738'415'616;
+
+std::string bundled(const std::string& model) { return std::string(REDSIM_SOURCE_DIR "/traces/") + model + ".json"; }
+
+ModelTrace synth(const std::string& model) { return synthesize_trace(default_synth_options(model)); }
+
+const TraceParam& param(const ModelTrace& t, const std::string& name) {
+  for (const auto& p : t.params)
+    if (p.name == name) return p;
+  FAIL("no parameter " << name);
+  throw;
+}
+
+const TraceLayer& layer(const ModelTrace& t, const std::string& name) {
+  for (const auto& l : t.layers)
+    if (l.name == name) return l;
+  FAIL("no layer " << name);
+  throw;
+}
+
+// Seconds a compute-bound layer of `flops_per_sample` takes under the default options.
+double compute_s(const SynthOptions& o, double flops_per_sample) {
+  return flops_per_sample * static_cast<double>(o.batch_size_per_rank) / (o.device_peak_tflops * 1e12 * o.efficiency);
+}
+
+bool is_memory_bound(const std::string& layer) {
+  for (const char* marker : {"bn", "downsample.1", "norm", "LayerNorm", "ln_", "embed", "wte", "wpe"})
+    if (layer.find(marker) != std::string::npos) return true;
+  return false;
+}
+
+double compute_bound_forward_s(const ModelTrace& t) {
+  double s = 0;
+  for (const auto& l : t.layers)
+    if (!is_memory_bound(l.name)) s += l.forward_s;
+  return s;
+}
+
+void require_same(const ModelTrace& a, const ModelTrace& b) {
+  REQUIRE(a.model == b.model);
+  REQUIRE(a.source == b.source);
+  REQUIRE(a.reference_device == b.reference_device);
+  REQUIRE(a.batch_size_per_rank == b.batch_size_per_rank);
+  REQUIRE(a.optimizer_s == b.optimizer_s);
+  REQUIRE(a.grad_ready_order == b.grad_ready_order);
+  REQUIRE(a.layers.size() == b.layers.size());
+  for (std::size_t i = 0; i < a.layers.size(); ++i) {
+    REQUIRE(a.layers[i].name == b.layers[i].name);
+    REQUIRE(a.layers[i].forward_s == b.layers[i].forward_s);
+    REQUIRE(a.layers[i].backward_s == b.layers[i].backward_s);
+  }
+  REQUIRE(a.params.size() == b.params.size());
+  for (std::size_t i = 0; i < a.params.size(); ++i) {
+    REQUIRE(a.params[i].name == b.params[i].name);
+    REQUIRE(a.params[i].numel == b.params[i].numel);
+    REQUIRE(a.params[i].dtype == b.params[i].dtype);
+    REQUIRE(a.params[i].layer == b.params[i].layer);
+    REQUIRE(a.params[i].trainable == b.params[i].trainable);
+    REQUIRE(a.params[i].excluded == b.params[i].excluded);
+  }
+  REQUIRE(a.buffers.size() == b.buffers.size());
+  for (std::size_t i = 0; i < a.buffers.size(); ++i) {
+    REQUIRE(a.buffers[i].name == b.buffers[i].name);
+    REQUIRE(a.buffers[i].numel == b.buffers[i].numel);
+    REQUIRE(a.buffers[i].dtype == b.buffers[i].dtype);
+    REQUIRE(a.buffers[i].broadcast == b.buffers[i].broadcast);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("zoo lists the four bundled models") {
+  REQUIRE(zoo_models() == std::vector<std::string>{"resnet50", "bert-large", "gpt2-xl", "llama2-7b"});
+}
+
+TEST_CASE("parameter totals match the published counts, synthesised and bundled") {
+  const std::pair<std::string, i64> expected[] = {{"resnet50", kResNet50Params},
+                                                  {"bert-large", kBertLargeParams},
+                                                  {"gpt2-xl", kGpt2XlParams},
+                                                  {"llama2-7b", kLlama2_7bParams}};
+  for (const auto& [model, total] : expected) {
+    INFO(model);
+    auto t = synth(model);
+    REQUIRE(t.model == model);
+    REQUIRE(t.param_count() == total);
+    REQUIRE(load_trace(bundled(model)).param_count() == total);
+  }
+}
+
+TEST_CASE("bundled traces are exactly what trace synth writes with the defaults") {
+  for (const auto& model : zoo_models()) {
+    INFO(model);
+    REQUIRE(trace_to_json(synth(model)) == JsonIn::parse_file(bundled(model)));
+  }
+}
+
+TEST_CASE("names are unique, params name their layer, backward is twice forward") {
+  for (const auto& model : zoo_models()) {
+    INFO(model);
+    auto t = synth(model);
+    std::set<std::string> layers, params, buffers;
+    for (const auto& l : t.layers) {
+      REQUIRE(layers.insert(l.name).second);
+      REQUIRE(l.forward_s > 0);
+      REQUIRE(l.backward_s == 2 * l.forward_s);
+    }
+    for (const auto& p : t.params) {
+      REQUIRE(params.insert(p.name).second);
+      // Every parameter is `<owning module>.weight` or `.bias`, as in named_parameters().
+      const auto& owner = t.layers[p.layer].name;
+      CHECK((p.name == owner + ".weight" || p.name == owner + ".bias"));
+      REQUIRE(p.reduced());
+    }
+    for (const auto& b : t.buffers) REQUIRE(buffers.insert(b.name).second);
+    REQUIRE(t.grad_ready_order == derive_grad_ready_order(t));
+  }
+}
+
+TEST_CASE("trace_to_json then trace_from_json is lossless") {
+  for (const auto& model : zoo_models()) {
+    INFO(model);
+    auto t = synth(model);
+    require_same(trace_from_json(trace_to_json(t), "roundtrip"), t);
+    // Through text too, as the bundled files are stored.
+    require_same(trace_from_json(JsonIn::parse_text(trace_to_json(t).dump(1), "text"), "text"), t);
+  }
+}
+
+TEST_CASE("resnet50 structure from first principles") {
+  auto t = synth("resnet50");
+  // Stem conv1 + bn1; 16 bottlenecks of 3 convs and 3 BNs; 4 downsample (conv, BN); fc.
+  const i64 blocks[] = {3, 4, 6, 3};
+  const i64 bottlenecks = 3 + 4 + 6 + 3;
+  const i64 batch_norms = 1 + 3 * bottlenecks + 4;
+  REQUIRE(t.params.size() == static_cast<std::size_t>(3 + 9 * bottlenecks + 3 * 4 + 2));
+  REQUIRE(t.params.size() == 161);
+  REQUIRE(t.buffers.size() == static_cast<std::size_t>(3 * batch_norms));
+
+  // Closed-form parameter count: convolutions have no bias, BN has weight and bias.
+  i64 total = 3 * 64 * 7 * 7 + 2 * 64;
+  i64 c_in = 64;
+  for (int stage = 0; stage < 4; ++stage) {
+    const i64 w = i64{64} << stage;
+    for (i64 i = 0; i < blocks[stage]; ++i) {
+      total += c_in * w + 9 * w * w + w * 4 * w + 2 * (w + w + 4 * w);
+      if (i == 0) total += c_in * 4 * w + 2 * 4 * w;
+      c_in = 4 * w;
+    }
+  }
+  total += 2048 * 1000 + 1000;
+  REQUIRE(total == kResNet50Params);
+  REQUIRE(t.param_count() == total);
+
+  REQUIRE(t.params.front().name == "conv1.weight");
+  REQUIRE(t.params[3].name == "layer1.0.conv1.weight");
+  REQUIRE(param(t, "layer1.0.downsample.0.weight").numel == 64 * 256);
+  REQUIRE(param(t, "layer4.2.conv2.weight").numel == 512 * 512 * 9);
+  REQUIRE(param(t, "fc.weight").numel == 2'048'000);
+  REQUIRE(t.params.back().name == "fc.bias");
+  REQUIRE(t.params[t.grad_ready_order.front()].name == "fc.bias");
+  REQUIRE(t.params[t.grad_ready_order.back()].name == "conv1.weight");
+  REQUIRE(t.buffers.front().name == "bn1.running_mean");
+  REQUIRE(t.buffers[2].name == "bn1.num_batches_tracked");
+  REQUIRE(t.buffers[2].dtype == DType::int64);
+
+  // torchvision: 4.09 GMACs per 224x224 image, i.e. about 8.18 GFLOP in convolutions and fc.
+  const auto o = default_synth_options("resnet50");
+  REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, 2 * 4.09e9)).epsilon(0.005));
+  // conv1: 7x7x3 -> 64 channels at 112x112.
+  REQUIRE(layer(t, "conv1").forward_s == Approx(compute_s(o, 2.0 * 3 * 64 * 49 * 112 * 112)));
+}
+
+TEST_CASE("bert-large structure from first principles") {
+  auto t = synth("bert-large");
+  const i64 d = 1024, ff = 4096, L = 24, V = 30522, P = 512, T = 2;
+  // Embeddings: 3 tables + LayerNorm; per layer q, k, v, o, intermediate, output (weight, bias)
+  // and two LayerNorms; pooler dense.
+  REQUIRE(t.params.size() == static_cast<std::size_t>(5 + 16 * L + 2));
+  const i64 per_layer = 4 * (d * d + d) + 2 * d + (d * ff + ff) + (ff * d + d) + 2 * d;
+  REQUIRE(V * d + P * d + T * d + 2 * d + L * per_layer + d * d + d == kBertLargeParams);
+  // Registered word, position, token type; looked up word, token type, position.
+  REQUIRE(t.params[0].name == "embeddings.word_embeddings.weight");
+  REQUIRE(t.params[1].name == "embeddings.position_embeddings.weight");
+  REQUIRE(t.params[2].name == "embeddings.token_type_embeddings.weight");
+  const auto& order = t.grad_ready_order;
+  REQUIRE(t.params[order[order.size() - 1]].name == "embeddings.word_embeddings.weight");
+  REQUIRE(t.params[order[order.size() - 2]].name == "embeddings.token_type_embeddings.weight");
+  REQUIRE(t.params[order[order.size() - 3]].name == "embeddings.position_embeddings.weight");
+  REQUIRE(t.params[order.front()].name == "pooler.dense.bias");
+  REQUIRE(param(t, "encoder.layer.23.output.dense.weight").numel == ff * d);
+
+  // FLOPs: 2 per weight per token in encoder linears, the pooler on one token, attention cores.
+  const auto o = default_synth_options("bert-large");
+  const double s = o.seq_len;
+  const double flops = 2.0 * L * (4 * d * d + 2 * d * ff) * s + 2.0 * d * d + L * 4.0 * s * s * d;
+  REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, flops)).epsilon(1e-12));
+}
+
+TEST_CASE("gpt2-xl structure from first principles") {
+  auto t = synth("gpt2-xl");
+  const i64 d = 1600, L = 48, V = 50257, P = 1024;
+  // wte, wpe, ln_f (weight, bias); per block ln_1, c_attn, c_proj, ln_2, c_fc, c_proj (weight, bias).
+  REQUIRE(t.params.size() == static_cast<std::size_t>(48 * 12 + 4));
+  REQUIRE(V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d == kGpt2XlParams);
+  REQUIRE(t.params[0].name == "wte.weight");
+  REQUIRE(t.params[1].name == "wpe.weight");
+  REQUIRE(t.params[2].name == "h.0.ln_1.weight");
+  REQUIRE(param(t, "h.47.attn.c_attn.weight").numel == d * 3 * d);
+  REQUIRE(t.params.back().name == "ln_f.bias");
+  REQUIRE(t.buffers.empty());
+
+  const auto o = default_synth_options("gpt2-xl");
+  const double s = o.seq_len;
+  const double flops = 2.0 * L * 12 * d * d * s + L * 4.0 * s * s * d;
+  REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, flops)).epsilon(1e-12));
+}
+
+TEST_CASE("llama2-7b structure from first principles") {
+  auto t = synth("llama2-7b");
+  const i64 d = 4096, ff = 11008, L = 32, V = 32000;
+  REQUIRE(t.params.size() == static_cast<std::size_t>(32 * 9 + 3));
+  REQUIRE(2 * V * d + L * (4 * d * d + 3 * d * ff + 2 * d) + d == kLlama2_7bParams);
+  // Registration order inside a decoder layer: attention, MLP, then the two norms.
+  REQUIRE(t.params[1].name == "model.layers.0.self_attn.q_proj.weight");
+  REQUIRE(t.params[8].name == "model.layers.0.input_layernorm.weight");
+  REQUIRE(t.params[9].name == "model.layers.0.post_attention_layernorm.weight");
+  REQUIRE(t.params.back().name == "lm_head.weight");
+  REQUIRE(t.params.back().numel == V * d);  // untied from model.embed_tokens
+  REQUIRE(t.params.back().dtype == DType::bf16);
+  REQUIRE(t.reduced_bytes() == 2 * kLlama2_7bParams);
+  // Forward order puts input_layernorm first, so its gradient is the layer's last.
+  const auto& order = t.grad_ready_order;
+  REQUIRE(t.params[order.front()].name == "lm_head.weight");
+  REQUIRE(t.params[order[order.size() - 2]].name == "model.layers.0.input_layernorm.weight");
+
+  const auto o = default_synth_options("llama2-7b");
+  const double s = o.seq_len;
+  const double flops = 2.0 * (L * (4 * d * d + 3 * d * ff) + d * V) * s + L * 4.0 * s * s * d;
+  REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, flops)).epsilon(1e-12));
+}
+
+TEST_CASE("optimizer time is Adam's 28 bytes per parameter at the assumed bandwidth") {
+  for (const auto& model : zoo_models()) {
+    INFO(model);
+    const auto o = default_synth_options(model);
+    auto t = synthesize_trace(o);
+    REQUIRE(t.optimizer_s ==
+            Approx(28.0 * static_cast<double>(t.param_count()) / (o.device_memory_GBps * 1e9 * o.efficiency)));
+  }
+}
+
+TEST_CASE("options scale the times and land in the trace") {
+  auto o = default_synth_options("gpt2-xl");
+  auto base = synthesize_trace(o);
+  o.batch_size_per_rank *= 2;
+  o.efficiency /= 2;
+  o.device_name = "test device";
+  o.param_dtype = DType::bf16;
+  auto t = synthesize_trace(o);
+  REQUIRE(t.reference_device == "test device");
+  REQUIRE(t.batch_size_per_rank == 2 * base.batch_size_per_rank);
+  REQUIRE(t.layers[5].forward_s == Approx(4 * base.layers[5].forward_s));
+  REQUIRE(t.reduced_bytes() == base.reduced_bytes() / 2);
+}
+
+TEST_CASE("bad options are input errors") {
+  REQUIRE_THROWS_AS(default_synth_options("resnet18"), InputError);
+  auto o = default_synth_options("resnet50");
+  o.model = "vgg16";
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("resnet50");
+  o.seq_len = 128;  // a CNN has no sequence
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("bert-large");
+  o.seq_len = 513;  // beyond its 512 learned positions
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("bert-large");
+  o.efficiency = 0;
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("bert-large");
+  o.batch_size_per_rank = 0;
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("bert-large");
+  o.param_dtype = DType::int64;
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+}

@@ -1,0 +1,66 @@
+#include "tests/test_support.h"
+
+#include "core/units.h"
+
+namespace redsim::testing {
+
+ClusterSpec ideal_star(int nodes, double bandwidth_Bps, double latency_s) {
+  ClusterSpec c;
+  c.name = "ideal-star";
+  c.nodes = nodes;
+  c.devices_per_node = 1;
+  c.device.name = "ideal";
+  c.inter.topology = InterTopology::star;
+  c.inter.nics_per_node = 1;
+  c.inter.nic_bandwidth_gbps = bandwidth_Bps * kBitsPerByte / 1e9;
+  c.inter.latency_us = latency_s * kUsPerS;
+  return c;
+}
+
+ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s) {
+  ClusterSpec c;
+  c.name = "ideal-nvswitch";
+  c.nodes = 1;
+  c.devices_per_node = devices;
+  c.device.name = "ideal";
+  c.intra.fabric = IntraFabric::nvswitch;
+  c.intra.link_bandwidth_GBps = bandwidth_Bps / kBytesPerGB;
+  c.intra.latency_us = latency_s * kUsPerS;
+  return c;
+}
+
+Plan single_allreduce_plan(int world, std::int64_t bytes, int channels) {
+  Plan p;
+  p.strategy = "test";
+  p.world_size = world;
+  p.samples_per_step = world;
+  p.stream_index("compute");
+  PlanOp op;
+  op.name = "allreduce";
+  op.kind = OpKind::allreduce;
+  op.stream = p.stream_index("comm0");
+  op.bytes = bytes;
+  op.channels = channels;
+  p.add(op);
+  return p;
+}
+
+ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, double backward_s, double optimizer_s) {
+  ModelTrace t;
+  t.model = "uniform";
+  t.reference_device = "ideal";
+  t.batch_size_per_rank = 1;
+  t.optimizer_s = optimizer_s;
+  for (int l = 0; l < layers; ++l) {
+    t.layers.push_back({"l" + std::to_string(l), forward_s, backward_s});
+    TraceParam p;
+    p.name = "l" + std::to_string(l) + ".weight";
+    p.numel = numel;
+    p.layer = static_cast<std::size_t>(l);
+    t.params.push_back(p);
+  }
+  t.grad_ready_order = derive_grad_ready_order(t);
+  return t;
+}
+
+}  // namespace redsim::testing

@@ -1,0 +1,27 @@
+// Small builders for tests: ideal clusters and synthetic traces whose costs are known in
+// closed form.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/plan.h"
+#include "core/trace.h"
+
+namespace redsim::testing {
+
+// N nodes of one device on a star: every ring hop is NIC up + NIC down, one-way latency
+// latency_s, bandwidth bandwidth_Bps per direction; no launch overhead.
+ClusterSpec ideal_star(int nodes, double bandwidth_Bps, double latency_s);
+
+// One node of `devices` on an NVSwitch with the given port bandwidth and latency.
+ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s);
+
+// A plan with a single allreduce of `bytes` over `channels` channels (no compute).
+Plan single_allreduce_plan(int world, std::int64_t bytes, int channels);
+
+// A trace of `layers` layers, each with one fp32 parameter of `numel` elements and the given
+// forward/backward times; batch 1.
+ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, double backward_s, double optimizer_s);
+
+}  // namespace redsim::testing
