@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "redsim 0.1.0");
   redsim::cli::add_simulate_command(app);
   redsim::cli::add_trace_commands(app);
+  redsim::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
