@@ -13,6 +13,9 @@ struct DeviceSpec {
   std::string name;
   double compute_speedup = 1.0;  // traced compute durations are divided by this
   double memory_GB = 0;          // device memory, decimal GB (0 = unknown)
+  // Bytes per second a device reduces (reads two operands, writes one) inside a collective;
+  // 0 = not modelled (reduction is free).
+  double reduce_GBps = 0;
 };
 
 struct IntraNodeSpec {

@@ -33,10 +33,11 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   c.collective_launch_us = j.nonnegative_number_or("collective_launch_us", 0.0);
 
   auto d = j.at("device");
-  d.allow_only({"name", "compute_speedup", "memory_GB"});
+  d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps"});
   c.device.name = d.at("name").nonempty_string();
   c.device.compute_speedup = d.positive_number_or("compute_speedup", 1.0);
   c.device.memory_GB = d.nonnegative_number_or("memory_GB", 0.0);
+  c.device.reduce_GBps = d.nonnegative_number_or("reduce_GBps", 0.0);
 
   if (c.devices_per_node > 1 || j.find("intra_node")) {
     auto in = j.at("intra_node");
@@ -92,7 +93,8 @@ json cluster_to_json(const ClusterSpec& c) {
   j["nodes"] = c.nodes;
   j["devices_per_node"] = c.devices_per_node;
   j["collective_launch_us"] = c.collective_launch_us;
-  j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB}};
+  j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB},
+               {"reduce_GBps", c.device.reduce_GBps}};
   if (c.devices_per_node > 1) {
     json in = {{"fabric", c.intra.fabric == IntraFabric::pcie ? "pcie" : "nvswitch"},
                {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps},

@@ -23,6 +23,19 @@ struct Knobs {
   Algorithm algorithm = Algorithm::ring;
   std::optional<DType> wire_dtype;         // gradient dtype on the wire; unset = the parameter's dtype
   ReduceOp reduce_op = ReduceOp::avg;      // DDP averages gradients
+  bool broadcast_buffers = true;           // DDP's broadcast_buffers: rank 0's buffers before forward
+
+  // zero (DeepSpeed ZeRO stages 1 and 2)
+  int zero_stage = 2;
+  std::int64_t allgather_bucket_bytes = 500'000'000LL * 2;  // DeepSpeed allgather_bucket_size 5e8 fp16 elements
+  bool overlap_comm = true;  // reduce buckets during backward; off = all reduces after backward
+
+  // accumulate (deferred sync)
+  int microbatches = 1;
+  bool sync_every_microbatch = false;  // the naive baseline: allreduce after every micro-batch
+
+  // localsgd
+  int localsgd_period = 1;  // H local steps per parameter averaging
 };
 
 std::string_view bucket_order_name(BucketOrder o);

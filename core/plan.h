@@ -44,6 +44,19 @@ struct PlanOp {
   int root = -1;  // reduce/broadcast root; -1 when none
   int bucket = -1;  // bucket index for gradient collectives; -1 otherwise
   std::vector<ParamSlice> slices;
+  // reduce_scatter and allgather: bytes of each rank's shard, in rank order. Empty means the
+  // buffer splits evenly (the first bytes % N ranks get one byte more). A zero entry is a rank
+  // that owns nothing of this buffer (ZeRO buckets spanning only some owners).
+  std::vector<std::int64_t> shard_bytes;
+};
+
+// What one rank holds in device memory for the model state, in bytes (ZeRO paper's accounting).
+struct RankMemory {
+  std::int64_t params_bytes = 0;
+  std::int64_t grads_bytes = 0;
+  std::int64_t optimizer_bytes = 0;
+  std::int64_t comm_buffer_bytes = 0;  // bucket or flat buffers held in addition to gradients
+  std::int64_t total_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + comm_buffer_bytes; }
 };
 
 struct Plan {
@@ -53,6 +66,7 @@ struct Plan {
   int steps = 1;                      // training steps the plan covers (LocalSGD windows, etc.)
   std::vector<std::string> streams;   // "compute", "comm0", ...
   std::vector<PlanOp> ops;
+  RankMemory memory;  // peak model-state memory of the most loaded rank
 
   std::uint32_t add(PlanOp op);  // assigns the id
   std::uint32_t stream_index(std::string_view name);  // finds or adds

@@ -2,6 +2,14 @@
 
 namespace redsim {
 
+nlohmann::json memory_to_json(const RankMemory& m) {
+  return {{"params_bytes", m.params_bytes},
+          {"grads_bytes", m.grads_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"comm_buffer_bytes", m.comm_buffer_bytes},
+          {"total_bytes", m.total_bytes()}};
+}
+
 nlohmann::json plan_to_json(const Plan& plan) {
   using nlohmann::json;
   json ops = json::array();
@@ -19,6 +27,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
       json slices = json::array();
       for (const auto& s : op.slices) slices.push_back({s.param, s.offset_elems, s.numel});
       o["slices"] = std::move(slices);
+      if (!op.shard_bytes.empty()) o["shard_bytes"] = op.shard_bytes;
     } else {
       o["duration_s"] = op.duration_s;
     }
@@ -26,7 +35,8 @@ nlohmann::json plan_to_json(const Plan& plan) {
   }
   return {{"format", "redsim-plan"}, {"version", 1},          {"strategy", plan.strategy},
           {"world_size", plan.world_size}, {"samples_per_step", plan.samples_per_step},
-          {"steps", plan.steps},           {"streams", plan.streams}, {"ops", std::move(ops)}};
+          {"steps", plan.steps},           {"streams", plan.streams}, {"memory", memory_to_json(plan.memory)},
+          {"ops", std::move(ops)}};
 }
 
 }  // namespace redsim

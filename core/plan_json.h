@@ -7,5 +7,6 @@
 namespace redsim {
 
 nlohmann::json plan_to_json(const Plan& plan);
+nlohmann::json memory_to_json(const RankMemory& memory);
 
 }  // namespace redsim

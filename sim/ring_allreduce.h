@@ -13,6 +13,9 @@ class RingAllreduce final : public SimCollective {
   TransferTally run(const PlanOp& op, int rank, SimContext& ctx) const override;
 };
 
+// Routes every channel's ring (each channel rotates the order inside a node).
+void add_channel_ring_pairs(const ClusterSpec& cluster, int channels, RankPairs& pairs);
+
 // Bytes rank at ring position `pos` sends in one channel carrying `channel_bytes` (for tests
 // and for the realexec comparison): every chunk twice, except chunks pos+1 and pos+2.
 std::int64_t ring_allreduce_bytes_sent(std::int64_t channel_bytes, int world, int pos);

@@ -3,15 +3,47 @@
 #include <string>
 
 #include "core/error.h"
+#include "sim/chain_collectives.h"
+#include "sim/hierarchical_allreduce.h"
 #include "sim/ring_allreduce.h"
+#include "sim/ring_scatter_gather.h"
+#include "sim/tree_allreduce.h"
 
 namespace redsim {
 
 const SimCollective& sim_collective_for(const PlanOp& op) {
   static const RingAllreduce ring_allreduce;
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::ring) return ring_allreduce;
+  static const TreeAllreduce tree_allreduce;
+  static const HierarchicalAllreduce hierarchical_allreduce;
+  static const RingReduceScatter reduce_scatter;
+  static const RingAllgather allgather;
+  static const RingReduce reduce;
+  static const RingBroadcast broadcast;
+  switch (op.kind) {
+    case OpKind::allreduce:
+      switch (op.algorithm) {
+        case Algorithm::ring:
+          return ring_allreduce;
+        case Algorithm::tree:
+          return tree_allreduce;
+        case Algorithm::hierarchical:
+          return hierarchical_allreduce;
+      }
+      break;
+    // NCCL runs these with ring algorithms whatever NCCL_ALGO says; so does the simulator.
+    case OpKind::reduce_scatter:
+      return reduce_scatter;
+    case OpKind::allgather:
+      return allgather;
+    case OpKind::reduce:
+      return reduce;
+    case OpKind::broadcast:
+      return broadcast;
+    default:
+      break;
+  }
   throw InputError("", "", "the simulator has no " + std::string(algorithm_name(op.algorithm)) + " algorithm for " +
-                               std::string(op_kind_name(op.kind)) + " (op \"" + op.name + "\"); use --algorithm ring");
+                               std::string(op_kind_name(op.kind)) + " (op \"" + op.name + "\")");
 }
 
 }  // namespace redsim

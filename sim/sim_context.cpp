@@ -8,13 +8,25 @@
 
 namespace redsim {
 
-simgrid::s4u::Mailbox* SimContext::mailbox(std::uint32_t stream, int channel, int rank) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(stream) << 48) | (static_cast<std::uint64_t>(channel) << 32) |
-                            static_cast<std::uint32_t>(rank);
+SimContext::SimContext(const Plan& p, const ClusterSpec& c, SimPlatform plat)
+    : plan(p), cluster(c), platform(std::move(plat)) {
+  if (c.device.reduce_GBps > 0) reduce_s_per_byte_ = 1.0 / (c.device.reduce_GBps * 1e9);
+}
+
+void SimContext::charge_reduction(std::int64_t bytes) const {
+  // A sleep, not an execution: reductions run beside compute (on spare SMs or a copy engine)
+  // and must not steal the host's compute share in the model.
+  if (reduce_s_per_byte_ > 0 && bytes > 0) simgrid::s4u::this_actor::sleep_for(static_cast<double>(bytes) * reduce_s_per_byte_);
+}
+
+simgrid::s4u::Mailbox* SimContext::mailbox(std::uint32_t stream, int channel, int phase, int rank) {
+  // 16 bits stream, 12 bits channel, 4 bits phase, 32 bits rank.
+  const std::uint64_t key = (static_cast<std::uint64_t>(stream) << 48) | (static_cast<std::uint64_t>(channel) << 36) |
+                            (static_cast<std::uint64_t>(phase) << 32) | static_cast<std::uint32_t>(rank);
   auto it = mailboxes_.find(key);
   if (it != mailboxes_.end()) return it->second;
-  auto* mb = simgrid::s4u::Mailbox::by_name("s" + std::to_string(stream) + "c" + std::to_string(channel) + "r" +
-                                            std::to_string(rank));
+  auto* mb = simgrid::s4u::Mailbox::by_name("s" + std::to_string(stream) + "c" + std::to_string(channel) + "p" +
+                                            std::to_string(phase) + "r" + std::to_string(rank));
   mailboxes_.emplace(key, mb);
   return mb;
 }

@@ -27,6 +27,14 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
     if (op_kind_is_collective(op.kind)) {
       sim_collective_for(op);
       if (op.channels < 1) throw std::logic_error("plan op " + op.name + " has no channel");
+      if ((op.kind == OpKind::reduce || op.kind == OpKind::broadcast) && (op.root < 0 || op.root >= plan.world_size))
+        throw std::logic_error("plan op " + op.name + " has no valid root");
+      if (!op.shard_bytes.empty()) {
+        std::int64_t sum = 0;
+        for (auto b : op.shard_bytes) sum += b;
+        if (op.shard_bytes.size() != static_cast<std::size_t>(plan.world_size) || sum != op.bytes)
+          throw std::logic_error("plan op " + op.name + " has shards that do not add up to its bytes");
+      }
     }
   }
 }

@@ -29,6 +29,26 @@ ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s) 
   return c;
 }
 
+ClusterSpec ideal_multi_node(int nodes, int devices, double intra_Bps, double intra_latency_s, double inter_Bps,
+                             double inter_latency_s) {
+  ClusterSpec c = ideal_nvswitch(devices, intra_Bps, intra_latency_s);
+  c.name = "ideal-multi-node";
+  c.nodes = nodes;
+  c.inter.topology = InterTopology::star;
+  c.inter.nics_per_node = devices;
+  c.inter.nic_bandwidth_gbps = inter_Bps * kBitsPerByte / 1e9;
+  c.inter.latency_us = inter_latency_s * kUsPerS;
+  return c;
+}
+
+Plan single_collective_plan(int world, OpKind kind, Algorithm algorithm, std::int64_t bytes, int channels, int root) {
+  Plan p = single_allreduce_plan(world, bytes, channels);
+  p.ops[0].kind = kind;
+  p.ops[0].algorithm = algorithm;
+  p.ops[0].root = root;
+  return p;
+}
+
 Plan single_allreduce_plan(int world, std::int64_t bytes, int channels) {
   Plan p;
   p.strategy = "test";

@@ -17,6 +17,13 @@ ClusterSpec ideal_star(int nodes, double bandwidth_Bps, double latency_s);
 // One node of `devices` on an NVSwitch with the given port bandwidth and latency.
 ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s);
 
+// `nodes` nodes of `devices` on an NVSwitch, one NIC per device, star between nodes.
+ClusterSpec ideal_multi_node(int nodes, int devices, double intra_Bps, double intra_latency_s, double inter_Bps,
+                             double inter_latency_s);
+
+// A plan with a single collective of `kind` (root for reduce/broadcast).
+Plan single_collective_plan(int world, OpKind kind, Algorithm algorithm, std::int64_t bytes, int channels, int root = -1);
+
 // A plan with a single allreduce of `bytes` over `channels` channels (no compute).
 Plan single_allreduce_plan(int world, std::int64_t bytes, int channels);
 

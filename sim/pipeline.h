@@ -1,0 +1,16 @@
+// Pipelining for chain and tree collectives: a channel's share of the buffer moves in chunks
+// of at most kPipelineChunkBytes, so a long chain or a deep tree streams instead of storing
+// and forwarding the whole buffer at every hop.
+#pragma once
+#include <cstdint>
+
+namespace redsim {
+
+// NCCL's Simple protocol moves 4 MiB buffers in 8 steps: 512 KiB per step.
+inline constexpr std::int64_t kPipelineChunkBytes = 512 * 1024;
+
+inline int pipeline_chunks(std::int64_t bytes) {
+  return bytes <= kPipelineChunkBytes ? 1 : static_cast<int>((bytes + kPipelineChunkBytes - 1) / kPipelineChunkBytes);
+}
+
+}  // namespace redsim
