@@ -7,6 +7,7 @@
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
+#include "core/error.h"
 #include "core/knobs_json.h"
 #include "core/plan_json.h"
 #include "core/timeline_json.h"
@@ -27,11 +28,59 @@ struct SimulateOptions {
   bool sim_log = false;
 };
 
+nlohmann::json inputs_json(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster) {
+  return {{"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
+          {"cluster",
+           {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
+            {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
+          {"engine", {{"name", "simgrid"}, {"fidelity", "exact"}}}};
+}
+
+nlohmann::json strategy_json(const Knobs& knobs, const Plan& plan, const StepSummary& summary) {
+  return {{"knobs", knobs_to_json(knobs)},
+          {"steps_in_plan", plan.steps},
+          {"memory_per_rank", memory_to_json(plan.memory)},
+          {"summary", summary_to_json(plan, summary)}};
+}
+
+void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& base) {
+  if (!o.timeline_file.empty() || !o.plan_file.empty())
+    throw InputError("", "", "--strategy all writes no --timeline or --plan; simulate one strategy for those");
+  std::vector<Plan> plans;
+  std::vector<StrategyRow> rows;
+  nlohmann::json results = nlohmann::json::array();
+  const auto names = strategy_names();
+  plans.reserve(names.size());
+  for (const auto& name : names) {
+    Knobs k = base;
+    k.strategy = name;
+    plans.push_back(make_strategy(name)->plan(trace, cluster, k));
+    check_plan_for_sim(plans.back(), cluster);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    Knobs k = base;
+    k.strategy = names[i];
+    auto summary = summarize(plans[i], simulate(plans[i], cluster, SimOptions{o.sim_log}));
+    rows.push_back({names[i], &plans[i], summary});
+    results.push_back(strategy_json(k, plans[i], summary));
+  }
+  print_comparison(std::cout, trace, cluster, rows);
+  if (!o.out_file.empty()) {
+    auto result = inputs_json(o, trace, cluster);
+    result["format"] = "redsim-comparison";
+    result["version"] = 1;
+    result["strategies"] = std::move(results);
+    write_file_atomically(o.out_file, result.dump(1) + "\n");
+    std::cout << "\nresult:   " << o.out_file << "\n";
+  }
+}
+
 void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
   auto trace = load_trace(o.trace_file);
   auto cluster = load_cluster(o.cluster_file);
   auto knobs = resolve_knobs(o.knobs);
+  if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
   auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
   check_plan_for_sim(plan, cluster);
   auto timeline = simulate(plan, cluster, SimOptions{o.sim_log});
@@ -39,17 +88,11 @@ void run_simulate(const SimulateOptions& o) {
 
   print_summary(std::cout, trace, cluster, knobs, plan, summary);
   if (!o.out_file.empty()) {
-    nlohmann::json result = {
-        {"format", "redsim-result"},
-        {"version", 1},
-        {"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
-        {"cluster",
-         {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
-          {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
-        {"engine", {{"name", "simgrid"}, {"fidelity", "exact"}}},
-        {"knobs", knobs_to_json(knobs)},
-        {"summary", summary_to_json(plan, summary)},
-        {"timeline", timeline_to_json(plan, timeline)}};
+    auto result = inputs_json(o, trace, cluster);
+    result["format"] = "redsim-result";
+    result["version"] = 1;
+    result.update(strategy_json(knobs, plan, summary));
+    result["timeline"] = timeline_to_json(plan, timeline);
     write_file_atomically(o.out_file, result.dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }

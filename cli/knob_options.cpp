@@ -13,7 +13,8 @@ namespace redsim::cli {
 
 void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   const std::string names = join(strategy_names(), "|");
-  o.strategy_opt = cmd->add_option("--strategy", o.strategy, "reduction strategy: " + names)->capture_default_str();
+  o.strategy_opt =
+      cmd->add_option("--strategy", o.strategy, "reduction strategy: " + names + ", or all (one row each)")->capture_default_str();
   o.bucket_mb_opt =
       cmd->add_option("--bucket-mb", o.bucket_mb,
                       "bucket cap in MiB (2^20 bytes, as PyTorch DDP's bucket_cap_mb)")
@@ -29,11 +30,31 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   o.channels_opt = cmd->add_option("--channels", o.channels,
                                    "rings per collective (NCCL channels), each carrying 1/channels of the bytes")
                        ->capture_default_str();
-  o.algorithm_opt = cmd->add_option("--algorithm", o.algorithm, "collective algorithm: ring")->capture_default_str();
+  o.algorithm_opt = cmd->add_option("--algorithm", o.algorithm,
+                                    "allreduce algorithm: ring|tree (double binary tree)|hierarchical (intra-node "
+                                    "reduce-scatter, inter-node allreduce, intra-node allgather)")
+                        ->capture_default_str();
   o.wire_dtype_opt = cmd->add_option("--wire-dtype", o.wire_dtype,
                                      "gradient dtype on the wire: fp32|fp16|bf16 (default: each parameter's dtype)");
   o.reduce_op_opt =
       cmd->add_option("--reduce-op", o.reduce_op, "reduce op: sum|avg|max|min|prod")->capture_default_str();
+  o.no_broadcast_buffers_opt = cmd->add_flag("--no-broadcast-buffers", o.no_broadcast_buffers,
+                                             "skip DDP's broadcast of rank 0's buffers before forward (broadcast_buffers=False)");
+  o.zero_stage_opt = cmd->add_option("--zero-stage", o.zero_stage, "zero: ZeRO stage, 1 (optimizer state) or 2 (+ gradients)")
+                         ->capture_default_str();
+  o.allgather_bucket_mb_opt =
+      cmd->add_option("--allgather-bucket-mb", o.allgather_bucket_mb,
+                      "zero: parameter allgather bucket in MiB (DeepSpeed's default 5e8 fp16 elements = 953.67 MiB)")
+          ->capture_default_str();
+  o.no_overlap_comm_opt = cmd->add_flag("--no-overlap-comm", o.no_overlap_comm,
+                                        "zero: reduce gradients only after backward (DeepSpeed overlap_comm=false)");
+  o.microbatches_opt =
+      cmd->add_option("--microbatches", o.microbatches, "accumulate: micro-batches per optimizer step (M)")->capture_default_str();
+  o.sync_every_microbatch_opt = cmd->add_flag("--sync-every-microbatch", o.sync_every_microbatch,
+                                              "accumulate: allreduce after every micro-batch (the naive baseline)");
+  o.localsgd_period_opt = cmd->add_option("--localsgd-period", o.localsgd_period,
+                                          "localsgd: local steps H between parameter averagings")
+                              ->capture_default_str();
   cmd->add_option("--config", o.config_file,
                   "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
 }
@@ -94,7 +115,27 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (!r) throw InputError("", "", "--reduce-op: expected sum|avg|max|min|prod, got \"" + o.reduce_op + "\"");
     k.reduce_op = *r;
   }
-  make_strategy(k.strategy);  // validates the name with a one-line error
+  if (given(o.no_broadcast_buffers_opt)) k.broadcast_buffers = false;
+  if (given(o.zero_stage_opt) || o.config_file.empty()) {
+    if (o.zero_stage != 1 && o.zero_stage != 2)
+      throw InputError("", "", "--zero-stage: expected 1 or 2, got " + std::to_string(o.zero_stage));
+    k.zero_stage = o.zero_stage;
+  }
+  if (given(o.allgather_bucket_mb_opt) || o.config_file.empty())
+    k.allgather_bucket_bytes = mib_to_bytes(o.allgather_bucket_mb, "--allgather-bucket-mb");
+  if (given(o.no_overlap_comm_opt)) k.overlap_comm = false;
+  if (given(o.microbatches_opt) || o.config_file.empty()) {
+    if (o.microbatches < 1 || o.microbatches > 4096)
+      throw InputError("", "", "--microbatches: expected 1 to 4096, got " + std::to_string(o.microbatches));
+    k.microbatches = o.microbatches;
+  }
+  if (given(o.sync_every_microbatch_opt)) k.sync_every_microbatch = true;
+  if (given(o.localsgd_period_opt) || o.config_file.empty()) {
+    if (o.localsgd_period < 1 || o.localsgd_period > 4096)
+      throw InputError("", "", "--localsgd-period: expected 1 to 4096, got " + std::to_string(o.localsgd_period));
+    k.localsgd_period = o.localsgd_period;
+  }
+  if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
   return k;
 }
 

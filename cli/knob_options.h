@@ -19,6 +19,13 @@ struct KnobOptions {
   std::string wire_dtype;  // empty: the parameters' own dtype
   std::string reduce_op = "avg";
   std::string config_file;
+  bool no_broadcast_buffers = false;
+  int zero_stage = 2;
+  double allgather_bucket_mb = 1000e6 / 1048576.0;
+  bool no_overlap_comm = false;
+  int microbatches = 1;
+  bool sync_every_microbatch = false;
+  int localsgd_period = 1;
 
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;
@@ -28,6 +35,13 @@ struct KnobOptions {
   CLI::Option* algorithm_opt = nullptr;
   CLI::Option* wire_dtype_opt = nullptr;
   CLI::Option* reduce_op_opt = nullptr;
+  CLI::Option* no_broadcast_buffers_opt = nullptr;
+  CLI::Option* zero_stage_opt = nullptr;
+  CLI::Option* allgather_bucket_mb_opt = nullptr;
+  CLI::Option* no_overlap_comm_opt = nullptr;
+  CLI::Option* microbatches_opt = nullptr;
+  CLI::Option* sync_every_microbatch_opt = nullptr;
+  CLI::Option* localsgd_period_opt = nullptr;
 };
 
 void add_knob_options(CLI::App* cmd, KnobOptions& o);

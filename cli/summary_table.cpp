@@ -41,7 +41,12 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
   out << "  exposed comm         " << ms(s.exposed_comm_s) << fmt("  (%.1f%% of the step)", s.step_time_s > 0 ? 100.0 * s.exposed_comm_s / s.step_time_s : 0.0) << "\n";
   out << "  time per sample      " << fmt("%.3f us", s.time_per_sample_s * 1e6) << "  (global batch "
       << plan.samples_per_step << ")\n";
-  out << "  bytes sent per rank  " << human_bytes(static_cast<double>(s.bytes_sent_per_rank)) << "\n\n";
+  out << "  bytes sent per rank  " << human_bytes(static_cast<double>(s.bytes_sent_per_rank)) << "\n";
+  const auto& m = plan.memory;
+  out << "  memory per rank      " << human_bytes(static_cast<double>(m.total_bytes())) << "  (params "
+      << human_bytes(static_cast<double>(m.params_bytes)) << ", grads " << human_bytes(static_cast<double>(m.grads_bytes))
+      << ", optimizer " << human_bytes(static_cast<double>(m.optimizer_bytes)) << ", comm buffers "
+      << human_bytes(static_cast<double>(m.comm_buffer_bytes)) << ")\n\n";
 
   out << "  collective                 tensors        bytes    start ms      end ms   busbw GB/s\n";
   const std::size_t n = s.collectives.size();
@@ -55,6 +60,25 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
     std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
                   c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), c.start_s * 1e3, c.end_s * 1e3,
                   c.busbw_GBps);
+    out << line;
+  }
+}
+
+void print_comparison(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster,
+                      const std::vector<StrategyRow>& rows) {
+  out << "redsim simulate: all strategies | " << trace.model << " on " << cluster.name << " (" << cluster.world_size()
+      << " ranks); times per training step\n\n";
+  out << "  strategy      step ms   sample us  exposed ms   sent/rank     params      grads  optimizer  memory/rank\n";
+  for (const auto& r : rows) {
+    const auto& m = r.plan->memory;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-11s %9.3f %11.3f %11.3f %11s %10s %10s %10s %12s\n", r.strategy.c_str(),
+                  r.summary.step_time_s * 1e3, r.summary.time_per_sample_s * 1e6, r.summary.exposed_comm_s * 1e3,
+                  human_bytes(static_cast<double>(r.summary.bytes_sent_per_rank) / r.plan->steps).c_str(),
+                  human_bytes(static_cast<double>(m.params_bytes)).c_str(),
+                  human_bytes(static_cast<double>(m.grads_bytes)).c_str(),
+                  human_bytes(static_cast<double>(m.optimizer_bytes)).c_str(),
+                  human_bytes(static_cast<double>(m.total_bytes())).c_str());
     out << line;
   }
 }

@@ -1,6 +1,8 @@
 // The human-readable summary redsim simulate prints.
 #pragma once
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "core/cluster.h"
 #include "core/knobs.h"
@@ -12,5 +14,14 @@ namespace redsim::cli {
 
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& summary);
+
+struct StrategyRow {
+  std::string strategy;
+  const Plan* plan;
+  StepSummary summary;
+};
+// One row per strategy: step time, time per sample, exposed comm, bytes, memory per rank.
+void print_comparison(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster,
+                      const std::vector<StrategyRow>& rows);
 
 }  // namespace redsim::cli

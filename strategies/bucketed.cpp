@@ -1,5 +1,6 @@
 #include "strategies/bucketed.h"
 
+#include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 
 namespace redsim {
@@ -7,16 +8,13 @@ namespace redsim {
 Plan BucketedStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("bucketed", trace, cluster);
   const auto comm = plan.stream_index("comm0");
-  auto pass = add_compute_pass(plan, trace, cluster, "", {});
-  auto buckets = ddp_buckets(trace, knobs);
-  // DDP launches buckets strictly in order (next_bucket_): the FIFO comm stream gives exactly
-  // that, and each bucket also waits for the backward op that makes its last gradient.
-  std::vector<std::uint32_t> colls;
-  for (std::size_t b = 0; b < buckets.size(); ++b)
-    colls.push_back(plan.add(bucket_allreduce(trace, knobs, buckets[b], static_cast<int>(b), comm,
-                                              {bucket_ready_op(trace, pass, buckets[b])}, "")));
+  auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
+  auto pass = add_compute_pass(plan, trace, cluster, "", sync);
+  auto colls = add_bucket_allreduces(plan, trace, knobs, ddp_buckets(trace, knobs), pass, comm, "");
   colls.push_back(pass.last_op);
   add_optimizer(plan, trace, cluster, colls, "");
+  // DDP's bucket buffers hold a copy of every reduced gradient (gradient_as_bucket_view=False).
+  plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
   return plan;
 }
 

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 
 namespace redsim {
@@ -9,12 +10,10 @@ namespace redsim {
 Plan FlatStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("flat", trace, cluster);
   const auto comm = plan.stream_index("comm0");
-  auto pass = add_compute_pass(plan, trace, cluster, "", {});
+  auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
+  auto pass = add_compute_pass(plan, trace, cluster, "", sync);
   // One "bucket" per dtype with no size limit: the flattened gradient tensor.
-  std::vector<std::size_t> order;
-  for (auto i : trace.grad_ready_order)
-    if (trace.params[i].reduced()) order.push_back(i);
-  auto flat = assign_buckets_by_size(trace, order, {std::numeric_limits<std::int64_t>::max()});
+  auto flat = assign_buckets_by_size(trace, reduced_ready_order(trace), {std::numeric_limits<std::int64_t>::max()});
   std::vector<std::uint32_t> colls;
   for (std::size_t b = 0; b < flat.size(); ++b) {
     auto op = bucket_allreduce(trace, knobs, flat[b], static_cast<int>(b), comm, {pass.last_op}, "");
@@ -23,6 +22,8 @@ Plan FlatStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, con
   }
   if (colls.empty()) colls.push_back(pass.last_op);
   add_optimizer(plan, trace, cluster, colls, "");
+  // The flattened gradient is a second copy of every reduced gradient.
+  plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
   return plan;
 }
 

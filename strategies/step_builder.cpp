@@ -1,6 +1,9 @@
 #include "strategies/step_builder.h"
 
 #include <algorithm>
+#include <map>
+
+#include "core/units.h"
 
 namespace redsim {
 
@@ -62,13 +65,62 @@ PlanOp bucket_allreduce(const ModelTrace& trace, const Knobs& knobs, const GradB
   return op;
 }
 
+std::vector<std::uint32_t> add_buffer_broadcasts(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
+                                                 std::uint32_t stream, const std::string& prefix) {
+  std::vector<std::uint32_t> ids;
+  if (!knobs.broadcast_buffers || plan.world_size < 2) return ids;
+  constexpr std::int64_t kBroadcastBucketBytes = 250 * kMiB;
+  std::map<DType, std::vector<std::size_t>> by_dtype;
+  for (std::size_t i = 0; i < trace.buffers.size(); ++i)
+    if (trace.buffers[i].broadcast) by_dtype[trace.buffers[i].dtype].push_back(i);
+  for (const auto& [dtype, bufs] : by_dtype) {
+    PlanOp op;
+    auto flush = [&] {
+      if (op.bytes == 0) return;
+      op.kind = OpKind::broadcast;
+      op.name = prefix + "broadcast:buffers:" + std::string(dtype_name(dtype)) + ":" + std::to_string(ids.size());
+      op.stream = stream;
+      op.dtype = dtype;
+      op.root = 0;
+      op.channels = knobs.channels;
+      ids.push_back(plan.add(op));
+      op = PlanOp{};
+    };
+    for (auto b : bufs) {
+      op.bytes += trace.buffers[b].bytes();
+      if (op.bytes >= kBroadcastBucketBytes) flush();
+    }
+    flush();
+  }
+  return ids;
+}
+
+std::vector<std::size_t> reduced_ready_order(const ModelTrace& trace) {
+  std::vector<std::size_t> order;
+  for (auto i : trace.grad_ready_order)
+    if (trace.params[i].reduced()) order.push_back(i);
+  return order;
+}
+
+std::vector<std::uint32_t> add_bucket_allreduces(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
+                                                 const std::vector<GradBucket>& buckets, const ComputePass& pass,
+                                                 std::uint32_t stream, const std::string& prefix) {
+  // DDP launches buckets strictly in order (next_bucket_): the FIFO comm stream gives exactly
+  // that, and each bucket also waits for the backward op that makes its last gradient.
+  std::vector<std::uint32_t> ids;
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    ids.push_back(plan.add(bucket_allreduce(trace, knobs, buckets[b], static_cast<int>(b), stream,
+                                            {bucket_ready_op(trace, pass, buckets[b])}, prefix)));
+  return ids;
+}
+
 std::uint32_t add_optimizer(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
-                            std::vector<std::uint32_t> deps, const std::string& prefix) {
+                            std::vector<std::uint32_t> deps, const std::string& prefix, double fraction) {
   PlanOp op;
   op.kind = OpKind::optimizer;
   op.name = prefix + "optimizer";
   op.stream = plan.stream_index("compute");
-  op.duration_s = trace.optimizer_s / cluster.device.compute_speedup;
+  op.duration_s = trace.optimizer_s * fraction / cluster.device.compute_speedup;
   op.deps = std::move(deps);
   return plan.add(std::move(op));
 }

@@ -35,7 +35,22 @@ std::uint32_t bucket_ready_op(const ModelTrace& trace, const ComputePass& pass, 
 PlanOp bucket_allreduce(const ModelTrace& trace, const Knobs& knobs, const GradBucket& bucket, int bucket_index,
                         std::uint32_t stream, std::vector<std::uint32_t> deps, const std::string& prefix);
 
+// DDP's buffer sync before forward: rank 0's buffers (those marked broadcast) are broadcast,
+// coalesced per dtype in 250 MiB pieces (DDP's broadcast_bucket_size). Returns the op ids
+// (none for one rank or when knobs.broadcast_buffers is off).
+std::vector<std::uint32_t> add_buffer_broadcasts(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
+                                                 std::uint32_t stream, const std::string& prefix);
+
+// Gradient-ready order restricted to reduced parameters.
+std::vector<std::size_t> reduced_ready_order(const ModelTrace& trace);
+
+// Adds one bucketed gradient allreduce per DDP bucket after `pass` (each waiting for its last
+// gradient); returns the op ids.
+std::vector<std::uint32_t> add_bucket_allreduces(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
+                                                 const std::vector<GradBucket>& buckets, const ComputePass& pass,
+                                                 std::uint32_t stream, const std::string& prefix);
+
 std::uint32_t add_optimizer(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
-                            std::vector<std::uint32_t> deps, const std::string& prefix);
+                            std::vector<std::uint32_t> deps, const std::string& prefix, double fraction = 1.0);
 
 }  // namespace redsim

@@ -3,8 +3,11 @@
 
 #include "core/error.h"
 #include "core/join.h"
+#include "strategies/accumulate.h"
 #include "strategies/bucketed.h"
 #include "strategies/flat.h"
+#include "strategies/localsgd.h"
+#include "strategies/zero.h"
 #include "strategies/strategy.h"
 
 namespace redsim {
@@ -14,6 +17,9 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r{
       {"flat", [] { return std::make_unique<FlatStrategy>(); }},
       {"bucketed", [] { return std::make_unique<BucketedStrategy>(); }},
+      {"zero", [] { return std::make_unique<ZeroStrategy>(); }},
+      {"accumulate", [] { return std::make_unique<AccumulateStrategy>(); }},
+      {"localsgd", [] { return std::make_unique<LocalSgdStrategy>(); }},
   };
   return r;
 }

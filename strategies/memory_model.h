@@ -1,0 +1,21 @@
+// Per-rank model-state memory, with the ZeRO paper's accounting (Rajbhandari et al., 2020):
+// Psi parameters in a 16-bit dtype cost 2 Psi bytes of parameters, 2 Psi of gradients and
+// 12 Psi of Adam state (fp32 master copy, momentum, variance); fp32 parameters need no master
+// copy, so 4 Psi + 4 Psi + 8 Psi. Stage 1 partitions the optimizer state over N ranks, stage 2
+// the gradients too. Frozen parameters have neither gradient nor optimizer state.
+#pragma once
+#include <cstdint>
+
+#include "core/plan.h"
+#include "core/trace.h"
+
+namespace redsim {
+
+// zero_stage 0: every rank holds everything (DDP). comm_buffer_bytes: communication buffers the
+// strategy holds besides (DDP's bucket copies, ZeRO's reduce and allgather buckets).
+RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage, std::int64_t comm_buffer_bytes);
+
+// Adam state bytes per element for a parameter of this dtype (12 for 16-bit, 8 for fp32).
+std::int64_t adam_state_bytes_per_element(DType param_dtype);
+
+}  // namespace redsim

@@ -1,0 +1,137 @@
+// accumulate (deferred sync) and localsgd (periodic parameter averaging), and what excluded
+// parameters and buffers do to the bytes on the wire.
+#include <catch2/catch.hpp>
+
+#include "core/step_summary.h"
+#include "sim/sim_engine.h"
+#include "strategies/strategy.h"
+#include "tests/test_support.h"
+
+using namespace redsim;
+
+namespace {
+std::int64_t sent(const Plan& plan, const ClusterSpec& cluster) {
+  return summarize(plan, simulate(plan, cluster)).bytes_sent_per_rank;
+}
+int count_collectives(const Plan& plan) {
+  int c = 0;
+  for (const auto& op : plan.ops) c += op_kind_is_collective(op.kind) ? 1 : 0;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("deferred sync sends 1/M of the naive baseline's bytes", "[strategies][accumulate]") {
+  auto trace = testing::uniform_trace(6, 250'000, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);
+  for (int m : {2, 4}) {
+    Knobs k;
+    k.microbatches = m;
+    k.bucket_cap_bytes = 2'000'000;
+    auto deferred = make_strategy("accumulate")->plan(trace, cluster, k);
+    k.sync_every_microbatch = true;
+    auto naive = make_strategy("accumulate")->plan(trace, cluster, k);
+    CHECK(sent(naive, cluster) == m * sent(deferred, cluster));
+    CHECK(count_collectives(naive) == m * count_collectives(deferred));
+    CHECK(deferred.samples_per_step == 4 * m);
+    // The saving is visible in time too.
+    CHECK(summarize(deferred, simulate(deferred, cluster)).step_time_s <
+          summarize(naive, simulate(naive, cluster)).step_time_s);
+  }
+}
+
+TEST_CASE("accumulate with one micro-batch is bucketed", "[strategies][accumulate]") {
+  auto trace = testing::uniform_trace(6, 250'000, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);
+  Knobs k;
+  k.bucket_cap_bytes = 2'000'000;
+  auto a = make_strategy("accumulate")->plan(trace, cluster, k);
+  auto b = make_strategy("bucketed")->plan(trace, cluster, k);
+  REQUIRE(a.ops.size() == b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) CHECK(a.ops[i].name == b.ops[i].name);
+  CHECK(summarize(a, simulate(a, cluster)).step_time_s == summarize(b, simulate(b, cluster)).step_time_s);
+}
+
+TEST_CASE("LocalSGD syncs once per H-step window", "[strategies][localsgd]") {
+  auto trace = testing::uniform_trace(6, 250'000, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);
+  Knobs k;
+  k.bucket_cap_bytes = 2'000'000;
+  k.broadcast_buffers = false;
+  auto bucketed = make_strategy("bucketed")->plan(trace, cluster, k);
+  const int buckets = count_collectives(bucketed);
+  double per_step_h1 = 0;
+  for (int h : {1, 4, 8}) {
+    k.localsgd_period = h;
+    auto plan = make_strategy("localsgd")->plan(trace, cluster, k);
+    CHECK(plan.steps == h);
+    CHECK(count_collectives(plan) == buckets);  // one parameter sync, bucketed as DDP would
+    int optimizers = 0;
+    for (const auto& op : plan.ops) optimizers += op.kind == OpKind::optimizer ? 1 : 0;
+    CHECK(optimizers == h);
+    // The whole window moves exactly the bytes of one gradient allreduce of the same buckets
+    // (for H = 1 that is the gradient allreduce's volume), so 1/H of it per step.
+    CHECK(sent(plan, cluster) == sent(bucketed, cluster));
+    // And the per-step time falls as the sync is amortised.
+    const double per_step = summarize(plan, simulate(plan, cluster)).step_time_s;
+    if (h == 1) per_step_h1 = per_step;
+    else CHECK(per_step < per_step_h1);
+  }
+}
+
+TEST_CASE("excluded parameters are never reduced", "[strategies][excluded]") {
+  auto trace = testing::uniform_trace(4, 1'000'000, 1e-4, 2e-4, 0);
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);
+  Knobs k;
+  k.broadcast_buffers = false;
+  for (const auto* name : {"flat", "bucketed", "accumulate", "localsgd", "zero"}) {
+    CAPTURE(name);
+    auto all = make_strategy(name)->plan(trace, cluster, k);
+    auto t2 = trace;
+    t2.params[1].excluded = true;  // one of four equal layers is model-parallel
+    auto fewer = make_strategy(name)->plan(t2, cluster, k);
+    std::int64_t all_bytes = 0, fewer_bytes = 0;
+    for (const auto& op : all.ops) all_bytes += op.bytes;
+    for (const auto& op : fewer.ops) fewer_bytes += op.bytes;
+    // ZeRO moves every byte twice (reduce, then allgather); the others once.
+    const int times = std::string(name) == "zero" ? 2 : 1;
+    CHECK(all_bytes - fewer_bytes == times * 4'000'000);
+    for (const auto& op : fewer.ops)
+      for (const auto& s : op.slices) CHECK(s.param != 1);
+  }
+}
+
+TEST_CASE("buffers are broadcast from rank 0 before forward", "[strategies][buffers]") {
+  auto trace = testing::uniform_trace(3, 1'000'000, 1e-3, 2e-3, 0);
+  trace.buffers.push_back({"bn.mean", 100'000, DType::fp32, true});
+  trace.buffers.push_back({"bn.var", 100'000, DType::fp32, true});
+  trace.buffers.push_back({"bn.count", 1, DType::int64, true});
+  trace.buffers.push_back({"mask", 1'000'000, DType::fp32, false});
+  const int n = 4;
+  const double B = 1e10, alpha = 2e-6;
+  auto cluster = testing::ideal_star(n, B, alpha);
+  Knobs k;
+  auto plan = make_strategy("bucketed")->plan(trace, cluster, k);
+  std::int64_t broadcast_bytes = 0;
+  std::vector<std::uint32_t> bcasts;
+  for (const auto& op : plan.ops)
+    if (op.kind == OpKind::broadcast) {
+      CHECK(op.root == 0);
+      broadcast_bytes += op.bytes;
+      bcasts.push_back(op.id);
+    }
+  CHECK(bcasts.size() == 2);  // one per dtype, the non-broadcast mask left out
+  CHECK(broadcast_bytes == 800'000 + 8);
+  // The first forward waits for them.
+  for (const auto& op : plan.ops)
+    if (op.kind == OpKind::forward) {
+      CHECK(op.deps == bcasts);
+      break;
+    }
+  k.broadcast_buffers = false;
+  auto without = make_strategy("bucketed")->plan(trace, cluster, k);
+  auto with_s = summarize(plan, simulate(plan, cluster));
+  auto without_s = summarize(without, simulate(without, cluster));
+  // Broadcast is a pipelined chain: every rank but the last forwards the whole buffer.
+  CHECK(with_s.bytes_sent_per_rank - without_s.bytes_sent_per_rank == 800'000 + 8);
+  CHECK(with_s.step_time_s > without_s.step_time_s);
+}
