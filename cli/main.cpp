@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   redsim::cli::add_simulate_command(app);
   redsim::cli::add_trace_commands(app);
   redsim::cli::add_run_command(app);
+#ifdef REDSIM_HAVE_TUNE
+  redsim::cli::add_tune_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
