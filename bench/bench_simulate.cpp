@@ -1,13 +1,16 @@
 // Simulator speed and memory: one bucketed step (DDP defaults, 1 channel, exact fidelity) on
-// DGX H100 nodes for 8, 64 and 256 ranks, ResNet-50 and GPT-2 XL. Each simulation runs in a
-// child process, so peak memory is the largest child's max RSS.
+// DGX H100 nodes for 8, 64 and 256 ranks, ResNet-50 and GPT-2 XL. Each simulation runs in its
+// own child process, which reports its own peak RSS.
 //   ./build/bench/bench_simulate --benchmark_counters_tabular=true
 #include <sys/resource.h>
+
+#include <cstdio>
 
 #include <benchmark/benchmark.h>
 
 #include "core/cluster_json.h"
 #include "core/trace_json.h"
+#include "sim/child_process.h"
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"
 
@@ -25,17 +28,22 @@ void BM_BucketedStep(benchmark::State& state, const char* model) {
   for (const auto& op : plan.ops)
     if (redsim::op_kind_is_collective(op.kind)) transfers += 2LL * (n - 1) * n * op.channels;
   double step_s = 0;
+  long peak_rss_kB = 0;
   for (auto _ : state) {
-    auto tl = redsim::simulate(plan, cluster);
-    step_s = 0;
-    for (const auto& t : tl.timings) step_s = std::max(step_s, t.end_s);
+    auto out = redsim::run_in_child([&] {
+      auto tl = redsim::simulate_in_process(plan, cluster, {});
+      double end = 0;
+      for (const auto& t : tl.timings) end = std::max(end, t.end_s);
+      rusage ru{};
+      getrusage(RUSAGE_SELF, &ru);
+      return std::to_string(end) + " " + std::to_string(ru.ru_maxrss);
+    });
+    std::sscanf(out.c_str(), "%lf %ld", &step_s, &peak_rss_kB);
   }
-  rusage ru{};
-  getrusage(RUSAGE_CHILDREN, &ru);
   state.counters["ranks"] = n;
   state.counters["transfers"] = static_cast<double>(transfers);
   state.counters["transfers_per_s"] = benchmark::Counter(static_cast<double>(transfers), benchmark::Counter::kIsRate);
-  state.counters["peak_rss_MB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  state.counters["peak_rss_MB"] = static_cast<double>(peak_rss_kB) / 1024.0;
   state.counters["sim_step_ms"] = step_s * 1e3;
 }
 
