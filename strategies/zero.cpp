@@ -41,65 +41,76 @@ Plan ZeroStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, con
   auto pass = add_compute_pass(plan, trace, cluster, "", sync);
   const auto part = partition_parameters(trace, world);
 
+  // DeepSpeed's reduce_scatter=True path (average_tensor): a bucket is reduced to each rank
+  // that owns part of it, one reduce per owner slice, issued back to back. A ring
+  // reduce-scatter with uneven shards would move the big shard around all N-1 hops.
   std::vector<std::uint32_t> reduces;
   const auto buckets = zero_reduce_buckets(trace, knobs.bucket_cap_bytes);
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const auto owned = slices_by_owner(trace, part, buckets[b].params);
-    PlanOp op;
-    op.stream = comm;
-    op.dtype = knobs.wire_dtype.value_or(buckets[b].dtype);
-    op.reduce_op = knobs.reduce_op;
-    op.algorithm = knobs.algorithm;
-    op.channels = knobs.channels;
-    op.bucket = static_cast<int>(b);
-    op.slices = owned.slices;
-    op.deps = {knobs.overlap_comm ? bucket_ready_op(trace, pass, buckets[b]) : pass.last_op};
-    std::vector<std::int64_t> shard(static_cast<std::size_t>(world));
-    int owners = 0, owner = 0;
+    int owners = 0;
+    for (auto e : owned.owner_elems) owners += e > 0 ? 1 : 0;
+    std::size_t next_slice = 0;
     for (int r = 0; r < world; ++r) {
-      shard[static_cast<std::size_t>(r)] = owned.owner_elems[static_cast<std::size_t>(r)] * dtype_size_bytes(op.dtype);
-      op.bytes += shard[static_cast<std::size_t>(r)];
-      if (shard[static_cast<std::size_t>(r)] > 0) owners += 1, owner = r;
-    }
-    if (owners == 1) {
+      const auto elems = owned.owner_elems[static_cast<std::size_t>(r)];
+      if (elems == 0) continue;
+      PlanOp op;
       op.kind = OpKind::reduce;
-      op.root = owner;
-      op.name = "reduce:bucket" + std::to_string(b) + ":to" + std::to_string(owner);
-    } else {
-      op.kind = OpKind::reduce_scatter;
-      op.shard_bytes = std::move(shard);
-      op.name = "reduce_scatter:bucket" + std::to_string(b);
+      op.root = r;
+      op.name = (owners == 1 ? "reduce:bucket" : "reduce_scatter:bucket") + std::to_string(b) + ":to" + std::to_string(r);
+      op.stream = comm;
+      op.dtype = knobs.wire_dtype.value_or(buckets[b].dtype);
+      op.bytes = elems * dtype_size_bytes(op.dtype);
+      op.reduce_op = knobs.reduce_op;
+      op.algorithm = knobs.algorithm;
+      op.channels = knobs.channels;
+      op.bucket = static_cast<int>(b);
+      for (std::int64_t got = 0; got < elems; ++next_slice) {
+        op.slices.push_back(owned.slices[next_slice]);
+        got += owned.slices[next_slice].numel;
+      }
+      op.deps = {knobs.overlap_comm ? bucket_ready_op(trace, pass, buckets[b]) : pass.last_op};
+      reduces.push_back(plan.add(std::move(op)));
     }
-    reduces.push_back(plan.add(std::move(op)));
   }
   reduces.push_back(pass.last_op);
   const double my_share = part.total_bytes > 0 ? static_cast<double>(part.max_shard_bytes()) / part.total_bytes : 1.0;
   const auto opt = add_optimizer(plan, trace, cluster, reduces, "", my_share);
 
+  // DeepSpeed's all_gather_dp_groups: each allgather takes the same slice (allgather bucket / N
+  // bytes) of every rank's partition, so the shards are even and a ring moves them well.
   // Updated parameters travel in their own dtype (the 16-bit working copy).
-  for (std::int64_t begin = 0, i = 0; begin < part.total_bytes; begin += knobs.allgather_bucket_bytes, ++i) {
-    const auto end = std::min(part.total_bytes, begin + knobs.allgather_bucket_bytes);
-    const auto owned = slices_in_range(trace, part, begin, end);
+  const std::int64_t slice_bytes = std::max<std::int64_t>(8, knobs.allgather_bucket_bytes / world / 8 * 8);
+  for (std::int64_t off = 0, i = 0; off < part.max_shard_bytes(); off += slice_bytes, ++i) {
     PlanOp op;
     op.kind = OpKind::allgather;
     op.name = "allgather:params" + std::to_string(i);
     op.stream = comm;
-    op.dtype = trace.params[owned.slices.front().param].dtype;
     op.algorithm = Algorithm::ring;
     op.channels = knobs.channels;
-    op.slices = owned.slices;
     op.deps = {opt};
-    for (std::size_t r = 0; r < owned.owner_elems.size(); ++r) {
-      op.shard_bytes.push_back(owned.owner_elems[r] * dtype_size_bytes(op.dtype));
-      op.bytes += op.shard_bytes.back();
+    for (int r = 0; r < world; ++r) {
+      const auto lo = part.bounds[static_cast<std::size_t>(r)] + off;
+      const auto hi = std::min(part.bounds[static_cast<std::size_t>(r) + 1], lo + slice_bytes);
+      std::int64_t shard = 0;
+      if (lo < hi) {
+        const auto owned = slices_in_range(trace, part, lo, hi);
+        for (const auto& sl : owned.slices) {
+          op.slices.push_back(sl);
+          shard += sl.numel * trace.params[sl.param].bytes() / trace.params[sl.param].numel;
+        }
+      }
+      op.shard_bytes.push_back(shard);
+      op.bytes += shard;
     }
+    op.dtype = trace.params[op.slices.front().param].dtype;
     plan.add(std::move(op));
   }
 
   std::int64_t largest_bucket = 0;
   for (const auto& b : buckets) largest_bucket = std::max(largest_bucket, b.bytes);
   plan.memory = model_state_memory(trace, world, knobs.zero_stage,
-                                   largest_bucket + std::min(knobs.allgather_bucket_bytes, part.total_bytes));
+                                   largest_bucket + std::min(slice_bytes * world, part.total_bytes));
   return plan;
 }
 
