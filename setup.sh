@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libgloo-dev iproute2)
+packages=(build-essential cmake pkg-config libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libgloo-dev iproute2 zlib1g-dev python3-torch python3-torchvision)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

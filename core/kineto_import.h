@@ -6,11 +6,10 @@
 // plus the measured times for a measured Timeline.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/dtype.h"
 #include "core/knobs.h"
@@ -21,19 +20,20 @@
 namespace redsim {
 
 struct KinetoImportOptions {
-  std::optional<std::int64_t> step;  // ProfilerStep#N to import; unset: the mean over every step
-  std::string model;                 // the trace's model name; "" = derived from the file name
+  std::optional<std::int64_t> step;      // ProfilerStep#N to import; unset: the mean over every step
+  std::string model;                     // the trace's model name; "" = derived from the file name
   std::int64_t batch_size_per_rank = 1;  // not in a profiler trace: the caller states it
 };
 
 // One gradient bucket: one NCCL allreduce kernel launched during backward.
 struct ImportedBucket {
-  std::string kernel;          // NCCL kernel name (of the first imported step)
+  std::string kernel;  // NCCL kernel name (of the first imported step)
   DType dtype = DType::fp32;
-  bool dtype_known = false;    // from the message's dtype or the kernel's name
-  std::int64_t numel = 0;      // elements in the message; 0 when unknown
-  std::string size_from;       // where numel came from ("" when unknown)
-  // Seconds from the step's origin (the start of its first forward kernel); means over steps.
+  bool dtype_known = false;  // from the message's dtype or the kernel's name
+  std::int64_t numel = 0;    // elements in the message; 0 when unknown
+  std::string size_from;     // where numel came from ("" when unknown)
+  // Seconds from the step's origin (its first forward kernel or forward collective began); means
+  // over the imported steps.
   double launch_s = 0;  // the host launched the allreduce (DDP marked the bucket ready)
   double ready_s = 0;   // the compute stream finished every kernel launched before it
   double start_s = 0;   // the NCCL kernel ran from start_s to end_s
@@ -43,27 +43,29 @@ struct ImportedBucket {
 // A collective other than a gradient allreduce (a buffer broadcast, a forward-time allreduce).
 struct ImportedCollective {
   std::string kernel;
-  std::string phase;  // "forward", "backward", "optimizer" or "step"
+  std::string collective;  // "broadcast", "allreduce", "allgather", ... ("" unknown)
+  std::string phase;       // "forward", "backward", "optimizer", "other" (after backward) or "unknown"
   std::int64_t numel = 0;  // 0 when unknown
   DType dtype = DType::fp32;
   bool dtype_known = false;
+  double start_s = 0, end_s = 0;  // the NCCL kernel, from the step's origin
 };
 
 struct KinetoImport {
-  ModelTrace trace;  // checked: passes trace_from_json(trace_to_json(trace))
-  std::vector<ImportedBucket> buckets;  // in launch order; trace.params[K-1-k] is bucket k
+  ModelTrace trace;                                   // checked: passes trace_from_json(trace_to_json(trace))
+  std::vector<ImportedBucket> buckets;                // in launch order; trace.params[K-1-k] is bucket k
   std::vector<ImportedCollective> other_collectives;  // of one step
-  std::vector<std::int64_t> steps;   // ProfilerStep numbers imported (empty: the trace had none)
-  std::string step_text;             // "step 5", "mean of steps 3-7", "the whole trace"
+  std::vector<std::int64_t> steps;                    // ProfilerStep numbers imported (empty: the trace had none)
+  std::string step_text;                              // "step 5", "mean of steps 3-7", "the whole trace"
   // Seconds from the step's origin; means over the imported steps.
   double forward_start_s = 0, forward_end_s = 0;
   double backward_start_s = 0, backward_end_s = 0;
   double optimizer_start_s = 0, optimizer_end_s = 0;
-  double backward_busy_s = 0;  // sum of backward kernel durations (the stream can also idle)
-  bool sizes_known = false;    // every bucket's message size was found
-  int rank = 0;                // distributedInfo.rank, 0 if absent
-  int world_size = 0;          // Group size / distributedInfo.world_size; 0 if unknown
-  std::string device;          // the GPU the kernels ran on
+  double backward_busy_s = 0;         // sum of backward kernel durations (the stream can also idle)
+  bool sizes_known = false;           // every bucket's message size was found
+  int rank = 0;                       // distributedInfo.rank, 0 if absent
+  int world_size = 0;                 // Group size / distributedInfo.world_size; 0 if unknown
+  std::string device;                 // the GPU the kernels ran on
   std::vector<std::string> warnings;  // what could not be recovered, in words
 };
 
@@ -83,7 +85,8 @@ Knobs imported_bucket_knobs(const KinetoImport& imp);
 
 // The measured Timeline (one rank: the profiled one) of a Plan made from imp.trace by the
 // bucketed strategy with imported_bucket_knobs(): ops are matched by name (fwd:/bwd:<layer>,
-// allreduce:bucketK, optimizer). Throws std::invalid_argument for an op it does not know.
+// allreduce:bucketK, optimizer; a broadcast:buffers op takes the measured forward broadcasts of
+// its dtype whose bytes add up to its own). Throws std::invalid_argument for an op it cannot match.
 Timeline imported_timeline(const Plan& plan, const KinetoImport& imp);
 
 }  // namespace redsim

@@ -1,0 +1,61 @@
+// Builds small PyTorch profiler (Kineto) Chrome traces of a data-parallel step for the import
+// tests: the events Kineto writes for a DDP job on NCCL (ProfilerStep#N spans, CPU ops on the
+// main and autograd threads, cudaLaunchKernel runtime events, kernels on a compute stream and
+// NCCL kernels on a communication stream, linked by correlation ids), from a scenario whose
+// kernels, launches and message sizes the test states.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace redsim::testing {
+
+enum class KPhase { forward, backward, optimizer };
+
+struct KCompute {
+  double launch_us = 0, start_us = 0, dur_us = 0;  // from the step's start
+  KPhase phase = KPhase::backward;
+};
+
+struct KComm {
+  double launch_us = 0, start_us = 0, dur_us = 0;
+  std::string collective = "allreduce";  // or "broadcast"
+  std::int64_t numel = 0;
+  std::string dtype = "Float";  // c10 ScalarType name, as Kineto writes it
+  KPhase phase = KPhase::backward;
+};
+
+struct KStep {
+  std::int64_t number = 0;
+  double length_us = 3000;
+  std::vector<KCompute> compute;
+  std::vector<KComm> comm;
+};
+
+// Where the message sizes are: on the NCCL kernel's args (PyTorch >= 2.1), on the
+// record_param_comms CPU op, as record_shapes' Input Dims of nccl:all_reduce (PyTorch 1.13), or
+// nowhere.
+enum class SizeStyle { kernel_args, record_param_comms, input_dims, none };
+
+struct KBuild {
+  SizeStyle sizes = SizeStyle::kernel_args;
+  bool launches = true;        // cuda_runtime events and CPU ops; false: GPU activity only
+  bool profiler_steps = true;  // ProfilerStep#N spans
+  int group_size = 8;
+  int rank = 3;
+  std::string device_name = "NVIDIA H100 80GB HBM3";
+  double base_us = 1.7e12;  // absolute time of the first step, as Kineto's epoch-based clock
+};
+
+nlohmann::json build_kineto(const std::vector<KStep>& steps, const KBuild& options);
+
+// The scenario the tests use: 3 forward kernels, a buffer broadcast, 6 backward kernels, 3
+// gradient allreduces (1 MiB, 25 MiB and 4000 bytes of fp32), 2 optimizer kernels. `jitter`
+// shifts every kernel by 3*jitter us and lengthens it by jitter us (a different step).
+KStep example_step(std::int64_t number, int jitter);
+
+// NCCL kernel names as PyTorch's NCCL builds name them.
+std::string nccl_kernel_name(const std::string& collective, const std::string& dtype);
+
+}  // namespace redsim::testing

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""End-to-end test of traces/capture/redsim_capture.py with Debian's /usr/bin/python3 on CPU.
+
+usage: test_capture.py REDSIM_BINARY SOURCE_DIR
+
+- torchvision resnet18 (1x3x64x64, 1 warm-up, 2 measured iterations): exactly 11,689,512
+  parameters, listed in model.named_parameters() order with their sizes; the gradient-ready
+  times non-decreasing in the recorded order; the trace runs through `redsim simulate` and
+  `redsim trace show`.
+- a user module (module:factory) with a frozen, an unused and a root-owned parameter, with Adam.
+- without PyTorch (python3 -S hides Debian's dist-packages) and with bad arguments: exit
+  status 2 and a one-line reason.
+Fails, saying what to install, when PyTorch is not there.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+RESNET18_PARAMS = 11689512  # torchvision.models.resnet18: 11,689,512 parameters
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def derived_ready_times(trace):
+    """Per parameter: the end of its layer's backward, layers run last to first (the trace's rule)."""
+    layers = trace["layers"]
+    end, clock = {}, 0.0
+    for layer in reversed(layers):
+        clock += layer["backward_s"]
+        end[layer["name"]] = clock
+    return {p["name"]: end[p["layer"]] for p in trace["params"]}
+
+
+def non_decreasing(values):
+    return all(a <= b for a, b in zip(values, values[1:]))
+
+
+def test_resnet18(redsim, src, capture, d):
+    import torchvision
+
+    out, raw = os.path.join(d, "resnet18.json"), os.path.join(d, "resnet18.raw.json")
+    r = run([sys.executable, capture, "--model", "resnet18", "--input-shape", "3,64,64", "--batch-size", "1",
+             "--warmup", "1", "--iters", "2", "--optimizer", "sgd", "--device", "cpu", "--out", out, "--raw-out", raw])
+    print(r.stdout + r.stderr, end="")
+    check(r.returncode == 0, "capture of resnet18 exited %d" % r.returncode)
+    if r.returncode != 0:
+        return
+    trace = json.load(open(out))
+    rawj = json.load(open(raw))
+    model = torchvision.models.resnet18(weights=None)
+    ref = [(n, p.numel()) for n, p in model.named_parameters()]
+    got = [(p["name"], p["numel"]) for p in trace["params"]]
+    check(sum(n for _, n in got) == RESNET18_PARAMS, "resnet18 has %d parameters, expected 11,689,512" % sum(n for _, n in got))
+    check(got == ref, "parameters are not model.named_parameters() in order with their sizes")
+    check(len(got) == 62, "resnet18 has %d parameter tensors, expected 62" % len(got))
+    check(all(p["dtype"] == "fp32" for p in trace["params"]), "resnet18 parameters are not all fp32")
+    # Every parameter belongs to the module that registers it.
+    check(all(p["layer"] == p["name"].rsplit(".", 1)[0] for p in trace["params"]), "a parameter's layer is not its module")
+    # Layers: the 52 leaf modules resnet18 runs, in forward order.
+    names = [l["name"] for l in trace["layers"]]
+    check(len(names) == 52, "resnet18 has %d layers, expected 52 leaf modules" % len(names))
+    check(names[:6] == ["conv1", "bn1", "relu", "maxpool", "layer1.0.conv1", "layer1.0.bn1"], "forward order: %s" % names[:6])
+    check(names[-2:] == ["avgpool", "fc"], "the last layers are %s" % names[-2:])
+    check(names.index("layer2.0.downsample.0") > names.index("layer2.0.bn2"), "downsample runs after bn2 in forward")
+    check(all(l["forward_s"] >= 0 and l["backward_s"] >= 0 for l in trace["layers"]), "negative layer time")
+    check(sum(l["backward_s"] for l in trace["layers"]) > 0, "no backward time")
+    check(trace["optimizer_s"] > 0, "no optimizer time")
+    # Gradient-ready order: every parameter once; the observed times non-decreasing along it,
+    # and so are the times the trace itself implies.
+    order = trace["grad_ready_order"]
+    check(sorted(order) == sorted(n for n, _ in ref), "grad_ready_order is not a permutation of the parameters")
+    check(order[:2] == ["fc.bias", "fc.weight"] or order[:2] == ["fc.weight", "fc.bias"], "fc's gradients are not first: %s" % order[:2])
+    check(order[-1] == "conv1.weight", "conv1.weight is not the last gradient: %s" % order[-1])
+    observed = [g["ready_s"] for g in rawj["grad_ready"]]
+    check([g["name"] for g in rawj["grad_ready"]] == order, "raw ready list is not in grad_ready_order")
+    check(non_decreasing(observed), "observed gradient-ready times decrease along the recorded order")
+    for it in rawj["per_iteration_grad_ready"]:
+        check(non_decreasing([g["ready_s"] for g in it]), "an iteration's gradient-ready times decrease")
+    derived = derived_ready_times(trace)
+    check(non_decreasing([derived[n] for n in order]), "the trace's gradient-ready times decrease along grad_ready_order")
+    # Buffers: every BatchNorm's running_mean, running_var, num_batches_tracked.
+    check([b["name"] for b in trace["buffers"]] == [n for n, _ in model.named_buffers()], "buffers differ from named_buffers()")
+    check(trace["reference_device"].startswith("CPU "), "reference_device %r does not say CPU" % trace["reference_device"])
+    check("perf_counter" in trace["source"] and "AccumulateGrad" in trace["source"] or "post-accumulate" in trace["source"],
+          "source does not say how it was measured")
+    print("resnet18 per step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms (un-hooked)"
+          % tuple(rawj["per_step_s"]["unhooked"][k] * 1e3 for k in ("forward", "backward", "optimizer")))
+
+    # The captured trace is a redsim trace: it simulates and it shows.
+    cluster = os.path.join(src, "tests", "data", "ideal_star_4.json")
+    sim_out = os.path.join(d, "sim.json")
+    r = run([redsim, "simulate", "--trace", out, "--cluster", cluster, "--out", sim_out])
+    check(r.returncode == 0, "redsim simulate on the captured trace exited %d: %s" % (r.returncode, r.stderr.strip()))
+    if r.returncode == 0:
+        sim = json.load(open(sim_out))
+        check(sim["trace"]["params"] == RESNET18_PARAMS, "simulate saw %s parameters" % sim["trace"]["params"])
+    r = run([redsim, "trace", "show", out])
+    check(r.returncode == 0 and "11,689,512 elements" in r.stdout, "redsim trace show on the captured trace failed")
+
+
+USER_MODEL = '''
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.frozen = torch.nn.Linear(16, 16)
+        for p in self.frozen.parameters():
+            p.requires_grad_(False)
+        self.unused = torch.nn.Linear(4, 4)
+        self.scale = torch.nn.Parameter(torch.ones(16))
+        self.head = torch.nn.Linear(16, 3)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        h = torch.relu(self.a(x)) * self.scale
+        return self.head(self.frozen(h))
+
+def build():
+    return Net()
+'''
+
+
+def test_user_module(redsim, capture, d):
+    path = os.path.join(d, "usermodel.py")
+    with open(path, "w") as f:
+        f.write(USER_MODEL)
+    out = os.path.join(d, "user.json")
+    r = run([sys.executable, capture, "--model", path + ":build", "--model-name", "net", "--input-shape", "8",
+             "--batch-size", "4", "--warmup", "1", "--iters", "2", "--optimizer", "adam", "--out", out])
+    print(r.stdout + r.stderr, end="")
+    check(r.returncode == 0, "capture of a user module exited %d" % r.returncode)
+    if r.returncode != 0:
+        return
+    check("got no gradient" in r.stderr and "unused.weight" in r.stderr, "no warning about the unused parameters")
+    t = json.load(open(out))
+    check(t["model"] == "net", "model name %r" % t["model"])
+    params = {p["name"]: p for p in t["params"]}
+    check([p["name"] for p in t["params"]] == ["scale", "a.weight", "a.bias", "frozen.weight", "frozen.bias",
+                                               "unused.weight", "unused.bias", "head.weight", "head.bias"],
+          "user module parameter order: %s" % [p["name"] for p in t["params"]])
+    check(params["frozen.weight"].get("trainable") is False, "frozen parameter not marked trainable: false")
+    check(params["scale"]["layer"] == "(root)", "the root's own parameter is not owned by (root)")
+    order = t["grad_ready_order"]
+    check("frozen.weight" not in order, "a frozen parameter is in grad_ready_order")
+    check(order[-2:] == ["unused.bias", "unused.weight"], "unused parameters are not last: %s" % order)
+    check(order.index("head.bias") < order.index("a.weight"), "head's gradients are not before a's")
+    names = [l["name"] for l in t["layers"]]
+    check(names[0] == "(root)" and names[-1] == "unused", "layer order %s" % names)
+    check(t["buffers"] == [{"name": "steps", "numel": 1, "dtype": "int64"}], "buffers %s" % t["buffers"])
+    check("Adam" in t["source"], "source does not name the optimizer")
+    r = run([redsim, "trace", "show", out])
+    check(r.returncode == 0, "redsim trace show rejects the user-module trace: %s" % r.stderr.strip())
+
+
+def test_errors(capture, d):
+    out = os.path.join(d, "never.json")
+    # Without PyTorch: -S leaves Debian's dist-packages (where python3-torch lives) off sys.path.
+    r = run(["/usr/bin/python3", "-S", capture, "--model", "resnet18", "--out", out])
+    check(r.returncode == 2, "capture without torch exited %d, expected 2" % r.returncode)
+    check("cannot import PyTorch" in r.stderr and "python3-torch" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+          "capture without torch said: %r" % r.stderr)
+    r = run([sys.executable, capture, "--model", "resnet18", "--input-shape", "3,x", "--out", out])
+    check(r.returncode == 2 and "--input-shape" in r.stderr, "a bad --input-shape gave %d: %r" % (r.returncode, r.stderr))
+    r = run([sys.executable, capture, "--model", "resnet18", "--input-shape", "3,64", "--out", out])
+    check(r.returncode == 2 and "failed on an input of shape [32, 3, 64]" in r.stderr
+          and len(r.stderr.strip().splitlines()) == 1, "a wrong input shape gave %d: %r" % (r.returncode, r.stderr))
+    r = run([sys.executable, capture, "--model", "no_such_model", "--out", out])
+    check(r.returncode == 2 and "no_such_model" in r.stderr, "an unknown model gave %d: %r" % (r.returncode, r.stderr))
+    check(not os.path.exists(out), "a failed capture wrote its output")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    redsim, src = sys.argv[1], sys.argv[2]
+    capture = os.path.join(src, "traces", "capture", "redsim_capture.py")
+    try:
+        import torch  # noqa: F401
+        import torchvision  # noqa: F401
+    except Exception as e:
+        print("FAIL: PyTorch is not importable by %s (%s): install Debian's python3-torch and python3-torchvision "
+              "(./setup.sh installs them) to run the capture test" % (sys.executable, e))
+        return 1
+    with tempfile.TemporaryDirectory() as d:
+        test_resnet18(redsim, src, capture, d)
+        test_user_module(redsim, capture, d)
+        test_errors(capture, d)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all capture checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
