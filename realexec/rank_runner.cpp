@@ -1,0 +1,254 @@
+#include "realexec/rank_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "core/error.h"
+#include "realexec/gloo_backend.h"
+#include "realexec/tcp_store.h"
+#ifdef REDSIM_HAVE_NCCL
+#include "realexec/nccl_backend.h"
+#endif
+
+namespace redsim::realexec {
+namespace {
+
+std::vector<char> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+std::string string_of(const std::vector<char>& v) { return {v.begin(), v.end()}; }
+
+std::unique_ptr<Backend> make_backend(const std::string& name, gloo::rendezvous::Store& store, const RankJob& job) {
+  if (name == "gloo") return make_gloo_backend(store, job.rank, job.world_size, {job.gloo_hostname, job.gloo_iface, job.timeout});
+  if (name == "nccl") {
+#ifdef REDSIM_HAVE_NCCL
+    return make_nccl_backend(store, job.rank, job.world_size, {job.local_rank, job.timeout});
+#else
+    throw BackendUnavailable("this redsim was built without the NCCL backend (CUDA and NCCL were not found when it was configured)");
+#endif
+  }
+  throw InputError("", "", "--backend: expected gloo|nccl, got \"" + name + "\"");
+}
+
+// Every rank states its plan's shape and the buffer scale its memory allows; rank 0 checks the
+// plans agree, takes the smallest scale (or the first refusal) and publishes the decision.
+BufferScale agree_buffer_scale(TcpStore& store, const Plan& plan, const RankJob& job, const RunConfig& cfg,
+                               const Backend& backend) {
+  const std::int64_t bytes = collective_buffer_bytes(plan, 1.0);
+  std::ostringstream mine;
+  mine << "ops=" << plan.ops.size() << " bytes=" << bytes << " streams=" << plan.streams.size() << "\n";
+  try {
+    const auto s = decide_buffer_scale(cfg.buffer_scale, bytes, job.ranks_on_host, backend.memory_budget_bytes(job.ranks_on_host));
+    mine << "ok " << s.factor << "\n" << s.reason;
+  } catch (const std::invalid_argument& e) {
+    mine << "err\n" << e.what();
+  }
+  store.set("redsim/prep/" + std::to_string(job.rank), bytes_of(mine.str()));
+
+  if (job.rank == 0) {
+    std::string fingerprint, decision;
+    double best = 2.0;
+    std::string best_reason;
+    for (int r = 0; r < job.world_size && decision.empty(); ++r) {
+      const std::string v = string_of(store.get("redsim/prep/" + std::to_string(r)));
+      std::istringstream in(v);
+      std::string fp, status_line, reason;
+      std::getline(in, fp);
+      std::getline(in, status_line);
+      std::getline(in, reason, '\0');
+      if (r == 0) fingerprint = fp;
+      if (fp != fingerprint)
+        decision = "err\nrank " + std::to_string(r) + " built a different plan (" + fp + ") from rank 0's (" + fingerprint +
+                   "): give every rank the same trace, cluster and knobs";
+      else if (status_line.rfind("err", 0) == 0)
+        decision = "err\nrank " + std::to_string(r) + ": " + reason;
+      else {
+        const double f = std::stod(status_line.substr(3));
+        if (f < best) {
+          best = f;
+          best_reason = reason + (job.world_size > 1 && r != 0 ? " (on rank " + std::to_string(r) + "'s host)" : "");
+        }
+      }
+    }
+    if (decision.empty()) {
+      std::ostringstream d;
+      d.precision(17);
+      d << "ok " << best << "\n" << best_reason;
+      decision = d.str();
+    }
+    store.set("redsim/prep/decision", bytes_of(decision));
+  }
+  const std::string d = string_of(store.get("redsim/prep/decision"));
+  std::istringstream in(d);
+  std::string status_line, reason;
+  std::getline(in, status_line);
+  std::getline(in, reason, '\0');
+  if (status_line.rfind("err", 0) == 0) throw InputError("", "", reason);
+  BufferScale s;
+  s.factor = std::stod(status_line.substr(3));
+  s.reason = reason;
+  return s;
+}
+
+class Progress {
+ public:
+  Progress(bool enabled, int warmup, int steps) : on_(enabled), tty_(::isatty(1) != 0), warmup_(warmup), steps_(steps) {}
+  void step_done(int step, double local_s) {
+    if (!on_) return;
+    const bool warm = step < warmup_;
+    char line[160];
+    if (warm)
+      std::snprintf(line, sizeof line, "warm-up %d/%d  %.3f ms", step + 1, warmup_, local_s * 1e3);
+    else
+      std::snprintf(line, sizeof line, "step %d/%d  %.3f ms", step - warmup_ + 1, steps_, local_s * 1e3);
+    if (tty_) {
+      std::cout << "\r" << line << "   " << std::flush;
+      if (step + 1 == warmup_ + steps_) std::cout << "\n";
+    } else {
+      std::cout << line << "\n";
+    }
+    std::cout.flush();
+  }
+
+ private:
+  bool on_, tty_;
+  int warmup_, steps_;
+};
+
+}  // namespace
+
+std::vector<std::string> available_backends() {
+#ifdef REDSIM_HAVE_NCCL
+  return {"gloo", "nccl"};
+#else
+  return {"gloo"};
+#endif
+}
+
+std::string backend_unavailable_reason(const std::string& backend) {
+  if (backend != "nccl") return "";
+#ifdef REDSIM_HAVE_NCCL
+  int fds[2];
+  if (::pipe(fds) != 0) return "";
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string why;
+    const int n = cuda_device_count(&why);
+    if (n > 0) why.clear();
+    [[maybe_unused]] auto w = ::write(fds[1], why.data(), why.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string why;
+  char buf[512];
+  ssize_t got;
+  while ((got = ::read(fds[0], buf, sizeof buf)) > 0) why.append(buf, static_cast<std::size_t>(got));
+  ::close(fds[0]);
+  if (pid > 0) ::waitpid(pid, nullptr, 0);
+  return why.empty() ? "" : "the NCCL backend needs a CUDA device: " + why;
+#else
+  return "this redsim was built without the NCCL backend";
+#endif
+}
+
+int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const ResultSink& sink) {
+  if (job.exit_on_failure) ::signal(SIGPIPE, SIG_IGN);  // a dead peer's socket must not kill this rank
+  // Declared outside the try block so that a failure does not wait for their destructors
+  // (threads may be blocked in a collective until the timeout) before exiting.
+  std::unique_ptr<TcpStoreServer> server;
+  std::unique_ptr<TcpStore> store;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Executor> executor;
+  int code = 0;
+  std::string message;
+  try {
+    if (job.serve_store) server = std::make_unique<TcpStoreServer>(listen_tcp("", job.store_port));
+    store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout);
+    backend = make_backend(cfg.backend, *store, job);
+    const BufferScale scale = agree_buffer_scale(*store, plan, job, cfg, *backend);
+    if (job.rank == 0 && cfg.progress) {
+      std::cout << "backend: " << backend->description() << ", " << job.world_size << " rank(s)\n";
+      std::cout << "buffers: " << scale.reason << "\n" << std::flush;
+    }
+
+    ExecOptions eo;
+    eo.buffer_scale = scale.factor;
+    eo.inject = cfg.inject;
+    eo.corrupt_op = cfg.corrupt_op;
+    eo.corrupt_rank = cfg.corrupt_rank;
+    executor = std::make_unique<Executor>(plan, *backend, eo);
+
+    RankReport report;
+    report.rank = job.rank;
+    report.host = host_identity();
+    Progress progress(cfg.progress && job.rank == 0, cfg.warmup_steps, cfg.steps);
+    for (int step = 0; step < cfg.warmup_steps + cfg.steps; ++step) {
+      StepRecord rec = executor->run_step(step);
+      report.buffers_checked += rec.buffers_checked;
+      double local_end = rec.origin_s;
+      for (const auto& t : rec.ops) local_end = std::max(local_end, t.end_s);
+      progress.step_done(step, local_end - rec.origin_s);
+      if (step >= cfg.warmup_steps) report.steps.push_back(std::move(rec));
+    }
+    store->set("redsim/report/" + std::to_string(job.rank), serialize_report(report));
+
+    if (job.rank == 0) {
+      std::vector<RankReport> reports;
+      for (int r = 0; r < job.world_size; ++r)
+        reports.push_back(deserialize_report(store->get("redsim/report/" + std::to_string(r)), plan.ops.size()));
+      RunOutcome out;
+      out.plan = scaled_plan(plan, scale.factor);
+      out.measured = assemble(out.plan, reports);
+      out.scale = scale;
+      out.backend = cfg.backend;
+      out.backend_description = backend->description();
+      out.world_size = job.world_size;
+      out.warmup_steps = cfg.warmup_steps;
+      out.steps = cfg.steps;
+      out.timeout_s = static_cast<double>(job.timeout.count()) / 1000.0;
+      sink(out);
+    }
+  } catch (const CollectiveAborted& e) {
+    code = kExitPeerFailure;
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", static_cast<double>(job.timeout.count()) / 1000.0);
+    message = std::string("collective aborted (a peer failed, or the ") + limit +
+              " s collective timeout passed): " + e.what();
+  } catch (const VerificationError& e) {
+    code = kExitRankError;
+    message = std::string("verification failed: ") + e.what();
+  } catch (const InputError& e) {
+    code = kExitBadInput;
+    message = e.what();
+  } catch (const std::invalid_argument& e) {
+    code = kExitBadInput;
+    message = e.what();
+  } catch (const BackendUnavailable& e) {
+    code = kExitRankError;
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = kExitRankError;
+    const std::string what = e.what();
+    // The store failing under a rank is a consequence of rank 0 (or the launcher) going away.
+    if (what.rfind("rendezvous store", 0) == 0 && job.rank != 0) code = kExitPeerFailure;
+    message = what;
+  }
+  if (code != 0) {
+    std::cout.flush();
+    std::cerr << "redsim: rank " << job.rank << ": " << message << "\n" << std::flush;
+    if (job.exit_on_failure) {
+      std::fflush(nullptr);
+      ::_exit(code);
+    }
+  }
+  return code;
+}
+
+}  // namespace redsim::realexec

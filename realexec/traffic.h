@@ -1,0 +1,73 @@
+// Bytes one rank sends and receives in a collective, by the construction of the algorithm the
+// library runs (the libraries do not report them). Used for the Timeline's bytes_sent and
+// bytes_received where the executor does not count the transfers itself.
+#pragma once
+#include <cstdint>
+
+#include "realexec/backend.h"
+
+namespace redsim::realexec {
+
+// Near-equal split of `total` into `parts` (the first total % parts pieces one larger): the same
+// rule the simulator uses for channels and chunks.
+inline std::int64_t split_piece(std::int64_t total, int parts, int index) {
+  return total / parts + (index < total % parts ? 1 : 0);
+}
+inline std::int64_t split_offset(std::int64_t total, int parts, int index) {
+  const std::int64_t base = total / parts, extra = total % parts;
+  return base * index + (index < extra ? index : extra);
+}
+
+// Ring allreduce (reduce-scatter then allgather): everything but one chunk, twice.
+inline Traffic ring_allreduce_traffic(std::int64_t bytes, int n, int rank) {
+  if (n < 2) return {};
+  const std::int64_t t = 2 * (bytes - split_piece(bytes, n, rank));
+  return {t, t};
+}
+
+// Gloo's reduce: a ring reduce-scatter, then every rank sends its reduced chunk to the root.
+inline Traffic gloo_reduce_traffic(std::int64_t bytes, int n, int rank, int root) {
+  if (n < 2) return {};
+  const std::int64_t rs = bytes - split_piece(bytes, n, rank);
+  if (rank == root) return {rs, rs + rs};
+  return {rs + split_piece(bytes, n, rank), rs};
+}
+
+// Binomial-tree broadcast (Gloo): a rank receives the buffer once (unless root) and sends it
+// once per child.
+inline Traffic binomial_broadcast_traffic(std::int64_t bytes, int n, int rank, int root) {
+  if (n < 2) return {};
+  const int vrank = (rank - root + n) % n;
+  int dim = 0;
+  while ((1 << dim) < n) ++dim;
+  Traffic t;
+  int mask = (1 << dim) - 1;
+  for (int i = 0; i < dim; ++i) {
+    mask ^= (1 << i);
+    if ((vrank & mask) != 0) continue;
+    const int vpeer = vrank ^ (1 << i);
+    if (vpeer >= n) continue;
+    if ((vrank & (1 << i)) == 0)
+      t.bytes_sent += bytes;
+    else
+      t.bytes_received += bytes;
+  }
+  return t;
+}
+
+// NCCL's ring broadcast and reduce: every rank but the last in the chain sends the buffer once.
+inline Traffic ring_chain_traffic(std::int64_t bytes, int n, int rank, int root, bool toward_root) {
+  if (n < 2) return {};
+  const int pos = (rank - root + n) % n;  // 0 = root
+  Traffic t;
+  if (!toward_root) {  // broadcast: root -> 1 -> ... -> n-1
+    if (pos != n - 1) t.bytes_sent = bytes;
+    if (pos != 0) t.bytes_received = bytes;
+  } else {  // reduce: n-1 -> ... -> 1 -> root
+    if (pos != 0) t.bytes_sent = bytes;
+    if (pos != n - 1) t.bytes_received = bytes;
+  }
+  return t;
+}
+
+}  // namespace redsim::realexec
