@@ -45,8 +45,8 @@ struct PlanOp {
   int bucket = -1;  // bucket index for gradient collectives; -1 otherwise
   std::vector<ParamSlice> slices;
   // reduce_scatter and allgather: bytes of each rank's shard, in rank order. Empty means the
-  // buffer splits evenly (the first bytes % N ranks get one byte more). A zero entry is a rank
-  // that owns nothing of this buffer (ZeRO buckets spanning only some owners).
+  // buffer splits evenly by elements (the first elements % N ranks get one element more), as
+  // real buffers must. A zero entry is a rank that owns nothing of this buffer.
   std::vector<std::int64_t> shard_bytes;
 };
 

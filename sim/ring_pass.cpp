@@ -51,8 +51,10 @@ std::vector<std::int64_t> chunks_for_shards(const std::vector<int>& ring, const 
 
 std::vector<std::int64_t> op_shards(const PlanOp& op, int world) {
   if (!op.shard_bytes.empty()) return op.shard_bytes;
+  // Whole elements per shard, as a real buffer is split (realexec does the same).
+  const auto elem = dtype_size_bytes(op.dtype);
   std::vector<std::int64_t> s(static_cast<std::size_t>(world));
-  for (int r = 0; r < world; ++r) s[static_cast<std::size_t>(r)] = split_piece(op.bytes, world, r);
+  for (int r = 0; r < world; ++r) s[static_cast<std::size_t>(r)] = split_piece(op.bytes / elem, world, r) * elem;
   return s;
 }
 
