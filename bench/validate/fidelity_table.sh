@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The fidelity table of issue 5 (not run by CI; needs root for realexec/testbed): for each layout,
+# calibrate a cluster file on the testbed (never hand-tuned), then validate every strategy at two
+# bucket sizes against redsim's own executor on the same testbed, writing a table and an SVG.
+#
+#   bench/validate/fidelity_table.sh BUILD_DIR [RATE] [TRACE]     (defaults: 400mbit, resnet50)
+# Outputs under $OUT (default ./fidelity-out): testbed-KxR.json, table-KxR.txt, plot-KxR.svg,
+# matrix-KxR.json. Each case runs 3 measured steps after 1 warm-up (about 10-40 s per case).
+set -euo pipefail
+build=${1:?usage: fidelity_table.sh BUILD_DIR [RATE] [TRACE]}
+rate=${2:-400mbit}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+trace=${3:-$src/traces/resnet50.json}
+redsim=$build/cli/redsim
+out=${OUT:-fidelity-out}
+mkdir -p "$out"
+cases=$out/cases.json
+cat >"$cases" <<'JSON'
+[{"strategy": "bucketed", "bucket_mb": 25}, {"strategy": "bucketed", "bucket_mb": 1},
+ {"strategy": "flat", "bucket_mb": 25}, {"strategy": "flat", "bucket_mb": 1},
+ {"strategy": "zero", "bucket_mb": 25}, {"strategy": "zero", "bucket_mb": 1},
+ {"strategy": "accumulate", "bucket_mb": 25}, {"strategy": "accumulate", "bucket_mb": 1},
+ {"strategy": "localsgd", "bucket_mb": 25}, {"strategy": "localsgd", "bucket_mb": 1}]
+JSON
+for layout in 4x1 2x2; do
+  k=${layout%x*} r=${layout#*x}
+  "$redsim" calibrate --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" --out "$out/testbed-$layout.json"
+  "$redsim" validate --matrix "$cases" --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" \
+    --cluster "$out/testbed-$layout.json" --trace "$trace" --steps 3 --warmup 1 \
+    --table "$out/table-$layout.txt" --svg "$out/plot-$layout.svg" --out "$out/matrix-$layout.json" || true
+  cat "$out/table-$layout.txt"
+done

@@ -1,0 +1,312 @@
+// redsim calibrate: nccl-tests-style collective sweeps on the real backend (allreduce, reduce,
+// reduce-scatter, allgather, broadcast; algbw and busbw with nccl-tests' bus factors), then a
+// weighted least-squares fit of the simulator's alpha-beta formulas (core/cluster_fit.h) to the
+// measured times, giving the cluster file's bottleneck link (inter-node NIC bandwidth and latency
+// when there are several nodes, else the intra-node link) and collective_launch_us. Ranks: --ranks
+// N locally, --testbed nodes=K,ranks-per-node=R,rate=400mbit (realexec/testbed runs `redsim
+// calibrate` in join mode once per rank), or a job started by torchrun/mpirun/srun.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "core/cluster_fit.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "realexec/launch_env.h"
+#include "realexec/local_launcher.h"
+#include "realexec/microbench.h"
+
+#ifndef REDSIM_SOURCE_DIR
+#define REDSIM_SOURCE_DIR ""
+#endif
+
+namespace redsim::cli {
+namespace {
+
+namespace rx = redsim::realexec;
+
+struct CalibrateOptions {
+  std::string backend = "gloo";
+  int ranks = 0;
+  std::string testbed;
+  std::string out_file;
+  std::string name;
+  double max_bytes = 64.0 * 1048576;
+  double min_bytes = 4096;
+  int iters = 5;
+  int warmup = 1;
+  double timeout_s = 300;
+  // Set by --testbed for the ranks it starts: the layout of the job.
+  int ranks_per_node = 0;
+  std::string rate;
+  std::string fit = "ring";
+};
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot resolve /proc/self/exe");
+  return p.string();
+}
+
+// $REDSIM_TESTBED, else <source dir>/realexec/testbed (compiled in), else ../realexec/testbed or
+// ../../realexec/testbed from the executable.
+std::string find_testbed() {
+  if (const char* e = std::getenv("REDSIM_TESTBED"); e != nullptr && *e) return e;
+  namespace fs = std::filesystem;
+  std::vector<fs::path> c;
+  if (std::string(REDSIM_SOURCE_DIR).size()) c.push_back(fs::path(REDSIM_SOURCE_DIR) / "realexec/testbed");
+  const fs::path exe = self_exe();
+  c.push_back(exe.parent_path().parent_path() / "realexec/testbed");
+  c.push_back(exe.parent_path().parent_path().parent_path() / "realexec/testbed");
+  for (const auto& p : c)
+    if (fs::exists(p)) return p.string();
+  throw InputError("", "", "--testbed: cannot find realexec/testbed (set REDSIM_TESTBED to its path)");
+}
+
+int run_child(const std::vector<std::string>& args) {
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::perror("redsim calibrate: exec");
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const std::vector<rx::BenchPoint>& pts) {
+  std::vector<CollectiveSample> samples;
+  // Gloo runs rings for allreduce, reduce-scatter and allgather, as the simulator models them, but
+  // ring+gather for reduce and a binomial tree for broadcast where the simulator models NCCL's
+  // chain: with --fit ring (the default) only the ring collectives determine the link's figures;
+  // --fit all uses every point.
+  auto fitted_kind = [&](OpKind k) {
+    return o.fit == "all" || k == OpKind::allreduce || k == OpKind::reduce_scatter || k == OpKind::allgather;
+  };
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (fitted_kind(pts[i].kind)) {
+      samples.push_back({pts[i].kind, pts[i].bytes, pts[i].ranks, pts[i].time_s});
+      index.push_back(i);
+    }
+  const ClusterFitResult fit = fit_alpha_beta(samples);
+  std::printf("\nfit (weighted least squares, weights 1/time, --fit %s): alpha %.2f us, bandwidth %.4f GB/s "
+              "(%.1f Mbit/s), launch %.2f us\n",
+              o.fit.c_str(), fit.alpha_s * 1e6, fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6,
+              fit.launch_s * 1e6);
+  std::printf("%-15s %12s %12s %12s %9s\n", "collective", "bytes", "measured_us", "model_us", "residual");
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const bool in_fit = k < index.size() && index[k] == i;
+    const double model = alpha_beta_time(pts[i].kind, pts[i].bytes, pts[i].ranks, fit.alpha_s, fit.beta_s_per_byte,
+                                         fit.launch_s);
+    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", std::string(op_kind_name(pts[i].kind)).c_str(),
+                static_cast<long long>(pts[i].bytes), pts[i].time_s * 1e6, model * 1e6,
+                (model - pts[i].time_s) / pts[i].time_s * 100,
+                !in_fit ? "  (not fitted: Gloo's algorithm differs from the simulator's)"
+                : fit.used[k] ? ""
+                              : "  (outlier, left out of the fit)");
+    if (in_fit) ++k;
+  }
+  std::printf("residuals over the %d of %zu points fitted: rms %.1f%%, max %.1f%%\n", fit.points_used, pts.size(),
+              fit.rms_relative_error * 100, fit.max_abs_relative_error * 100);
+
+  ClusterSpec c;
+  c.name = o.name.empty() ? "calibrated-" + std::to_string(nodes) + "x" + std::to_string(per_node) : o.name;
+  c.nodes = nodes;
+  c.devices_per_node = per_node;
+  c.device.name = "cpu-rank";
+  c.collective_launch_us = fit.launch_s * 1e6;
+  std::ostringstream src;
+  src << "redsim calibrate --backend " << o.backend << " ("
+      << (o.testbed.empty() && o.rate.empty() ? "" : "testbed rate " + o.rate + ", ") << nodes << " node(s) x "
+      << per_node << " rank(s)): " << pts.size() << " collective sweep points, " << o.iters
+      << " iterations each; alpha-beta fit (--fit " << o.fit << ") rms residual " << std::llround(fit.rms_relative_error * 1000) / 10.0
+      << "%";
+  if (nodes > 1) {
+    c.inter.topology = InterTopology::star;
+    c.inter.nics_per_node = 1;
+    c.inter.nic_bandwidth_gbps = fit.bandwidth_Bps() * 8 / 1e9;
+    c.inter.latency_us = fit.alpha_s * 1e6;
+    if (per_node > 1) {
+      // The sweep's rings are bound by the inter-node link; the intra-node link is not fitted.
+      c.intra.fabric = IntraFabric::pcie;
+      c.intra.link_bandwidth_GBps = 10 * fit.bandwidth_Bps() / 1e9;
+      c.intra.latency_us = fit.alpha_s * 1e6;
+      src << "; intra-node link NOT fitted (set to 10x the fitted inter-node bandwidth, same latency)";
+    }
+  } else {
+    c.intra.fabric = IntraFabric::pcie;
+    c.intra.link_bandwidth_GBps = fit.bandwidth_Bps() / 1e9;
+    c.intra.latency_us = fit.alpha_s * 1e6;
+  }
+  c.source = src.str();
+  const auto j = cluster_to_json(c);
+  (void)cluster_from_json(j, o.out_file);  // what is written must load
+  write_file_atomically(o.out_file, j.dump(1) + "\n");
+  (void)load_cluster(o.out_file);
+  std::printf("\ncluster: %s\n", o.out_file.c_str());
+  std::fflush(stdout);
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  if (o.backend != "gloo")
+    throw InputError("", "", "--backend: calibrate supports gloo (the NCCL sweep is not wired in yet), got \"" +
+                                 o.backend + "\"");
+  if (o.out_file.empty()) throw InputError("", "", "--out FILE is required");
+  if (!(o.max_bytes >= 4096) || o.max_bytes > 256.0 * 1048576)
+    throw InputError("", "", "--max-bytes: expected 4096 to 268435456 (256 MiB)");
+  if (!(o.min_bytes >= 4) || o.min_bytes > o.max_bytes)
+    throw InputError("", "", "--min-bytes: expected 4 to --max-bytes");
+  if (o.fit != "ring" && o.fit != "all") throw InputError("", "", "--fit: expected ring|all, got \"" + o.fit + "\"");
+  if (o.iters < 1 || o.warmup < 0) throw InputError("", "", "--iters: expected at least 1; --warmup: 0 or more");
+  {
+    auto dir = std::filesystem::path(o.out_file).parent_path();
+    if (dir.empty()) dir = ".";
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
+  }
+  rx::MicrobenchConfig cfg;
+  cfg.backend = o.backend;
+  cfg.min_bytes = static_cast<std::int64_t>(o.min_bytes);
+  cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
+  cfg.iters = o.iters;
+  cfg.warmup = o.warmup;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
+
+  if (!o.testbed.empty()) {
+    if (o.ranks > 0) throw InputError("", "", "give --ranks or --testbed, not both");
+    int nodes = 0, rpn = 0;
+    std::string rate;
+    std::stringstream ss(o.testbed);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      const auto eq = item.find('=');
+      const std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+      if (k == "nodes")
+        nodes = std::atoi(v.c_str());
+      else if (k == "ranks-per-node")
+        rpn = std::atoi(v.c_str());
+      else if (k == "rate")
+        rate = v;
+      else
+        throw InputError("", "", "--testbed: unknown item \"" + item + "\" (expected nodes=, ranks-per-node=, rate=)");
+    }
+    if (nodes < 1 || rpn < 1 || nodes * rpn < 2 || rate.empty())
+      throw InputError("", "", "--testbed: expected nodes=K,ranks-per-node=R,rate=RATE with K*R >= 2, got \"" +
+                                   o.testbed + "\"");
+    std::vector<std::string> args = {"/bin/bash", find_testbed(), "run", "--nodes", std::to_string(nodes),
+                                     "--ranks-per-node", std::to_string(rpn), "--rate", rate, "--", self_exe(),
+                                     "calibrate", "--backend", o.backend, "--out",
+                                     std::filesystem::absolute(o.out_file).string(), "--max-bytes",
+                                     std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes),
+                                     "--iters", std::to_string(o.iters), "--warmup", std::to_string(o.warmup),
+                                     "--timeout-s", std::to_string(o.timeout_s), "--rate-label", rate,
+                                     "--fit", o.fit};
+    if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
+    const int rc = run_child(args);
+    if (rc != 0) {
+      std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
+      std::exit(rc == 2 ? 2 : 1);
+    }
+    return;
+  }
+  if (o.ranks > 0) {
+    if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
+    std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", "
+              << cfg.min_bytes << " to " << cfg.max_bytes << " bytes\n"
+              << std::flush;
+    const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
+      rx::RankJob job;
+      job.rank = rank;
+      job.world_size = o.ranks;
+      job.store_port = port;
+      job.local_rank = rank;
+      job.ranks_on_host = o.ranks;
+      job.timeout = timeout;
+      return rx::run_microbench_rank(job, cfg, [&](const std::vector<rx::BenchPoint>& pts) {
+        write_cluster(o, 1, o.ranks, pts);
+      });
+    });
+    if (report.exit_code != 0) {
+      std::cerr << "redsim: error: " << report.message << "\n";
+      std::exit(report.exit_code);
+    }
+    return;
+  }
+  std::optional<rx::LaunchEnv> env;
+  try {
+    env = rx::launch_env();
+  } catch (const std::invalid_argument& e) {
+    throw InputError("", "", std::string("launcher environment: ") + e.what());
+  }
+  if (!env) throw InputError("", "", "give --ranks N, --testbed nodes=K,..., or start under torchrun/mpirun/srun");
+  if (env->world_size < 2) throw InputError("", "", "calibrate needs at least 2 ranks");
+  if (env->world_size % env->local_world_size != 0)
+    throw InputError("", "", "the world size is not a multiple of the ranks per host");
+  rx::RankJob job;
+  job.rank = env->rank;
+  job.world_size = env->world_size;
+  job.store_host = env->master_addr;
+  job.store_port = env->store_port;
+  job.serve_store = env->rank == 0;
+  job.local_rank = env->local_rank;
+  job.ranks_on_host = env->local_world_size;
+  job.gloo_hostname = env->gloo_hostname;
+  job.gloo_iface = env->gloo_iface;
+  job.timeout = timeout;
+  const int per_node = env->local_world_size;
+  const int code = rx::run_microbench_rank(job, cfg, [&](const std::vector<rx::BenchPoint>& pts) {
+    write_cluster(o, env->world_size / per_node, per_node, pts);
+  });
+  if (code != 0) std::exit(code);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand("calibrate",
+                                 "microbenchmark collectives on the real backend (nccl-tests style) and fit a cluster "
+                                 "file's bandwidth, latency and collective launch overhead");
+  cmd->add_option("--backend", o->backend, "communication backend (gloo)")->capture_default_str();
+  cmd->add_option("--ranks", o->ranks, "run the sweep on this many local ranks (one node)");
+  cmd->add_option("--testbed", o->testbed,
+                  "run inside realexec/testbed: nodes=K,ranks-per-node=R,rate=400mbit (root; script found via "
+                  "$REDSIM_TESTBED, the source tree, or ../realexec/testbed from the binary)");
+  cmd->add_option("--out", o->out_file, "write the fitted cluster file here (atomically)")->required();
+  cmd->add_option("--name", o->name, "the cluster's name (default calibrated-KxR)");
+  cmd->add_option("--max-bytes", o->max_bytes,
+                  "largest buffer swept, up to 256 MiB (default 64 MiB: a 256 MiB point takes ~10 s at 400 Mbit/s)")
+      ->capture_default_str();
+  cmd->add_option("--min-bytes", o->min_bytes, "smallest buffer swept (doubling from here)")->capture_default_str();
+  cmd->add_option("--fit", o->fit,
+                  "ring: fit on allreduce, reduce-scatter and allgather (Gloo's ring algorithms, as simulated); "
+                  "all: on every swept collective")
+      ->capture_default_str();
+  cmd->add_option("--iters", o->iters, "timed iterations per point")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "untimed iterations per point")->capture_default_str();
+  cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();
+  cmd->add_option("--rate-label", o->rate, "(set by --testbed) the shaped rate, recorded in the cluster's source")
+      ->group("");
+  cmd->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace redsim::cli

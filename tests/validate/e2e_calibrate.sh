@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# redsim calibrate end to end on 2 local ranks with a tiny sweep: prints busbw and residuals and
+# writes a cluster file that loads (simulate accepts it); bad options exit 2.
+set -uo pipefail
+redsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; }
+unset RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
+
+"$redsim" calibrate --ranks 2 --max-bytes 262144 --iters 3 --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
+  fail "calibrate --ranks 2"
+grep -q "busbw_GBps" "$tmp/out" || fail "no busbw column"
+grep -q "residuals over" "$tmp/out" || fail "no residuals"
+[ "$(grep -c '^reduce_scatter' "$tmp/out")" -ge 1 ] || fail "no reduce_scatter points"
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
+  fail "the calibrated cluster file does not simulate"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['devices_per_node']==2 and d['intra_node']['link_bandwidth_GBps']>0" "$tmp/c.json" ||
+  fail "cluster file content"
+echo "ok: calibrate --ranks 2 wrote a loadable cluster file"
+
+bad() {
+  local name=$1 pattern=$2
+  shift 2
+  "$redsim" calibrate "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit status $rc, expected 2"
+  grep -q -- "$pattern" "$tmp/err" || fail "$name: stderr does not say \"$pattern\""
+  echo "ok: $name: $(cat "$tmp/err")"
+}
+bad max-bytes "--max-bytes" --ranks 2 --max-bytes 1e12 --out "$tmp/x.json"
+bad backend "--backend" --ranks 2 --backend mpi --out "$tmp/x.json"
+bad out-dir "cannot write here" --ranks 2 --out /nonexistent/dir/x.json
+bad no-ranks "give --ranks N" --out "$tmp/x.json"
+bad testbed "--testbed" --testbed nodes=1 --out "$tmp/x.json"
+bad fit "--fit: expected ring|all" --ranks 2 --fit some --out "$tmp/x.json"
+[ ! -e "$tmp/x.json" ] || fail "a failed calibrate wrote its output"
+echo "all calibrate checks passed"
