@@ -26,14 +26,16 @@ struct SimulateOptions {
   std::string timeline_file;
   std::string plan_file;
   bool sim_log = false;
+  std::string fidelity = "auto";
 };
 
-nlohmann::json inputs_json(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster) {
+nlohmann::json inputs_json(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster,
+                           std::string_view fidelity) {
   return {{"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
           {"cluster",
            {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
             {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
-          {"engine", {{"name", "simgrid"}, {"fidelity", "exact"}}}};
+          {"engine", {{"name", "simgrid"}, {"fidelity", std::string(fidelity)}}}};
 }
 
 nlohmann::json strategy_json(const Knobs& knobs, const Plan& plan, const StepSummary& summary) {
@@ -46,6 +48,7 @@ nlohmann::json strategy_json(const Knobs& knobs, const Plan& plan, const StepSum
 void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& base) {
   if (!o.timeline_file.empty() || !o.plan_file.empty())
     throw InputError("", "", "--strategy all writes no --timeline or --plan; simulate one strategy for those");
+  const Fidelity requested = parse_fidelity(o.fidelity);
   std::vector<Plan> plans;
   std::vector<StrategyRow> rows;
   nlohmann::json results = nlohmann::json::array();
@@ -57,16 +60,22 @@ void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpe
     plans.push_back(make_strategy(name)->plan(trace, cluster, k));
     check_plan_for_sim(plans.back(), cluster);
   }
+  std::string fidelity_used;
   for (std::size_t i = 0; i < names.size(); ++i) {
     Knobs k = base;
     k.strategy = names[i];
-    auto summary = summarize(plans[i], simulate(plans[i], cluster, SimOptions{o.sim_log}));
+    const Fidelity used = resolve_fidelity(plans[i], cluster, requested);
+    auto summary = summarize(plans[i], simulate(plans[i], cluster, SimOptions{o.sim_log, used}));
     rows.push_back({names[i], &plans[i], summary});
     results.push_back(strategy_json(k, plans[i], summary));
+    results.back()["fidelity"] = std::string(fidelity_name(used));
+    // One fidelity for all strategies is reported as such; otherwise "mixed" (see each entry).
+    const std::string name(fidelity_name(used));
+    fidelity_used = fidelity_used.empty() || fidelity_used == name ? name : "mixed";
   }
   print_comparison(std::cout, trace, cluster, rows);
   if (!o.out_file.empty()) {
-    auto result = inputs_json(o, trace, cluster);
+    auto result = inputs_json(o, trace, cluster, fidelity_used);
     result["format"] = "redsim-comparison";
     result["version"] = 1;
     result["strategies"] = std::move(results);
@@ -80,15 +89,17 @@ void run_simulate(const SimulateOptions& o) {
   auto trace = load_trace(o.trace_file);
   auto cluster = load_cluster(o.cluster_file);
   auto knobs = resolve_knobs(o.knobs);
+  const Fidelity requested = parse_fidelity(o.fidelity);
   if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
   auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
   check_plan_for_sim(plan, cluster);
-  auto timeline = simulate(plan, cluster, SimOptions{o.sim_log});
+  const Fidelity used = resolve_fidelity(plan, cluster, requested);
+  auto timeline = simulate(plan, cluster, SimOptions{o.sim_log, used});
   auto summary = summarize(plan, timeline);
 
   print_summary(std::cout, trace, cluster, knobs, plan, summary);
   if (!o.out_file.empty()) {
-    auto result = inputs_json(o, trace, cluster);
+    auto result = inputs_json(o, trace, cluster, fidelity_name(used));
     result["format"] = "redsim-result";
     result["version"] = 1;
     result.update(strategy_json(knobs, plan, summary));
@@ -119,6 +130,12 @@ void add_simulate_command(CLI::App& app) {
                   "write a Chrome/Perfetto trace here (a process per rank, a thread per stream; times in us)");
   cmd->add_option("--plan", opts->plan_file, "write the Plan (the schedule every rank runs) as JSON here");
   cmd->add_flag("--sim-log", opts->sim_log, "let SimGrid print its own log (silent by default)");
+  cmd->add_option("--fidelity", opts->fidelity,
+                  "exact (every point-to-point transfer), scalable (aggregated flows over one period of a "
+                  "symmetric cluster, for thousands of ranks) or auto (exact up to 512 ranks and 1e6 "
+                  "transfers, else scalable); the result JSON's engine.fidelity says which ran")
+      ->check(CLI::IsMember({"exact", "scalable", "auto"}))
+      ->capture_default_str();
   cmd->callback([opts] { run_simulate(*opts); });
 }
 

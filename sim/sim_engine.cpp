@@ -11,11 +11,70 @@
 
 #include "core/error.h"
 #include "sim/child_process.h"
+#include "sim/pipeline.h"
+#include "sim/scalable_engine.h"
 #include "sim/sim_collective.h"
 #include "sim/sim_context.h"
 
 namespace redsim {
 namespace sg4 = simgrid::s4u;
+
+std::string_view fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::exact:
+      return "exact";
+    case Fidelity::scalable:
+      return "scalable";
+    case Fidelity::auto_select:
+      return "auto";
+  }
+  return "?";
+}
+
+Fidelity parse_fidelity(std::string_view name) {
+  if (name == "exact") return Fidelity::exact;
+  if (name == "scalable") return Fidelity::scalable;
+  if (name == "auto") return Fidelity::auto_select;
+  throw InputError("", "", "unknown fidelity \"" + std::string(name) + "\" (expected exact, scalable or auto)");
+}
+
+std::int64_t estimated_exact_transfers(const Plan& plan, const ClusterSpec& cluster) {
+  const std::int64_t n = plan.world_size;
+  if (n < 2) return 0;
+  const std::int64_t d = cluster.devices_per_node, m = cluster.nodes;
+  std::int64_t total = 0;
+  for (const auto& op : plan.ops) {
+    if (!op_kind_is_collective(op.kind)) continue;
+    const std::int64_t chunks = pipeline_chunks(split_piece(op.bytes, op.channels, 0));
+    std::int64_t per_channel = 0;
+    switch (op.kind) {
+      case OpKind::allreduce:
+        if (op.algorithm == Algorithm::tree)
+          per_channel = 2 * (n - 1) * chunks;
+        else if (op.algorithm == Algorithm::hierarchical)
+          per_channel = 2 * (d - 1) * d * m + 2 * (m - 1) * m * d;
+        else
+          per_channel = 2 * (n - 1) * n;
+        break;
+      case OpKind::reduce_scatter:
+      case OpKind::allgather:
+        per_channel = (n - 1) * n;
+        break;
+      default:  // reduce, broadcast: a pipelined chain
+        per_channel = (n - 1) * chunks;
+        break;
+    }
+    total += per_channel * op.channels;
+  }
+  return total;
+}
+
+Fidelity resolve_fidelity(const Plan& plan, const ClusterSpec& cluster, Fidelity requested) {
+  if (requested != Fidelity::auto_select) return requested;
+  if (plan.world_size <= kAutoExactMaxRanks && estimated_exact_transfers(plan, cluster) <= kAutoExactMaxTransfers)
+    return Fidelity::exact;
+  return Fidelity::scalable;
+}
 
 void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
   if (plan.world_size != cluster.world_size())
@@ -50,7 +109,9 @@ struct RankState {
 
 }  // namespace
 
-Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
+namespace {
+
+Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
   if (!options.sim_log) xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char arg0[] = "redsim";
@@ -120,6 +181,14 @@ Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const
                            [&stream_loop, r, s] { stream_loop(r, s); });
   engine.run();
   return tl;
+}
+
+}  // namespace
+
+Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
+  if (resolve_fidelity(plan, cluster, options.fidelity) == Fidelity::scalable)
+    return simulate_scalable_in_process(plan, cluster, options.sim_log, options.scalable_fold);
+  return simulate_exact_in_process(plan, cluster, options);
 }
 
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {

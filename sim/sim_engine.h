@@ -1,15 +1,40 @@
 // The SimGrid engine: interprets a Plan on a cluster and returns the simulated Timeline.
-// Exact fidelity: every point-to-point transfer of every collective algorithm is simulated.
+// Two fidelities (sim/README.md): exact simulates every point-to-point transfer of every
+// collective algorithm; scalable aggregates them into long-lived flows over one period of a
+// symmetric cluster, for thousands of ranks.
 #pragma once
+#include <cstdint>
+#include <string_view>
+
 #include "core/cluster.h"
 #include "core/plan.h"
 #include "core/timeline.h"
 
 namespace redsim {
 
+enum class Fidelity { exact, scalable, auto_select };
+
+std::string_view fidelity_name(Fidelity f);  // "exact", "scalable", "auto"
+// Parses "exact", "scalable" or "auto"; throws InputError otherwise.
+Fidelity parse_fidelity(std::string_view name);
+
 struct SimOptions {
   bool sim_log = false;  // let SimGrid print its own log (silenced by default)
+  Fidelity fidelity = Fidelity::exact;
+  // Scalable fidelity only: fold symmetric clusters onto one period (off: simulate every link;
+  // for checking the fold).
+  bool scalable_fold = true;
 };
+
+// The point-to-point transfers the exact fidelity would simulate for this plan.
+std::int64_t estimated_exact_transfers(const Plan& plan, const ClusterSpec& cluster);
+
+// auto_select chooses exact when the world has at most kAutoExactMaxRanks ranks and the exact
+// fidelity would simulate at most kAutoExactMaxTransfers transfers (a few seconds at ~4 us
+// each), and scalable otherwise; exact and scalable are returned as they are.
+inline constexpr int kAutoExactMaxRanks = 512;
+inline constexpr std::int64_t kAutoExactMaxTransfers = 1'000'000;
+Fidelity resolve_fidelity(const Plan& plan, const ClusterSpec& cluster, Fidelity requested);
 
 // Checks the Plan is one this engine can run (supported collectives, well-formed dependencies);
 // throws InputError otherwise. simulate() calls it first.
@@ -19,7 +44,8 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster);
 // child per simulation lets callers (tests, the tuner) simulate many times, also in parallel.
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options = {});
 
-// The simulation itself, in this process. Callable once per process.
+// The simulation itself, in this process, at the fidelity options.fidelity resolves to.
+// Callable once per process.
 Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options);
 
 }  // namespace redsim

@@ -1,0 +1,282 @@
+#include "sim/scalable_engine.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include "sim/scalable_model.h"
+
+namespace redsim {
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+const char* link_kind_name(scalable::LinkKind k) {
+  switch (k) {
+    case scalable::LinkKind::device:
+      return "dev";
+    case scalable::LinkKind::pcie_uplink:
+      return "pcie";
+    case scalable::LinkKind::nic:
+      return "nic";
+    case scalable::LinkKind::leaf_uplink:
+      return "leaf";
+  }
+  return "link";
+}
+
+// The SimGrid side: a star zone where each interned route is the uplink list of its own source
+// host, and every flow ends at one sink host that has no links of its own. Memory grows with
+// the routes used, not with the square of the ranks as a full routing table would.
+struct FlowPlatform {
+  std::vector<sg4::Host*> sources;  // by route id
+  std::vector<sg4::Link*> pace;     // by route id: the pace link of a paced route, else null
+  sg4::Host* sink = nullptr;
+};
+constexpr double kUncappedBps = 1e18;
+
+FlowPlatform build_flow_platform(const ClusterSpec& cluster, const scalable::RouteTable& routes) {
+  using Dir = sg4::LinkInRoute::Direction;
+  FlowPlatform fp;
+  auto* zone = sg4::create_star_zone("scalable");
+  std::unordered_map<std::uint64_t, sg4::SplitDuplexLink*> links;
+  auto link_of = [&](const scalable::LinkRef& l) {
+    scalable::LinkRef both = l;
+    both.up = true;
+    auto it = links.find(both.key());
+    if (it != links.end()) return it->second;
+    auto* link = zone->create_split_duplex_link(std::string(link_kind_name(l.kind)) + std::to_string(l.index),
+                                                scalable::link_bandwidth_Bps(cluster, l.kind));
+    link->set_latency(scalable::link_latency_s(cluster, l.kind));
+    link->seal();
+    links.emplace(both.key(), link);
+    return link;
+  };
+  for (std::size_t id = 0; id < routes.routes().size(); ++id) {
+    auto* host = zone->create_host("f" + std::to_string(id), 1e9);
+    std::vector<sg4::LinkInRoute> lr;
+    sg4::Link* pace = nullptr;
+    if (routes.paced(static_cast<std::uint32_t>(id))) {
+      pace = zone->create_link("pace" + std::to_string(id), kUncappedBps);
+      pace->seal();
+      lr.emplace_back(pace);
+    }
+    fp.pace.push_back(pace);
+    for (const auto& l : routes.routes()[id]) lr.emplace_back(link_of(l), l.up ? Dir::UP : Dir::DOWN);
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, lr, false);
+    fp.sources.push_back(host);
+  }
+  fp.sink = zone->create_host("sink", 1e9);
+  zone->add_route(nullptr, fp.sink->get_netpoint(), nullptr, nullptr, {}, false);
+  zone->seal();
+  return fp;
+}
+
+sg4::CommPtr start_flow(const scalable::Flow& f, const FlowPlatform& fp) {
+  auto comm = sg4::Comm::sendto_init(fp.sources[f.route], fp.sink);
+  comm->set_payload_size(static_cast<std::uint64_t>(f.bytes));
+  if (auto* pace = fp.pace[f.route]) pace->set_bandwidth(f.rate_cap_Bps > 0 ? f.rate_cap_Bps : kUncappedBps);
+  comm->start();
+  return comm;
+}
+
+// A dataflow stage: each flow starts once the flows it comes after are done; the stage ends
+// after its critical path, the sources' reduction times included (on the path only: a flow
+// starts as soon as its inputs have arrived).
+void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::ChannelRun& run) {
+  const double begin = sg4::Engine::get_clock();
+  const std::size_t n = st.flows.size();
+  std::vector<int> waiting(n, 0);
+  std::vector<std::vector<std::uint32_t>> next(n);
+  for (std::size_t k = 0; k < n; ++k)
+    for (auto a : st.flows[k].after)
+      if (a >= 0) {
+        waiting[k] += 1;
+        next[static_cast<std::size_t>(a)].push_back(static_cast<std::uint32_t>(k));
+      }
+  std::vector<double> path(n, 0.0);  // arrival time of each flow on the critical path, from begin
+  std::vector<sg4::CommPtr> inflight;
+  std::vector<std::uint32_t> which;
+  auto launch = [&](std::size_t k) {
+    inflight.push_back(start_flow(st.flows[k], fp));
+    which.push_back(static_cast<std::uint32_t>(k));
+  };
+  for (std::size_t k = 0; k < n; ++k)
+    if (waiting[k] == 0) launch(k);
+  double end = begin;
+  while (!inflight.empty()) {
+    const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(inflight));
+    const auto k = which[i];
+    const auto& f = st.flows[k];
+    double ready = 0;
+    for (auto a : f.after)
+      if (a >= 0) ready = std::max(ready, path[static_cast<std::size_t>(a)]);
+    path[k] = ready + f.after_extra_s + (inflight[i]->get_finish_time() - inflight[i]->get_start_time());
+    end = std::max(end, begin + path[k] + f.post_delay_s);
+    inflight[i] = inflight.back();
+    inflight.pop_back();
+    which[i] = which.back();
+    which.pop_back();
+    for (auto d : next[k])
+      if (--waiting[d] == 0) launch(d);
+  }
+  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+  run.stage_end_s.push_back(sg4::Engine::get_clock());
+  run.round_s.push_back(std::move(path));
+}
+
+// Runs one channel's stages: a stage's flows start together; the stage ends when the last flow
+// plus its post delay is done; a wave's flows run one after another.
+void run_stages(const std::vector<scalable::Stage>& stages, const scalable::RouteTable& routes, const FlowPlatform& fp,
+                scalable::ChannelRun& run) {
+  run.start_s = sg4::Engine::get_clock();
+  for (const auto& st : stages) {
+    if (st.fixed_s >= 0) {
+      if (st.fixed_s > 0) sg4::this_actor::sleep_for(st.fixed_s);
+      run.stage_end_s.push_back(sg4::Engine::get_clock());
+      run.round_s.push_back(st.fixed_round_s);
+      continue;
+    }
+    if (st.sequential) {
+      const double wave_start = sg4::Engine::get_clock();
+      std::vector<double> round_s;
+      for (const auto& f : st.flows) {
+        auto comm = start_flow(f, fp);
+        comm->wait();
+        round_s.push_back(comm->get_finish_time() - comm->get_start_time() + f.round_extra_s);
+        if (f.post_delay_s > 0) sg4::this_actor::sleep_for(f.post_delay_s);
+      }
+      const double lap = sg4::Engine::get_clock() - wave_start;
+      if (st.repeat > 1 && lap > 0) sg4::this_actor::sleep_for(lap * (st.repeat - 1));
+      run.stage_end_s.push_back(sg4::Engine::get_clock());
+      run.round_s.push_back(std::move(round_s));
+      continue;
+    }
+    if (st.dataflow) {
+      run_dataflow(st, fp, run);
+      continue;
+    }
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(st.flows.size());
+    for (const auto& f : st.flows) comms.push_back(start_flow(f, fp));
+    for (auto& c : comms) c->wait();
+    std::vector<double> round_s(st.flows.size());
+    double end = sg4::Engine::get_clock();
+    for (std::size_t k = 0; k < st.flows.size(); ++k) {
+      const auto& f = st.flows[k];
+      const double lat = routes.latency_s(f.route);
+      round_s[k] = scalable::round_time_s(f, lat, comms[k]->get_finish_time() - comms[k]->get_start_time());
+      end = std::max(end, comms[k]->get_finish_time() + f.post_delay_s);
+    }
+    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+    run.stage_end_s.push_back(sg4::Engine::get_clock());
+    run.round_s.push_back(std::move(round_s));
+  }
+}
+
+}  // namespace
+
+Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold) {
+  if (!sim_log) xbt_log_control_set("root.thresh:critical");
+  int argc = 1;
+  char arg0[] = "redsim";
+  char* argv[] = {arg0, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // The same fluid network model as the exact fidelity (shared/SIMGRID_NOTES.md).
+  engine.set_config("network/model:CM02");
+  engine.set_config("network/crosstraffic:0");
+  engine.set_config("network/TCP-gamma:0");
+
+  scalable::Model model(plan, cluster, allow_fold);
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind)) model.prepare(op);
+  const FlowPlatform fp = build_flow_platform(cluster, model.routes());
+
+  const int world = plan.world_size;
+  const auto W = static_cast<std::size_t>(world);
+  Timeline tl("simulated", world, plan.ops.size());
+  // Every rank runs the same ops (SPMD), and a collective starts only when all ranks have
+  // issued it: one actor per stream stands for every rank.
+  std::vector<char> done(plan.ops.size(), 0);
+  auto mutex = sg4::Mutex::create();
+  auto cv = sg4::ConditionVariable::create();
+  std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
+  for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
+  const double launch_s = cluster.collective_launch_us * 1e-6;
+
+  auto run_collective = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
+                            std::vector<std::int64_t>& received) {
+    const int C = op.channels;
+    std::vector<std::vector<scalable::Stage>> stages(static_cast<std::size_t>(C));
+    std::vector<scalable::ChannelRun> runs(static_cast<std::size_t>(C));
+    auto body = [&](int c) {
+      stages[static_cast<std::size_t>(c)] = model.channel_stages(op, c);
+      run_stages(stages[static_cast<std::size_t>(c)], model.routes(), fp, runs[static_cast<std::size_t>(c)]);
+    };
+    // Channels progress independently, as in the exact fidelity: one actor each.
+    std::vector<sg4::ActorPtr> helpers;
+    for (int c = 1; c < C; ++c)
+      helpers.push_back(sg4::Actor::create("op" + std::to_string(op.id) + "ch" + std::to_string(c), fp.sink, [&body, c] { body(c); }));
+    body(0);
+    for (auto& h : helpers) h->join();
+    for (int c = 0; c < C; ++c) {
+      model.merge_rank_ends(op, c, stages[static_cast<std::size_t>(c)], runs[static_cast<std::size_t>(c)], end_s);
+      model.add_rank_bytes(op, c, sent, received);
+    }
+  };
+
+  auto stream_loop = [&](std::size_t stream) {
+    std::vector<double> end_s(W);
+    std::vector<std::int64_t> sent(W), received(W);
+    for (auto id : stream_ops[stream]) {
+      const auto& op = plan.ops[id];
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutex);
+        cv->wait(lock, [&] {
+          for (auto d : op.deps)
+            if (!done[d]) return false;
+          return true;
+        });
+      }
+      const double ready = sg4::Engine::get_clock();
+      const bool collective = op_kind_is_collective(op.kind);
+      std::fill(end_s.begin(), end_s.end(), 0.0);
+      std::fill(sent.begin(), sent.end(), 0);
+      std::fill(received.begin(), received.end(), 0);
+      if (collective) {
+        if (launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        if (world > 1) run_collective(op, end_s, sent, received);
+      } else if (op.duration_s > 0) {
+        sg4::this_actor::sleep_for(op.duration_s);
+      }
+      const double end = sg4::Engine::get_clock();
+      for (int r = 0; r < world; ++r) {
+        auto& t = tl.at(r, id);
+        t.ready_s = ready;
+        t.start_s = ready;
+        // A rank that leaves a chain or tree early is shown ending early, but its next op waits
+        // for the collective's slowest rank (see sim/README.md).
+        t.end_s = collective && world > 1 ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)])) : end;
+        t.bytes_sent = sent[static_cast<std::size_t>(r)];
+        t.bytes_received = received[static_cast<std::size_t>(r)];
+      }
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutex);
+        done[id] = 1;
+      }
+      cv->notify_all();
+    }
+  };
+
+  for (std::size_t s = 0; s < plan.streams.size(); ++s)
+    if (!stream_ops[s].empty())
+      sg4::Actor::create("stream:" + plan.streams[s], fp.sink, [&stream_loop, s] { stream_loop(s); });
+  engine.run();
+  return tl;
+}
+
+}  // namespace redsim

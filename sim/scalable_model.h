@@ -1,0 +1,189 @@
+// The scalable fidelity's collective model: what each collective becomes once its
+// point-to-point steps are aggregated into long-lived flows (sim/README.md, "Scalable
+// fidelity"). Plain arithmetic, no SimGrid: scalable_engine.cpp runs the flows this builds.
+//
+// A collective channel becomes a short sequence of *stages*. A stage is a set of flows started
+// together, one per representative edge of the algorithm (a ring edge of the folded period, a
+// tree edge, ...), each carrying everything its edge carries over many steps, so that flows of
+// concurrent channels and collectives share links as their steps would. What the aggregation
+// loses is paid as delays computed from each flow's *measured* rate:
+//   - the per-step latency: a flow standing for n steps pays its route latency once in the
+//     network and n-1 more times after it;
+//   - the reduction time of the bytes it delivers (device reduce_GBps);
+//   - the pipeline fill: with per-round times t_h, a pipeline of P chunks over hops h costs
+//     (P-1) max t_h + sum over hops of t_h. Both simulate the sum as a wave of the first
+//     chunk: chains hop by hop over one period, concurrent with the other channels' waves (so
+//     channels share a link only when their waves meet on it, as in the exact fidelity);
+//     trees edge by edge as each edge's source gets the chunk (a dataflow over the tree, whose
+//     critical path is the slowest root-to-leaf path). Then the remaining P-1 chunks run as
+//     one flow per edge, all edges at once. Trees beyond kMaxDataflowFlows edges are computed
+//     from static fair shares instead of run as flows (see below).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/plan.h"
+#include "sim/scalable_topology.h"
+
+namespace redsim::scalable {
+
+struct Flow {
+  std::uint32_t route = 0;
+  std::int64_t bytes = 0;
+  int rounds = 1;             // ring steps or pipeline rounds the flow stands for
+  double post_delay_s = 0;    // charged after the flow: (rounds - 1) route latencies + reduction
+  double round_extra_s = 0;   // reduction per round (pipelined stages: part of the round time)
+  std::int32_t group = 0;     // waves: the edge's ring position (chains) or level (trees)
+  double rate_cap_Bps = 0;    // paced flows: the most bytes/s the flow may take (0: no cap)
+  // Dataflow stages: the flows (indices in the stage) this one starts after, and the time its
+  // source then spends (reducing) before sending, counted on the stage's critical path.
+  std::int32_t after[2] = {-1, -1};
+  double after_extra_s = 0;
+};
+
+struct Stage {
+  std::vector<Flow> flows;
+  // A wave: the flows run one after another (each after the previous one and its post delay),
+  // as the first chunk of a chain moves hop by hop; the stage's duration counts `repeat` times
+  // (a wave over one period of a folded chain stands for (N-1)/period laps).
+  bool sequential = false;
+  double repeat = 1;
+  // A dataflow wave: each flow starts when the flows it comes after are done; the stage lasts
+  // its critical path (a tree's first chunk, root to leaves or back). round_s then holds each
+  // flow's arrival time from the stage's start.
+  bool dataflow = false;
+  // Paced: the flows stand for rounds in which every edge moves one chunk and then waits for
+  // the round's slowest edge; each is capped at one chunk per round of its channel alone, with
+  // the latency inside the round, so flows of channels whose rounds drift apart share a link
+  // by time-averaged demand (tree channels whose bottleneck links are disjoint; see
+  // sim/README.md).
+  bool paced = false;
+  // A computed stage (large trees): no flows, it lasts fixed_s; fixed_round_s stands for the
+  // measured round_s (arrival times, for a dataflow wave).
+  double fixed_s = -1;
+  std::vector<double> fixed_round_s;
+  // Trees: 1 = up phase, 2 = down phase; `level` is the wave's level (-1: the other P-1 chunks).
+  int tree_phase = 0;
+  int level = -1;
+};
+
+// One round of each flow once it ran: route latency + (duration - route latency) / rounds +
+// reduction per round.
+double round_time_s(const Flow& flow, double route_latency_s, double duration_s);
+
+// What one channel's stages did in the engine.
+struct ChannelRun {
+  double start_s = 0;
+  std::vector<double> stage_end_s;
+  std::vector<std::vector<double>> round_s;  // per stage, per flow
+};
+
+// Trees with more edges than this are not run as SimGrid flows: each edge's rate comes from
+// max-min sharing computed over the tree's own edges (fair_rates), and the stages' durations
+// from those rates (computed stages). A heap-ordered tree has no translation symmetry to fold,
+// and the engine's wait over thousands of in-flight flows costs time linear in their number
+// (shared/SIMGRID_NOTES.md).
+inline constexpr int kMaxDataflowFlows = 255;
+
+struct ModelStats {
+  std::int64_t stages = 0;
+  std::int64_t flows = 0;
+};
+
+class Model {
+ public:
+  Model(const Plan& plan, const ClusterSpec& cluster, bool allow_fold);
+
+  const Fold& fold() const { return fold_; }
+  const RouteTable& routes() const { return routes_; }
+
+  // Interns every route `op` can use (call for every collective before the platform is built).
+  void prepare(const PlanOp& op);
+  // The stages of one channel of a collective (none for one rank).
+  std::vector<Stage> channel_stages(const PlanOp& op, int channel);
+  // Each rank's end time of the channel, max-merged into end_s (size world): ring-shaped
+  // collectives end together; chain and tree ranks end as their position in the pipeline says.
+  void merge_rank_ends(const PlanOp& op, int channel, const std::vector<Stage>& stages, const ChannelRun& run,
+                       std::vector<double>& end_s);
+  // Bytes each rank sends and receives in the channel, exactly as the exact fidelity counts them.
+  void add_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent, std::vector<std::int64_t>& received);
+
+  ModelStats& stats() { return stats_; }
+
+ private:
+  struct WorldRing {
+    std::vector<int> ring, pos;
+    std::vector<std::uint32_t> routes;  // edge at ring position p -> p+1, for p in [0, period)
+    // Chain waves fold onto at least two nodes: the channels' chains start up to a node apart,
+    // and folded onto one node their first chunks would meet on links they never share.
+    std::vector<std::uint32_t> wave_routes;
+  };
+  struct Tree {
+    std::vector<int> order, pos;
+    std::vector<std::uint32_t> up, down;  // per position q >= 1: child->parent, parent->child
+    std::vector<std::uint32_t> up_paced, down_paced;  // the same, on routes with a pace link
+    std::vector<double> up_rate, down_rate;  // each edge's unweighted fair rate when all edges of the phase run
+    std::map<std::int64_t, std::pair<double, double>> round_s;  // chunk bytes -> (up, down) lockstep round
+    // Computed trees: each edge's rate among the edges of its wave level (up: by height, down:
+    // by depth), per position q >= 1 (index q-1).
+    std::vector<double> up_level_rate, down_level_rate;
+  };
+  struct IntraRings {
+    std::vector<std::vector<int>> rings;               // the local rings of the period's nodes
+    std::vector<std::vector<std::uint32_t>> routes;    // per ring, per position
+  };
+  struct NodeRings {
+    std::vector<std::vector<std::uint32_t>> routes;  // per local device, edge node m -> m+1, m in [0, period)
+  };
+  // A family of rings stepping in lockstep (same length and period), each with its chunks.
+  struct RingFamily {
+    int n = 0;
+    int period = 0;
+    std::vector<std::vector<std::int64_t>> chunks;      // per ring, per position
+    std::vector<const std::vector<std::uint32_t>*> routes;  // per ring, per position in [0, period)
+    bool reduce_scatter = true;
+    bool allgather = true;
+  };
+
+  const WorldRing& world_ring(int channel, int channels);
+  const Tree& tree(std::uint32_t stream, int channel, int channels);
+  const IntraRings& intra_rings(int channel, int channels);
+  const NodeRings& node_rings();
+  std::vector<Stage> ring_family_stages(const RingFamily& family) const;
+  std::vector<Stage> uneven_ring_stages(const RingFamily& family) const;
+  void pace(Stage& stage, double round_s) const;
+  std::pair<double, double> tree_round(Tree& tree, std::int64_t chunk_bytes);
+  // Whether the channels of a tree allreduce lock into phase (up, down): some channel's
+  // bottleneck link also carries another channel's flows.
+  std::pair<bool, bool> trees_in_phase(std::uint32_t stream, int channels);
+  std::vector<Stage> computed_tree_stages(const PlanOp& op, int channel, Tree& tree, std::int64_t bytes);
+  // Locked-in-phase trees: each channel's edge rates when all channels' edges of a phase share
+  // the links (per channel, per position q >= 1).
+  const std::vector<std::vector<double>>& joint_tree_rates(std::uint32_t stream, int channels, bool up);
+  std::vector<std::int64_t> world_chunks(const PlanOp& op, int channel, const WorldRing& wr) const;
+  int local_shift(int channel, int channels) const;
+
+  const Plan& plan_;
+  const ClusterSpec& cluster_;
+  Fold fold_;
+  Fold wave_fold_;
+  Fold unfolded_;
+  RouteTable routes_;
+  double reduce_s_per_byte_ = 0;
+  std::map<std::pair<int, int>, WorldRing> world_rings_;
+  std::map<std::tuple<std::uint32_t, int, int>, Tree> trees_;
+  std::map<std::pair<std::uint32_t, int>, std::pair<bool, bool>> trees_in_phase_;
+  std::map<std::tuple<std::uint32_t, int, bool>, std::vector<std::vector<double>>> joint_rates_;
+  std::map<std::pair<int, int>, IntraRings> intra_;
+  std::vector<NodeRings> node_rings_;  // zero or one
+  ModelStats stats_;
+};
+
+// Counts the stages and flows the scalable fidelity simulates for a plan, without simulating it.
+ModelStats count_scalable_activities(const Plan& plan, const ClusterSpec& cluster, bool allow_fold = true);
+
+}  // namespace redsim::scalable

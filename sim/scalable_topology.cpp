@@ -1,0 +1,239 @@
+#include "sim/scalable_topology.h"
+
+#include <limits>
+#include <queue>
+
+#include "core/units.h"
+
+namespace redsim::scalable {
+
+Fold choose_fold(const ClusterSpec& c, bool allow) {
+  Fold f;
+  f.nodes = c.nodes;
+  f.period_nodes = c.nodes;
+  if (allow && c.nodes > 1) {
+    if (c.inter.topology == InterTopology::star) {
+      f.period_nodes = 1;
+    } else {
+      const int npl = c.inter.nodes_per_leaf;
+      const int leaves = (c.nodes + npl - 1) / npl;
+      if (leaves == 1)
+        f.period_nodes = 1;  // no path crosses the spine: alike a star
+      else if (c.nodes % npl == 0)
+        f.period_nodes = npl;
+    }
+  }
+  f.period_ranks = f.period_nodes * c.devices_per_node;
+  return f;
+}
+
+namespace {
+int fold_node(int node, const Fold& f) { return node % f.period_nodes; }
+}  // namespace
+
+Route route_between(const ClusterSpec& c, int src, int dst, const Fold& f) {
+  Route route;
+  const int dpn = c.devices_per_node;
+  const int ns = c.node_of(src), nd = c.node_of(dst);
+  const int fs = fold_node(ns, f), fd = fold_node(nd, f);
+  if (ns == nd) {
+    route.push_back({LinkKind::device, fs * dpn + c.local_of(src), true});
+    const bool pcie = c.intra.fabric == IntraFabric::pcie && c.intra.devices_per_pcie_switch > 0 && c.intra.pcie_uplink_GBps > 0;
+    if (pcie) {
+      const int per_switch = c.intra.devices_per_pcie_switch;
+      const int switches = dpn / per_switch;
+      const int ss = c.local_of(src) / per_switch, sd = c.local_of(dst) / per_switch;
+      if (ss != sd) {
+        route.push_back({LinkKind::pcie_uplink, fs * switches + ss, true});
+        route.push_back({LinkKind::pcie_uplink, fd * switches + sd, false});
+      }
+    }
+    route.push_back({LinkKind::device, fd * dpn + c.local_of(dst), false});
+  } else {
+    const int k = c.inter.nics_per_node;
+    route.push_back({LinkKind::nic, fs * k + c.nic_of_local(c.local_of(src)), true});
+    if (c.inter.topology == InterTopology::fat_tree) {
+      const int npl = c.inter.nodes_per_leaf;
+      const int ls = ns / npl, ld = nd / npl;
+      if (ls != ld) {
+        route.push_back({LinkKind::leaf_uplink, fs / npl, true});
+        route.push_back({LinkKind::leaf_uplink, fd / npl, false});
+      }
+    }
+    route.push_back({LinkKind::nic, fd * k + c.nic_of_local(c.local_of(dst)), false});
+  }
+  return route;
+}
+
+double link_bandwidth_Bps(const ClusterSpec& c, LinkKind kind) {
+  switch (kind) {
+    case LinkKind::device:
+      return GBps_to_Bps(c.intra.link_bandwidth_GBps);
+    case LinkKind::pcie_uplink:
+      return GBps_to_Bps(c.intra.pcie_uplink_GBps);
+    case LinkKind::nic:
+      return gbps_to_Bps(c.inter.nic_bandwidth_gbps);
+    case LinkKind::leaf_uplink:
+      return c.inter.nodes_per_leaf * c.inter.nics_per_node * gbps_to_Bps(c.inter.nic_bandwidth_gbps) /
+             c.inter.oversubscription;
+  }
+  return 0;
+}
+
+double link_latency_s(const ClusterSpec& c, LinkKind kind) {
+  switch (kind) {
+    case LinkKind::device:
+      return us_to_s(c.intra.latency_us) / 2;
+    case LinkKind::pcie_uplink:
+      return 0.0;
+    case LinkKind::nic:
+      return us_to_s(c.inter.latency_us) / 2;
+    case LinkKind::leaf_uplink:
+      return us_to_s(c.inter.spine_latency_us) / 2;
+  }
+  return 0;
+}
+
+double route_latency_s(const ClusterSpec& c, const Route& route) {
+  double s = 0;
+  for (const auto& l : route) s += link_latency_s(c, l.kind);
+  return s;
+}
+
+std::size_t RouteTable::Hash::operator()(const std::vector<std::uint64_t>& v) const {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (auto x : v) h = (h ^ x) * 1099511628211ULL;
+  return static_cast<std::size_t>(h);
+}
+
+std::uint32_t RouteTable::intern(const Route& route, bool paced) {
+  const auto id = static_cast<std::uint32_t>(routes_.size());
+  if (paced) {
+    routes_.push_back(route);
+    latency_s_.push_back(route_latency_s(cluster_, route));
+    paced_.push_back(1);
+    return id;
+  }
+  std::vector<std::uint64_t> key;
+  key.reserve(route.size());
+  for (const auto& l : route) key.push_back(l.key());
+  auto it = ids_.find(key);
+  if (it != ids_.end()) return it->second;
+  routes_.push_back(route);
+  latency_s_.push_back(route_latency_s(cluster_, route));
+  paced_.push_back(0);
+  ids_.emplace(std::move(key), id);
+  return id;
+}
+
+namespace {
+
+// Weighted max-min sharing among a fixed set of flows, re-solvable for any subset of them.
+class FairShare {
+ public:
+  FairShare(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted = true) : weight_(flows.size()) {
+    bool any_zero = !weighted;
+    for (auto id : flows) any_zero = any_zero || routes.latency_s(id) <= 0;
+    for (std::size_t f = 0; f < flows.size(); ++f) weight_[f] = any_zero ? 1.0 : 1.0 / routes.latency_s(flows[f]);
+    std::unordered_map<std::uint64_t, std::uint32_t> index;
+    links_of_.resize(flows.size());
+    for (std::size_t f = 0; f < flows.size(); ++f)
+      for (const auto& l : routes.routes()[flows[f]]) {
+        auto [it, fresh] = index.emplace(l.key(), static_cast<std::uint32_t>(capacity_.size()));
+        if (fresh) {
+          capacity_.push_back(link_bandwidth_Bps(routes.cluster(), l.kind));
+          on_.emplace_back();
+        }
+        on_[it->second].push_back(static_cast<std::uint32_t>(f));
+        links_of_[f].push_back(it->second);
+      }
+  }
+
+  // Progressive filling over the flows with active[f] set; the others get 0.
+  std::vector<double> rates(const std::vector<char>& active) const {
+    const std::size_t nf = weight_.size();
+    std::vector<double> rate(nf, 0.0), remaining = capacity_, wsum(capacity_.size(), 0.0);
+    for (std::size_t f = 0; f < nf; ++f)
+      if (active[f])
+        for (auto l : links_of_[f]) wsum[l] += weight_[f];
+    std::vector<char> frozen(nf, 0);
+    using Entry = std::pair<double, std::uint32_t>;  // (level = remaining / weight, link)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+    for (std::uint32_t l = 0; l < capacity_.size(); ++l)
+      if (wsum[l] > 0) heap.emplace(remaining[l] / wsum[l], l);
+    while (!heap.empty()) {
+      auto [x, l] = heap.top();
+      heap.pop();
+      if (wsum[l] <= 1e-300 || x != remaining[l] / wsum[l]) continue;  // done or stale
+      for (auto f : on_[l]) {
+        if (!active[f] || frozen[f]) continue;
+        frozen[f] = 1;
+        rate[f] = weight_[f] * x;
+        for (auto m : links_of_[f]) {
+          remaining[m] = std::max(0.0, remaining[m] - rate[f]);
+          wsum[m] -= weight_[f];
+          if (m != l && wsum[m] > 1e-300) heap.emplace(remaining[m] / wsum[m], m);
+        }
+      }
+      wsum[l] = 0;
+    }
+    return rate;
+  }
+
+ private:
+  std::vector<double> weight_, capacity_;
+  std::vector<std::vector<std::uint32_t>> on_, links_of_;
+};
+
+}  // namespace
+
+std::vector<double> fair_rates(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted) {
+  return FairShare(routes, flows, weighted).rates(std::vector<char>(flows.size(), 1));
+}
+
+double fluid_round_s(const RouteTable& routes, const std::vector<std::uint32_t>& flows, double bytes) {
+  const std::size_t nf = flows.size();
+  if (nf == 0) return 0;
+  FairShare share(routes, flows);
+  std::vector<double> left(nf, bytes), start(nf);
+  for (std::size_t f = 0; f < nf; ++f) start[f] = routes.latency_s(flows[f]);
+  double t = 0, last = 0;
+  std::size_t done = 0;
+  std::vector<char> active(nf, 0), finished(nf, 0);
+  const double eps = 1e-15;
+  while (done < nf) {
+    double next_start = std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (std::size_t f = 0; f < nf; ++f) {
+      if (finished[f]) continue;
+      active[f] = start[f] <= t + eps ? 1 : 0;
+      if (active[f] && left[f] <= 0) {  // nothing to move: done once started
+        finished[f] = 1, active[f] = 0, ++done, last = std::max(last, start[f]);
+        continue;
+      }
+      any = any || active[f];
+      if (!active[f]) next_start = std::min(next_start, start[f]);
+    }
+    if (done == nf) break;
+    if (!any) {
+      t = next_start;
+      continue;
+    }
+    const auto rate = share.rates(active);
+    double dt = next_start - t;
+    for (std::size_t f = 0; f < nf; ++f)
+      if (active[f] && rate[f] > 0) dt = std::min(dt, left[f] / rate[f]);
+    for (std::size_t f = 0; f < nf; ++f) {
+      if (!active[f]) continue;
+      left[f] -= rate[f] * dt;
+      if (left[f] <= bytes * 1e-9) {
+        finished[f] = 1, active[f] = 0, ++done;
+        last = std::max(last, t + dt);
+      }
+    }
+    t += dt;
+  }
+  return last;
+}
+
+}  // namespace redsim::scalable

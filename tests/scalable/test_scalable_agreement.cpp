@@ -1,0 +1,92 @@
+// Scalable vs exact: the step time of every strategy with every allreduce algorithm agrees
+// within 2% at 8 and 64 ranks, on the bundled DGX H100 presets and on an oversubscribed fat-tree
+// where the leaf uplinks, not the NICs, limit the ring. The exact fidelity is the reference; the
+// bench (bench/bench_scale.cpp, BM_Agreement) makes the same comparison at 256 ranks.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "core/cluster_json.h"
+#include "core/step_summary.h"
+#include "core/trace_json.h"
+#include "sim/sim_engine.h"
+#include "strategies/strategy.h"
+
+using namespace redsim;
+
+namespace {
+
+ClusterSpec preset(const char* name) { return load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + name + ".json"); }
+
+// 8 DGX H100 nodes, 2 per leaf, 2 NICs per node (4 GPUs each), 8:1 oversubscribed: a leaf's
+// uplink carries 2 x 2 x 50 / 8 = 25 GB/s, half a NIC, so every ring edge that leaves a leaf
+// runs at half speed and the hierarchical and tree phases queue on the uplinks.
+ClusterSpec oversubscribed_fat_tree() {
+  auto c = preset("dgx-h100-x16");
+  c.name = "dgx-h100-x8-oversubscribed";
+  c.nodes = 8;
+  c.inter.nodes_per_leaf = 2;
+  c.inter.nics_per_node = 2;
+  c.inter.oversubscription = 8;
+  return c;
+}
+
+Knobs knobs_for(const std::string& strategy, Algorithm algorithm, int channels) {
+  Knobs k;
+  k.strategy = strategy;
+  k.algorithm = algorithm;
+  k.channels = channels;
+  k.microbatches = 4;     // accumulate: deferred sync over 4 micro-batches
+  k.localsgd_period = 4;  // localsgd: average every 4 local steps
+  return k;
+}
+
+void check_agreement(const ClusterSpec& cluster, int channels) {
+  const auto trace = load_trace(REDSIM_SOURCE_DIR "/traces/resnet50.json");
+  for (const auto& strategy : strategy_names()) {
+    for (auto algorithm : {Algorithm::ring, Algorithm::tree, Algorithm::hierarchical}) {
+      CAPTURE(cluster.name, cluster.world_size(), channels, strategy, algorithm_name(algorithm));
+      const auto plan = make_strategy(strategy)->plan(trace, cluster, knobs_for(strategy, algorithm, channels));
+      const auto exact = summarize(plan, simulate(plan, cluster, SimOptions{false, Fidelity::exact}));
+      const auto scalable = summarize(plan, simulate(plan, cluster, SimOptions{false, Fidelity::scalable}));
+      CHECK(scalable.step_time_s == Approx(exact.step_time_s).epsilon(0.02));
+      CHECK(scalable.bytes_sent_per_rank == exact.bytes_sent_per_rank);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("scalable agrees with exact on one DGX H100 (8 ranks)", "[scalable][agreement]") {
+  const auto cluster = preset("dgx-h100");
+  check_agreement(cluster, 1);
+  check_agreement(cluster, 2);
+}
+
+TEST_CASE("scalable agrees with exact on 8 DGX H100 on a star (64 ranks)", "[scalable][agreement]") {
+  auto cluster = preset("dgx-h100-x2");
+  cluster.name = "dgx-h100-x8";
+  cluster.nodes = 8;
+  check_agreement(cluster, 2);
+}
+
+TEST_CASE("scalable agrees with exact on an oversubscribed fat-tree (64 ranks)", "[scalable][agreement][fat-tree]") {
+  const auto cluster = oversubscribed_fat_tree();
+  check_agreement(cluster, 1);
+}
+
+TEST_CASE("the oversubscribed fat-tree is one where contention matters", "[scalable][agreement][fat-tree]") {
+  // The same step on the same nodes with a non-blocking spine is markedly faster, in both
+  // fidelities: the uplinks are the bottleneck the comparison above exercises.
+  const auto trace = load_trace(REDSIM_SOURCE_DIR "/traces/resnet50.json");
+  auto blocking = oversubscribed_fat_tree();
+  auto open = blocking;
+  open.inter.oversubscription = 1;
+  const auto plan = make_strategy("flat")->plan(trace, blocking, Knobs{});
+  for (auto f : {Fidelity::exact, Fidelity::scalable}) {
+    CAPTURE(fidelity_name(f));
+    const auto slow = summarize(plan, simulate(plan, blocking, SimOptions{false, f})).comm_time_s;
+    const auto fast = summarize(plan, simulate(plan, open, SimOptions{false, f})).comm_time_s;
+    CHECK(slow > 1.5 * fast);
+  }
+}
