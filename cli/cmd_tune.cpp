@@ -1,0 +1,233 @@
+// redsim tune: search the knob space in simulation and write the best setting (tuned.json, a
+// ranked table, an SVG report) and ready-to-paste snippets for DDP, DeepSpeed, Horovod and NCCL.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "core/join.h"
+#include "core/trace_json.h"
+#include "tune/emitters.h"
+#include "tune/parallel.h"
+#include "tune/report_svg.h"
+#include "tune/search_space.h"
+#include "tune/tune_output.h"
+#include "tune/tuner.h"
+
+namespace redsim::cli {
+namespace {
+
+struct TuneCliOptions {
+  std::string trace_file;
+  std::string cluster_file;
+  double memory_per_device_gb = -1;  // < 0: the cluster's
+  int microbatches = 1;
+  int max_localsgd_period = 1;
+  bool allow_compression = false;
+  std::vector<std::string> strategies;
+  bool exhaustive = false;
+  int threads = 0;
+  double prune_margin = 0.01;
+  int max_simulations = 0;
+  int top = 3;
+  std::string fidelity = "auto";
+  std::string out_file;
+  std::string report_file;
+  std::string emit_dir;
+  bool no_snippets = false;
+  CLI::Option* memory_opt = nullptr;
+};
+
+// A progress bar on a terminal, plain lines otherwise (one per round), on stderr.
+class Progress {
+ public:
+  Progress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  void operator()(const tune::TuneProgress& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string best = p.best_objective_s ? ", best " + tune::format_ms(*p.best_objective_s) : std::string();
+    if (tty_) {
+      const int width = 30;
+      const double frac = p.budget > 0 ? std::min(1.0, static_cast<double>(p.simulations) / p.budget) : 0.0;
+      const int fill = static_cast<int>(frac * width);
+      std::string bar(static_cast<std::size_t>(fill), '#');
+      bar.append(static_cast<std::size_t>(width - fill), '.');
+      // The guided search's budget is a cap, not a plan: it usually stops well before.
+      const bool cap = p.phase != "simulating";
+      std::fprintf(stderr, "\r\033[K  %-11s [%s] %d %s %d simulations%s", p.phase.c_str(), bar.c_str(), p.simulations,
+                   cap ? "of at most" : "/", p.budget, best.c_str());
+      std::fflush(stderr);
+      dirty_ = true;
+      return;
+    }
+    if (!p.end_of_round) return;
+    if (p.phase == "simulating")
+      std::fprintf(stderr, "tune: exhaustive: %d/%d simulations%s\n", p.simulations, p.budget, best.c_str());
+    else
+      std::fprintf(stderr, "tune: %s: round %d, %d simulations (budget %d)%s\n", p.phase.c_str(), p.round, p.simulations,
+                   p.budget, best.c_str());
+  }
+  void done() {
+    if (tty_ && dirty_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool tty_;
+  bool dirty_ = false;
+  std::mutex mu_;
+};
+
+void run_tune(const TuneCliOptions& o) {
+  // Everything is read and checked before anything is simulated or written.
+  auto trace = load_trace(o.trace_file);
+  auto cluster = load_cluster(o.cluster_file);
+  tune::TuneConstraints c;
+  if (o.memory_opt && o.memory_opt->count() > 0) {
+    if (!(o.memory_per_device_gb >= 0) || !std::isfinite(o.memory_per_device_gb))
+      throw InputError("", "", "--memory-per-device-gb: expected a size in GB >= 0 (0 = no limit), got " +
+                                   std::to_string(o.memory_per_device_gb));
+    c.memory_per_device_GB = o.memory_per_device_gb;
+  }
+  c.microbatches = o.microbatches;
+  c.max_localsgd_period = o.max_localsgd_period;
+  c.allow_compression = o.allow_compression;
+  c.strategies = o.strategies;
+  if (o.threads < 0) throw InputError("", "", "--threads: expected 0 (all cores) or more, got " + std::to_string(o.threads));
+  if (!(o.prune_margin >= 0 && o.prune_margin <= 1))
+    throw InputError("", "", "--prune-margin: expected a fraction from 0 to 1, got " + std::to_string(o.prune_margin));
+  if (o.max_simulations < 0)
+    throw InputError("", "", "--max-simulations: expected 0 (default budget) or more, got " + std::to_string(o.max_simulations));
+  if (o.top < 1) throw InputError("", "", "--top: expected 1 or more, got " + std::to_string(o.top));
+  if (o.exhaustive && o.max_simulations > 0)
+    throw InputError("", "", "--max-simulations applies to the guided search, not --exhaustive");
+  // Outputs go where they can be written, checked now rather than after a long search.
+  for (const auto* path : {&o.out_file, &o.report_file}) {
+    if (path->empty()) continue;
+    const auto dir = std::filesystem::path(*path).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw InputError(*path, "", "cannot write output file: no directory " + dir.string());
+  }
+  if (!o.emit_dir.empty()) {
+    const std::filesystem::path dir(o.emit_dir);
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) ? !std::filesystem::is_directory(dir, ec)
+                                          : !(dir.parent_path().empty() || std::filesystem::is_directory(dir.parent_path(), ec)))
+      throw InputError(o.emit_dir, "", "--emit-dir: not a directory, nor one that can be created");
+  }
+
+  tune::TuneOptions opt;
+  opt.method = o.exhaustive ? tune::SearchMethod::exhaustive : tune::SearchMethod::guided;
+  opt.threads = o.threads > 0 ? o.threads : tune::default_threads();
+  opt.prune_margin = o.prune_margin;
+  opt.max_simulations = o.max_simulations;
+  opt.sim.fidelity = parse_fidelity(o.fidelity);
+  auto progress = std::make_shared<Progress>();
+  opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  tune::TuneResult result;
+  try {
+    result = tune::autotune(trace, cluster, c, tune::standard_axes(c), opt);
+  } catch (...) {
+    progress->done();  // the error goes on a line of its own
+    throw;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  progress->done();
+
+  tune::TuneInputs in{o.trace_file, o.cluster_file, &trace, &cluster, c};
+  const auto snippets = tune::emit_snippets(tune::emit_inputs(result, trace, cluster, c.microbatches));
+  // Render every output before writing any.
+  const std::string tuned = o.out_file.empty() ? std::string() : tune::tuned_json(result, in).dump(1) + "\n";
+  const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
+
+  tune::print_ranked_table(std::cout, result, in, o.top, wall, opt.threads);
+  if (!o.no_snippets) {
+    std::cout << "\nready-to-paste settings:\n";
+    for (const auto& s : snippets) {
+      if (s.file == "README.txt") continue;
+      std::cout << "\n--- " << s.file << " ---\n";
+      if (!s.comment.empty()) std::cout << "# " << s.comment << "\n";
+      std::cout << s.contents;
+    }
+  }
+  std::cout << "\n";
+  if (!o.out_file.empty()) {
+    write_file_atomically(o.out_file, tuned);
+    std::cout << "tuned config: " << o.out_file << "  (redsim simulate --config " << o.out_file << " ...)\n";
+  }
+  if (!o.report_file.empty()) {
+    write_file_atomically(o.report_file, svg);
+    std::cout << "report:       " << o.report_file << "\n";
+  }
+  if (!o.emit_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.emit_dir, ec);
+    if (ec) throw InputError(o.emit_dir, "", "--emit-dir: cannot create the directory");
+    for (const auto& s : snippets) write_file_atomically((std::filesystem::path(o.emit_dir) / s.file).string(), s.contents);
+    std::cout << "snippets:     " << o.emit_dir << "/ (";
+    std::vector<std::string> names;
+    for (const auto& s : snippets) names.push_back(s.file);
+    std::cout << join(names, ", ") << ")\n";
+  }
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "tune", "search strategies and knobs in simulation for the fastest optimizer step; emit the best config");
+  cmd->add_option("--trace", o->trace_file, "model trace JSON (traces/README.md)")->required();
+  cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
+  o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
+                                  "device memory per rank for model state, decimal GB (10^9 bytes); settings whose "
+                                  "per-rank memory exceeds it are excluded (default: the cluster's device.memory_GB; "
+                                  "0 = no limit)");
+  cmd->add_option("--microbatches", o->microbatches,
+                  "micro-batches per optimizer step (M): accumulate runs M with deferred sync, bucketed syncs each; "
+                  "strategies are compared per optimizer step over the same samples")
+      ->capture_default_str();
+  cmd->add_option("--max-localsgd-period", o->max_localsgd_period,
+                  "largest LocalSGD period H searched (1, 2, 4, ... up to it)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-compression", o->allow_compression, "also search fp16/bf16 gradients on the wire");
+  cmd->add_option("--strategies", o->strategies, "strategies to search, comma-separated (default: all: " +
+                                                     join(tune::tune_families(), ",") + ")")
+      ->delimiter(',');
+  cmd->add_flag("--exhaustive", o->exhaustive,
+                "simulate every grid point that fits (the reference; slow) instead of the guided search");
+  cmd->add_option("--threads", o->threads, "simulations run in parallel (default 0: all cores)")->capture_default_str();
+  cmd->add_option("--prune-margin", o->prune_margin,
+                  "guided: simulate a candidate only if the step model predicts it within this fraction of the best")
+      ->capture_default_str();
+  cmd->add_option("--max-simulations", o->max_simulations,
+                  "guided: simulation budget (default 0: 15% of the grid points that fit, at least 24)")
+      ->capture_default_str();
+  cmd->add_option("--fidelity", o->fidelity,
+                  "simulator fidelity: exact|scalable|auto (auto: scalable for the whole search if any setting "
+                  "needs it, else exact)")
+      ->capture_default_str();
+  cmd->add_option("--top", o->top, "rows per strategy in the ranked table")->capture_default_str();
+  cmd->add_option("--out", o->out_file,
+                  "write tuned.json here: the chosen knobs (\"knobs\", read by redsim simulate --config), predicted "
+                  "step time and breakdown, runners-up, exclusions, search statistics");
+  cmd->add_option("--report", o->report_file,
+                  "write an SVG plot here: predicted time per optimizer step vs bucket size, per strategy and channels");
+  cmd->add_option("--emit-dir", o->emit_dir,
+                  "write the snippets here: pytorch_ddp.py, deepspeed_config.json, horovod.env, nccl.env, README.txt");
+  cmd->add_flag("--no-snippets", o->no_snippets, "do not print the snippets on stdout");
+  cmd->callback([o] { run_tune(*o); });
+}
+
+}  // namespace redsim::cli

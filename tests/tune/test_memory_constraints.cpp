@@ -1,0 +1,112 @@
+// Memory constraints exclude exactly the settings that do not fit. The expected per-rank memory
+// is computed here from the ZeRO paper's accounting, for Psi fp32 parameters on N ranks:
+// params 4 Psi, gradients 4 Psi (stage 2: 4 Psi / N), Adam state 8 Psi / N with ZeRO (8 Psi
+// without), plus communication buffers: DDP's bucket copy of all gradients (4 Psi); ZeRO's
+// largest reduce bucket and one allgather bucket (at most the whole model).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "tests/test_support.h"
+#include "tune/tune_output.h"
+#include "tune/tuner.h"
+
+using namespace redsim;
+using namespace redsim::tune;
+
+namespace {
+
+constexpr int kLayers = 16;
+constexpr std::int64_t kNumel = 1 << 18;  // 1 MiB of fp32 per parameter
+constexpr int kRanks = 4;
+
+std::int64_t expected_memory(const Candidate& c) {
+  const std::int64_t psi = kLayers * kNumel, p = 4 * kNumel;
+  auto shard = [](std::int64_t x) { return (x + kRanks - 1) / kRanks; };
+  if (c.family != "zero") return 4 * psi + 4 * psi + 8 * psi + 4 * psi;
+  // DeepSpeed's reduce buckets close before a gradient would overflow them.
+  const std::int64_t per_bucket = std::max<std::int64_t>(1, c.knobs.bucket_cap_bytes / p);
+  const std::int64_t largest = std::min<std::int64_t>(per_bucket, kLayers) * p;
+  const std::int64_t grads = c.knobs.zero_stage >= 2 ? shard(4 * psi) : 4 * psi;
+  return 4 * psi + grads + shard(8 * psi) + largest + std::min(c.knobs.allgather_bucket_bytes, 4 * psi);
+}
+
+struct Setup {
+  ModelTrace trace = testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4);
+  ClusterSpec cluster = testing::ideal_star(kRanks, 1.25e9, 1e-5);
+  TuneConstraints constraints;
+  SearchAxes axes;
+  Setup() {
+    constraints.strategies = {"bucketed", "zero"};
+    axes = standard_axes(constraints);
+    axes.channels = {1, 2};
+    axes.algorithms = {Algorithm::ring};
+    axes.allgather_bucket_bytes = {4 * kMiB, 8 * kMiB, 16 * kMiB, 64 * kMiB};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the memory limit excludes exactly the settings that do not fit", "[tune][memory]") {
+  Setup s;
+  s.constraints.memory_per_device_GB = 0.05;  // 50,000,000 bytes
+  const std::int64_t limit = 50'000'000;
+  const auto r = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  CHECK(r.memory_limit_bytes == limit);
+  std::size_t fit = 0, zero_fit = 0, zero_out = 0;
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    const auto& c = r.candidate(p);
+    INFO(c.family << ": " << describe_knobs(c));
+    CHECK(r.points[p].memory.total_bytes() == expected_memory(c));
+    CHECK(r.points[p].fits == (expected_memory(c) <= limit));
+    if (!r.points[p].fits) CHECK_FALSE(r.evaluated(p));  // never simulated
+    fit += r.points[p].fits ? 1 : 0;
+    if (c.family == "zero") (r.points[p].fits ? zero_fit : zero_out) += 1;
+  }
+  CHECK(r.feasible_points == fit);
+  // The limit cuts through the ZeRO settings and excludes every DDP one (20 Psi = 83.9 MB).
+  CHECK(zero_fit > 0);
+  CHECK(zero_out > 0);
+  CHECK(r.points[r.best].fits);
+  CHECK(r.candidate(r.best).family == "zero");
+
+  // The report says why, with the numbers.
+  const auto groups = exclusion_groups(r);
+  REQUIRE(groups.size() >= 2);
+  CHECK(groups[0].family == "bucketed");
+  CHECK(groups[0].excluded == groups[0].total);
+  CHECK(groups[0].least.total_bytes() == 20 * kLayers * kNumel);
+  CHECK(groups[0].reason.find("83.89 MB per rank > 50.00 MB") != std::string::npos);
+  CHECK(groups[0].reason.find("optimizer 33.55 MB") != std::string::npos);
+  std::size_t grouped = 0;
+  for (const auto& g : groups) grouped += g.excluded;
+  CHECK(grouped == r.points.size() - fit);
+}
+
+TEST_CASE("the memory limit defaults to the cluster's device memory, and 0 means none", "[tune][memory]") {
+  Setup s;
+  s.cluster.device.memory_GB = 0.05;
+  const auto a = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  CHECK(a.memory_limit_bytes == 50'000'000);
+  CHECK(a.feasible_points < a.points.size());
+  s.constraints.memory_per_device_GB = 0;
+  const auto b = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  CHECK(b.memory_limit_bytes == 0);
+  CHECK(b.feasible_points == b.points.size());
+}
+
+TEST_CASE("when nothing fits the error names the smallest requirement", "[tune][memory]") {
+  Setup s;
+  s.constraints.memory_per_device_GB = 0.001;
+  try {
+    autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("no setting fits in 1.00 MB per device") != std::string::npos);
+    CHECK(what.find("zero") != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
+  }
+}

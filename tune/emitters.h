@@ -1,0 +1,51 @@
+// Ready-to-paste settings for the frameworks, from a tuned setting. Frameworks disagree on
+// units and every snippet states its conversions: PyTorch DDP's bucket_cap_mb is in MiB
+// (25 MiB = 26,214,400 bytes) and its first-bucket cap in bytes; DeepSpeed counts ELEMENTS
+// (a 500 MB fp16 bucket is 250,000,000); Horovod's fusion threshold is in bytes; NCCL counts
+// channels.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/trace.h"
+#include "tune/search_space.h"
+#include "tune/tuner.h"
+
+namespace redsim::tune {
+
+struct EmitInputs {
+  const ModelTrace* trace = nullptr;
+  const ClusterSpec* cluster = nullptr;
+  int microbatches = 1;
+  Candidate chosen;
+  double chosen_objective_s = 0;
+  // When the chosen family is not expressible in a framework, that framework's snippet gives
+  // the best setting it can express, with its predicted time: the best simulated one, or the
+  // step model's best if the search pruned that family (then *_simulated is false).
+  std::optional<Candidate> best_ddp;  // flat, bucketed, accumulate or localsgd
+  double best_ddp_objective_s = 0;
+  bool best_ddp_simulated = true;
+  std::optional<Candidate> best_zero;
+  double best_zero_objective_s = 0;
+  bool best_zero_simulated = true;
+};
+EmitInputs emit_inputs(const TuneResult& r, const ModelTrace& trace, const ClusterSpec& cluster, int microbatches);
+
+struct Snippet {
+  std::string file;  // pytorch_ddp.py, deepspeed_config.json, horovod.env, nccl.env, README.txt
+  std::string contents;
+  std::string comment;  // the unit conversions, for printing above snippets that cannot hold comments (JSON)
+};
+std::vector<Snippet> emit_snippets(const EmitInputs& in);
+
+// Unit conversions (exposed for tests).
+std::string ddp_bucket_cap_mb(std::int64_t bytes);  // MiB as DDP's bucket_cap_mb: "25", "0.5", "1.25"
+std::int64_t deepspeed_elements(std::int64_t bytes, std::int64_t element_bytes);  // bytes / element size
+// The element type of the reduced gradients (the dtype holding most reduced bytes), or the wire dtype.
+DType gradient_dtype(const ModelTrace& trace, const Knobs& knobs);
+DType parameter_dtype(const ModelTrace& trace);
+
+}  // namespace redsim::tune

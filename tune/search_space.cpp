@@ -1,0 +1,264 @@
+#include "tune/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/join.h"
+#include "core/units.h"
+
+namespace redsim::tune {
+
+std::vector<std::string> tune_families() { return {"flat", "bucketed", "zero", "accumulate", "localsgd"}; }
+
+SearchAxes standard_axes(const TuneConstraints& c) {
+  SearchAxes a;
+  for (std::int64_t b = kMiB; b <= kGiB; b *= 2) a.bucket_bytes.push_back(b);
+  a.first_bucket_bytes = {1 * kMiB, 4 * kMiB, 16 * kMiB};
+  a.channels = {1, 2, 4, 8, 16};
+  a.algorithms = {Algorithm::ring, Algorithm::tree, Algorithm::hierarchical};
+  a.bucket_orders = {BucketOrder::execution, BucketOrder::definition};
+  a.zero_stages = {2, 1};  // equal time; stage 2 first as it needs less memory
+  a.allgather_bucket_bytes = {16 * kMiB, 64 * kMiB, 256 * kMiB, 1024 * kMiB};
+  const int hmax = std::max(1, c.max_localsgd_period);
+  for (int h = 1; h <= hmax; h *= 2) a.localsgd_periods.push_back(h);
+  if (a.localsgd_periods.back() != hmax) a.localsgd_periods.push_back(hmax);
+  a.wire_dtypes = {std::nullopt};
+  if (c.allow_compression) {
+    a.wire_dtypes.push_back(DType::fp16);
+    a.wire_dtypes.push_back(DType::bf16);
+  }
+  return a;
+}
+
+std::int64_t memory_limit_bytes(const TuneConstraints& c, const ClusterSpec& cluster) {
+  const double gb = c.memory_per_device_GB.value_or(cluster.device.memory_GB);
+  if (!(gb >= 0) || !std::isfinite(gb))
+    throw InputError("", "", "--memory-per-device-gb: expected a size in GB >= 0 (0 = no limit), got " + std::to_string(gb));
+  return static_cast<std::int64_t>(std::llround(gb * kBytesPerGB));
+}
+
+namespace {
+
+template <class T>
+void require_nonempty(const std::vector<T>& v, const char* what) {
+  if (v.empty()) throw InputError("", "", std::string("tune: the search space has no ") + what);
+}
+
+void validate(const SearchAxes& a, const TuneConstraints& c) {
+  if (c.microbatches < 1 || c.microbatches > 4096)
+    throw InputError("", "", "--microbatches: expected 1 to 4096, got " + std::to_string(c.microbatches));
+  if (c.max_localsgd_period < 1 || c.max_localsgd_period > 4096)
+    throw InputError("", "", "--max-localsgd-period: expected 1 to 4096, got " + std::to_string(c.max_localsgd_period));
+  require_nonempty(a.bucket_bytes, "bucket sizes");
+  require_nonempty(a.first_bucket_bytes, "first-bucket sizes");
+  require_nonempty(a.channels, "channel counts");
+  require_nonempty(a.algorithms, "algorithms");
+  require_nonempty(a.bucket_orders, "bucket orders");
+  require_nonempty(a.zero_stages, "ZeRO stages");
+  require_nonempty(a.allgather_bucket_bytes, "allgather bucket sizes");
+  require_nonempty(a.localsgd_periods, "LocalSGD periods");
+  require_nonempty(a.wire_dtypes, "wire dtypes");
+  for (auto b : a.bucket_bytes)
+    if (b <= 0) throw InputError("", "", "tune: bucket sizes must be positive");
+  if (!std::is_sorted(a.bucket_bytes.begin(), a.bucket_bytes.end()) ||
+      std::adjacent_find(a.bucket_bytes.begin(), a.bucket_bytes.end()) != a.bucket_bytes.end())
+    throw InputError("", "", "tune: bucket sizes must be strictly increasing");
+  for (auto b : a.first_bucket_bytes)
+    if (b <= 0) throw InputError("", "", "tune: first-bucket sizes must be positive");
+  for (auto b : a.allgather_bucket_bytes)
+    if (b <= 0) throw InputError("", "", "tune: allgather bucket sizes must be positive");
+  for (int ch : a.channels)
+    if (ch < 1 || ch > 64) throw InputError("", "", "tune: channel counts must be 1 to 64, got " + std::to_string(ch));
+  for (int s : a.zero_stages)
+    if (s != 1 && s != 2) throw InputError("", "", "tune: ZeRO stages are 1 or 2, got " + std::to_string(s));
+  for (int h : a.localsgd_periods)
+    if (h < 1 || h > 4096) throw InputError("", "", "tune: LocalSGD periods must be 1 to 4096");
+}
+
+}  // namespace
+
+Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec& cluster) {
+  validate(a, c);
+  const auto all = tune_families();
+  std::set<std::string> wanted;
+  for (const auto& s : c.strategies) {
+    if (s == "all") {
+      wanted.insert(all.begin(), all.end());
+      continue;
+    }
+    if (std::find(all.begin(), all.end(), s) == all.end())
+      throw InputError("", "", "--strategies: unknown strategy \"" + s + "\"; expected some of " + join(all, ","));
+    wanted.insert(s);
+  }
+  if (wanted.empty()) wanted.insert(all.begin(), all.end());
+
+  Grid g;
+  const int m = c.microbatches;
+  if (m == 1 && wanted.count("accumulate")) {
+    wanted.erase("accumulate");
+    g.notes.push_back("accumulate: not searched: with 1 micro-batch per optimizer step it is bucketed "
+                      "(give --microbatches M >= 2)");
+    if (wanted.empty())
+      throw InputError("", "", "--strategies accumulate needs --microbatches 2 or more (with 1 it is bucketed)");
+  }
+  if (m > 1 && wanted.count("bucketed"))
+    g.notes.push_back("bucketed: evaluated over " + std::to_string(m) +
+                      " micro-batches, each synchronised (DDP without no_sync): accumulate with sync_every_microbatch");
+  if (m > 1 && (wanted.count("flat") || wanted.count("zero") || wanted.count("localsgd")))
+    g.notes.push_back("flat, zero, localsgd: no gradient accumulation in their plans; compared by time per sample, "
+                      "i.e. " + std::to_string(m) + " of their steps per optimizer step of " + std::to_string(m) +
+                      " micro-batches");
+
+  std::vector<Algorithm> algorithms;
+  bool dropped_hier = false;
+  for (auto alg : a.algorithms) {
+    if (alg == Algorithm::hierarchical && (cluster.nodes < 2 || cluster.devices_per_node < 2)) {
+      dropped_hier = true;
+      continue;
+    }
+    if (std::find(algorithms.begin(), algorithms.end(), alg) == algorithms.end()) algorithms.push_back(alg);
+  }
+  if (dropped_hier)
+    g.notes.push_back("hierarchical allreduce: not searched: it needs several nodes of several devices (this cluster: " +
+                      std::to_string(cluster.nodes) + " x " + std::to_string(cluster.devices_per_node) + ")");
+  if (algorithms.empty()) throw InputError("", "", "tune: no allreduce algorithm applies to this cluster");
+  if (wanted.count("zero"))
+    g.notes.push_back("zero: reduce, reduce-scatter and allgather run rings whatever the algorithm (as in NCCL): "
+                      "algorithm not searched; bucket order and first bucket do not apply (DeepSpeed fills its IPG "
+                      "buckets in gradient-ready order)");
+  if (wanted.count("localsgd"))
+    g.notes.push_back("localsgd: parameters are averaged after the optimizer, all buckets at once: bucket order and "
+                      "first bucket not searched; the wire dtype stays the parameters' own (parameters, not gradients)");
+
+  std::map<std::string, std::size_t> line_index;  // by the knobs minus the bucket size
+  auto add = [&](const std::string& family, const Knobs& k, const std::string& line_key) {
+    auto [it, inserted] = line_index.try_emplace(line_key, g.lines.size());
+    if (inserted) g.lines.emplace_back();
+    g.lines[it->second].push_back(g.points.size());
+    g.line_of.push_back(it->second);
+    g.points.push_back({family, k});
+  };
+  auto key = [](const std::string& family, const Knobs& k) {
+    return family + "|" + std::to_string(k.first_bucket_cap_bytes) + "|" + std::string(bucket_order_name(k.bucket_order)) +
+           "|" + std::to_string(k.channels) + "|" + std::string(algorithm_name(k.algorithm)) + "|" +
+           (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
+           "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period);
+  };
+
+  for (const auto& family : all) {
+    if (!wanted.count(family)) continue;
+    Knobs base;
+    if (family == "flat") {
+      base.strategy = "flat";
+      for (const auto& w : a.wire_dtypes)
+        for (auto alg : algorithms)
+          for (int ch : a.channels) {
+            Knobs k = base;
+            k.wire_dtype = w;
+            k.algorithm = alg;
+            k.channels = ch;
+            add(family, k, key(family, k));
+          }
+    } else if (family == "bucketed" || family == "accumulate") {
+      base.strategy = (family == "bucketed" && m == 1) ? "bucketed" : "accumulate";
+      base.microbatches = m;
+      base.sync_every_microbatch = family == "bucketed" && m > 1;
+      if (base.strategy == "bucketed") base.microbatches = 1;
+      for (const auto& w : a.wire_dtypes)
+        for (auto alg : algorithms)
+          for (int ch : a.channels)
+            for (auto order : a.bucket_orders)
+              for (auto first : a.first_bucket_bytes)
+                for (auto bucket : a.bucket_bytes) {
+                  // A first bucket larger than the cap is not a different setting worth its own line.
+                  const bool smallest_first = first == *std::min_element(a.first_bucket_bytes.begin(), a.first_bucket_bytes.end());
+                  if (first > bucket && !smallest_first) continue;
+                  Knobs k = base;
+                  k.wire_dtype = w;
+                  k.algorithm = alg;
+                  k.channels = ch;
+                  k.bucket_order = order;
+                  k.first_bucket_cap_bytes = first;
+                  k.bucket_cap_bytes = bucket;
+                  add(family, k, key(family, k));
+                }
+    } else if (family == "zero") {
+      base.strategy = "zero";
+      for (const auto& w : a.wire_dtypes)
+        for (int ch : a.channels)
+          for (int stage : a.zero_stages)
+            for (auto ag : a.allgather_bucket_bytes)
+              for (auto bucket : a.bucket_bytes) {
+                Knobs k = base;
+                k.wire_dtype = w;
+                k.channels = ch;
+                k.zero_stage = stage;
+                k.allgather_bucket_bytes = ag;
+                k.bucket_cap_bytes = bucket;
+                add(family, k, key(family, k));
+              }
+    } else if (family == "localsgd") {
+      base.strategy = "localsgd";
+      for (auto alg : algorithms)
+        for (int ch : a.channels)
+          for (int h : a.localsgd_periods)
+            for (auto bucket : a.bucket_bytes) {
+              Knobs k = base;
+              k.algorithm = alg;
+              k.channels = ch;
+              k.localsgd_period = h;
+              k.bucket_cap_bytes = bucket;
+              add(family, k, key(family, k));
+            }
+    }
+  }
+  // Lines are filled in ascending bucket order already (the bucket loop is innermost).
+  return g;
+}
+
+std::string format_bytes_binary(std::int64_t b) {
+  char buf[64];
+  if (b > 0 && b % kGiB == 0) {
+    std::snprintf(buf, sizeof buf, "%lld GiB", static_cast<long long>(b / kGiB));
+  } else if (b > 0 && b % kMiB == 0) {
+    std::snprintf(buf, sizeof buf, "%lld MiB", static_cast<long long>(b / kMiB));
+  } else if (b >= kMiB) {
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / kMiB);
+  } else if (b > 0 && b % kKiB == 0) {
+    std::snprintf(buf, sizeof buf, "%lld KiB", static_cast<long long>(b / kKiB));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  }
+  return buf;
+}
+
+std::string format_GB(std::int64_t bytes) {
+  char buf[64];
+  if (bytes >= 1'000'000'000 || bytes == 0)
+    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / kBytesPerGB);
+  else if (bytes >= 1'000'000)
+    std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  return buf;
+}
+
+std::string describe_knobs(const Candidate& c) {
+  const Knobs& k = c.knobs;
+  std::string coll = std::string(algorithm_name(k.algorithm)) + " x" + std::to_string(k.channels);
+  std::string wire = k.wire_dtype ? ", wire " + std::string(dtype_name(*k.wire_dtype)) : std::string();
+  if (c.family == "flat") return coll + wire;
+  if (c.family == "zero")
+    return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", allgather " + format_bytes_binary(k.allgather_bucket_bytes) +
+           ", stage " + std::to_string(k.zero_stage) + ", ring x" + std::to_string(k.channels) + wire;
+  if (c.family == "localsgd")
+    return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
+  return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +
+         ", " + std::string(bucket_order_name(k.bucket_order)) + ", " + coll + wire;
+}
+
+}  // namespace redsim::tune

@@ -1,0 +1,78 @@
+// The knob space redsim tune searches: the axes of the grid, the constraints that shape it, and
+// the grid itself, enumerated in one canonical order (which also breaks ties between equal
+// predictions). A grid point is a Candidate: a strategy family and the full Knobs that
+// `redsim simulate --config` would run.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/knobs.h"
+#include "core/trace.h"
+
+namespace redsim::tune {
+
+// What the user constrains.
+struct TuneConstraints {
+  // Decimal GB (10^9 bytes) of device memory per rank for model state; unset = the cluster's
+  // device.memory_GB; 0 (either way) = no limit.
+  std::optional<double> memory_per_device_GB;
+  // Micro-batches per optimizer step (M). Every family is compared over the same samples: the
+  // time of one optimizer step of M micro-batches per rank (see tune/README.md).
+  int microbatches = 1;
+  int max_localsgd_period = 1;   // LocalSGD periods searched: 1, 2, 4, ... up to this (and it)
+  bool allow_compression = false;  // also search fp16/bf16 gradients on the wire
+  std::vector<std::string> strategies;  // families to search; empty = all five
+};
+
+// The values each knob takes in the grid.
+struct SearchAxes {
+  std::vector<std::int64_t> bucket_bytes;        // DDP bucket_cap / ZeRO reduce bucket (the "line" axis)
+  std::vector<std::int64_t> first_bucket_bytes;  // DDP first bucket; only values <= the bucket cap are used
+  std::vector<int> channels;
+  std::vector<Algorithm> algorithms;
+  std::vector<BucketOrder> bucket_orders;
+  std::vector<int> zero_stages;
+  std::vector<std::int64_t> allgather_bucket_bytes;
+  std::vector<int> localsgd_periods;
+  std::vector<std::optional<DType>> wire_dtypes;  // nullopt = the parameters' own dtype
+};
+
+// The standard axes: buckets 1 MiB .. 1 GiB in powers of two, first bucket 1/4/16 MiB, channels
+// 1/2/4/8/16, ring/tree/hierarchical, both bucket orders, ZeRO stages 2 and 1, allgather buckets
+// 16/64/256/1024 MiB, LocalSGD periods 1, 2, 4, ... max, wire dtype native (+ fp16, bf16 with
+// allow_compression).
+SearchAxes standard_axes(const TuneConstraints& constraints);
+
+// The families in canonical order (redsim's strategy order).
+std::vector<std::string> tune_families();
+
+struct Candidate {
+  // The strategy family a row of the table belongs to. With M > 1 micro-batches the "bucketed"
+  // family runs as accumulate with sync_every_microbatch (DDP without no_sync): that is what
+  // bucketed DDP does over M micro-batches, and its knobs say so.
+  std::string family;
+  Knobs knobs;
+};
+
+struct Grid {
+  std::vector<Candidate> points;                // canonical order
+  std::vector<std::size_t> line_of;             // per point: its line
+  std::vector<std::vector<std::size_t>> lines;  // points that differ only in bucket size, ascending
+  std::vector<std::string> notes;               // what was left out of the space, and why
+};
+
+// Validates the constraints and axes (InputError on nonsense) and enumerates the grid.
+Grid build_grid(const SearchAxes& axes, const TuneConstraints& constraints, const ClusterSpec& cluster);
+
+// The memory limit in bytes (0 = none), from the constraints or the cluster.
+std::int64_t memory_limit_bytes(const TuneConstraints& constraints, const ClusterSpec& cluster);
+
+// Human-readable knob descriptions for tables: "bucket 32 MiB, first 1 MiB, execution, ring x 8".
+std::string describe_knobs(const Candidate& c);
+std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
+std::string format_GB(std::int64_t bytes);  // decimal, as --memory-per-device-gb: "12.35 GB", "52.43 MB"
+
+}  // namespace redsim::tune

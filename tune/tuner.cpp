@@ -1,0 +1,500 @@
+#include "tune/tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/error.h"
+#include "core/knobs_json.h"
+#include "core/step_summary.h"
+#include "strategies/strategy.h"
+#include "tune/parallel.h"
+
+namespace redsim::tune {
+
+std::string_view search_method_name(SearchMethod m) { return m == SearchMethod::guided ? "guided" : "exhaustive"; }
+
+bool better(const TuneResult& r, std::size_t a, std::size_t b) {
+  const double oa = r.eval(a).objective_s, ob = r.eval(b).objective_s;
+  if (oa != ob) return oa < ob;
+  const auto ma = r.points[a].memory.total_bytes(), mb = r.points[b].memory.total_bytes();
+  if (ma != mb) return ma < mb;
+  return a < b;
+}
+
+std::optional<std::pair<std::size_t, double>> best_predicted(const TuneResult& r, const std::string& family) {
+  std::optional<std::pair<std::size_t, double>> best;
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    const auto& s = r.points[p];
+    if (!s.fits || s.evaluation || !s.model_s || r.grid.points[p].family != family) continue;
+    if (!best || *s.model_s < best->second) best = std::make_pair(p, *s.model_s);
+  }
+  return best;
+}
+
+namespace {
+
+class Search {
+ public:
+  Search(const ModelTrace& trace, const ClusterSpec& cluster, const TuneOptions& opt, TuneResult& r)
+      : trace_(trace), cluster_(cluster), opt_(opt), r_(r), sim_(opt.sim),
+        threads_(opt.threads > 0 ? opt.threads : default_threads()) {}
+
+  void prepare(bool keep_compact);
+  void run_exhaustive();
+  void run_guided();
+  void finish();
+
+ private:
+  Plan plan_of(std::size_t point) const {
+    const auto& k = r_.grid.points[point].knobs;
+    return make_strategy(k.strategy)->plan(trace_, cluster_, k);
+  }
+  // Simulates the points whose plans have not been simulated yet (each distinct plan once).
+  void evaluate(const std::vector<std::size_t>& points, const std::string& phase);
+  void report(const std::string& phase, int sims, bool end_of_round = false) {
+    if (!opt_.on_progress) return;
+    TuneProgress p;
+    p.phase = phase;
+    p.simulations = sims;
+    p.budget = r_.budget;
+    p.round = r_.rounds;
+    p.end_of_round = end_of_round;
+    if (incumbent_) p.best_objective_s = r_.eval(*incumbent_).objective_s;
+    std::lock_guard<std::mutex> lock(progress_mu_);
+    opt_.on_progress(p);
+  }
+  void update_incumbent() {
+    for (std::size_t p = 0; p < r_.points.size(); ++p)
+      if (r_.points[p].fits && r_.evaluated(p) && (!incumbent_ || better(r_, p, *incumbent_))) incumbent_ = p;
+  }
+  void predict_all();
+  ClassMap class_map(std::size_t p) const;
+  std::vector<std::uint32_t> classes_of(std::size_t p) const;
+  std::vector<std::size_t> calibration_batch(const std::set<std::uint32_t>& known) const;
+
+  const ModelTrace& trace_;
+  const ClusterSpec& cluster_;
+  const TuneOptions& opt_;
+  TuneResult& r_;
+  SimOptions sim_;  // with the fidelity resolved
+  int threads_;
+  std::mutex progress_mu_;
+  std::optional<std::size_t> incumbent_;
+  std::map<TimingKey, std::size_t> eval_of_key_;
+  std::vector<std::vector<CollectiveSample>> samples_;  // per evaluation
+  struct Group {
+    std::vector<std::size_t> points;  // settings sharing one plan structure
+    CompactPlan compact;              // of the first point's plan
+    int channels = 1;                 // the first point's channels and algorithm
+    Algorithm algorithm = Algorithm::ring;
+    bool verify = false;
+  };
+  std::vector<Group> groups_;
+  std::vector<std::size_t> group_of_;  // per point
+  std::vector<std::size_t> rep_;       // per point that fits: the first point with its timing key
+  std::vector<std::uint64_t> predicted_version_;        // per point: model version of its prediction
+  std::map<std::uint32_t, std::uint64_t> class_version_;
+};
+
+namespace {
+
+// Points whose knobs differ only in channels and algorithm share a plan structure.
+std::string structure_key(const Candidate& c) {
+  Knobs k = c.knobs;
+  k.channels = 1;
+  k.algorithm = Algorithm::ring;
+  return c.family + "|" + knobs_to_json(k).dump();
+}
+
+// The channel count and algorithm of each collective of a plan, in op order.
+std::vector<std::pair<int, Algorithm>> collective_variants(const Plan& plan) {
+  std::vector<std::pair<int, Algorithm>> v;
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind)) v.emplace_back(op.channels, op.algorithm);
+  return v;
+}
+
+// Rewrites the collectives of a plan made for `from` into those of the same plan for `to`: a
+// collective that took the channel count (algorithm) of the knobs takes the new one.
+void apply_variant(Plan& plan, const std::vector<std::pair<int, Algorithm>>& original, const Knobs& from, const Knobs& to) {
+  std::size_t j = 0;
+  for (auto& op : plan.ops) {
+    if (!op_kind_is_collective(op.kind)) continue;
+    const auto [ch, alg] = original[j++];
+    op.channels = ch == from.channels ? to.channels : ch;
+    op.algorithm = alg == from.algorithm ? to.algorithm : alg;
+  }
+}
+
+bool same_memory(const RankMemory& a, const RankMemory& b) {
+  return a.params_bytes == b.params_bytes && a.grads_bytes == b.grads_bytes && a.optimizer_bytes == b.optimizer_bytes &&
+         a.comm_buffer_bytes == b.comm_buffer_bytes;
+}
+
+}  // namespace
+
+void Search::prepare(bool keep_compact) {
+  report("planning", 0);
+  const std::size_t n = r_.grid.points.size();
+  r_.points.assign(n, PointState{});
+  std::vector<char> needs_scalable(n, 0);
+  // Plans are built once per structure (a Strategy::plan of a GPT-2-sized model costs
+  // milliseconds) and rewritten for each channel count and algorithm. The rewrite is checked
+  // against real plans: every setting of the first structure of each family here, and every
+  // simulated setting later; if the check fails here, every point is planned on its own.
+  for (bool derive : {true, false}) {
+    groups_.clear();
+    group_of_.assign(n, 0);
+    std::map<std::string, std::size_t> index;
+    std::set<std::string> verified_family;
+    for (std::size_t p = 0; p < n; ++p) {
+      const auto key = derive ? structure_key(r_.grid.points[p]) : std::to_string(p);
+      auto [it, inserted] = index.try_emplace(key, groups_.size());
+      if (inserted) {
+        groups_.emplace_back();
+        groups_.back().verify = derive && verified_family.insert(r_.grid.points[p].family).second;
+      }
+      groups_[it->second].points.push_back(p);
+      group_of_[p] = it->second;
+    }
+    std::atomic<bool> mismatch{false};
+    parallel_for(groups_.size(), threads_, [&](std::size_t gi) {
+      auto& g = groups_[gi];
+      const Knobs base = r_.grid.points[g.points.front()].knobs;
+      g.channels = base.channels;
+      g.algorithm = base.algorithm;
+      Plan plan = plan_of(g.points.front());
+      const auto original = collective_variants(plan);
+      if (keep_compact) g.compact = compact_plan(plan, r_.objective_samples);
+      const double floor = keep_compact ? g.compact.compute_floor : compact_plan(plan, r_.objective_samples).compute_floor;
+      for (auto p : g.points) {
+        apply_variant(plan, original, base, r_.grid.points[p].knobs);
+        auto& s = r_.points[p];
+        s.memory = plan.memory;
+        s.fits = r_.memory_limit_bytes <= 0 || plan.memory.total_bytes() <= r_.memory_limit_bytes;
+        s.key = timing_key(plan);
+        s.compute_floor_s = floor;
+        if (opt_.sim.fidelity == Fidelity::auto_select)
+          needs_scalable[p] = resolve_fidelity(plan, cluster_, Fidelity::auto_select) == Fidelity::scalable;
+        if (g.verify && p != g.points.front()) {
+          const Plan real = plan_of(p);
+          if (!(timing_key(real) == s.key) || !same_memory(real.memory, s.memory)) mismatch = true;
+        }
+      }
+    });
+    if (!mismatch) break;
+  }
+  if (sim_.fidelity == Fidelity::auto_select) {
+    bool scalable = false;
+    for (std::size_t i = 0; i < n; ++i) scalable = scalable || (needs_scalable[i] && r_.points[i].fits);
+    sim_.fidelity = scalable ? Fidelity::scalable : Fidelity::exact;
+  }
+  r_.fidelity = sim_.fidelity;
+  r_.feasible_points = 0;
+  std::map<TimingKey, std::size_t> first_with_key;
+  rep_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!r_.points[i].fits) continue;
+    ++r_.feasible_points;
+    rep_[i] = first_with_key.try_emplace(r_.points[i].key, i).first->second;
+  }
+  predicted_version_.assign(n, ~0ull);
+}
+
+ClassMap Search::class_map(std::size_t p) const {
+  const auto& g = groups_[group_of_[p]];
+  const auto& k = r_.grid.points[p].knobs;
+  return {g.channels, k.channels, g.algorithm, k.algorithm};
+}
+
+std::vector<std::uint32_t> Search::classes_of(std::size_t p) const {
+  const auto map = class_map(p);
+  std::vector<std::uint32_t> out;
+  for (auto c : groups_[group_of_[p]].compact.classes) out.push_back(map(c));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void Search::evaluate(const std::vector<std::size_t>& points, const std::string& phase) {
+  std::vector<std::size_t> todo;
+  std::set<TimingKey> seen;
+  for (auto p : points)
+    if (r_.points[p].fits && !eval_of_key_.count(r_.points[p].key) && seen.insert(r_.points[p].key).second) todo.push_back(p);
+  if (todo.empty()) return;
+  std::vector<Evaluation> evals(todo.size());
+  std::vector<std::vector<CollectiveSample>> samples(todo.size());
+  std::atomic<int> done{0};
+  const int before = r_.simulations;
+  const bool want_samples = r_.method == SearchMethod::guided;
+  parallel_for(todo.size(), threads_, [&](std::size_t i) {
+    const Plan plan = plan_of(todo[i]);
+    if (!(timing_key(plan) == r_.points[todo[i]].key) || !same_memory(plan.memory, r_.points[todo[i]].memory))
+      throw std::logic_error("tune: the plan of " + r_.grid.points[todo[i]].family + " (" +
+                             describe_knobs(r_.grid.points[todo[i]]) + ") differs from the one derived for it");
+    const Timeline tl = simulate(plan, cluster_, sim_);
+    const StepSummary s = summarize(plan, tl);
+    Evaluation& e = evals[i];
+    e.step_time_s = s.step_time_s;
+    e.compute_time_s = s.compute_time_s;
+    e.comm_time_s = s.comm_time_s;
+    e.exposed_comm_s = s.exposed_comm_s;
+    e.time_per_sample_s = s.time_per_sample_s;
+    e.objective_s = s.time_per_sample_s * r_.objective_samples;
+    e.bytes_sent_per_rank = s.bytes_sent_per_rank;
+    e.steps_in_plan = plan.steps;
+    if (want_samples) samples[i] = collective_samples(plan, tl);
+    report(phase, before + done.fetch_add(1) + 1);
+  });
+  // Results are merged in the batch's (canonical) order, whatever order they finished in.
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    eval_of_key_[r_.points[todo[i]].key] = r_.evaluations.size();
+    r_.evaluations.push_back(evals[i]);
+    samples_.push_back(std::move(samples[i]));
+  }
+  r_.simulations += static_cast<int>(todo.size());
+  for (auto& s : r_.points) {
+    if (s.evaluation || !s.fits) continue;
+    auto it = eval_of_key_.find(s.key);
+    if (it != eval_of_key_.end()) s.evaluation = it->second;
+  }
+  update_incumbent();
+}
+
+void Search::run_exhaustive() {
+  std::vector<std::size_t> all;
+  for (std::size_t p = 0; p < r_.points.size(); ++p) {
+    if (!r_.points[p].fits) continue;
+    if (opt_.exhaustive_bound_s && r_.points[p].compute_floor_s > *opt_.exhaustive_bound_s) {
+      ++r_.bounded_out;
+      continue;
+    }
+    all.push_back(p);
+  }
+  std::set<TimingKey> keys;
+  for (auto p : all) keys.insert(r_.points[p].key);
+  r_.budget = static_cast<int>(keys.size());
+  // In rounds, so that progress reports carry the best so far; the result is the same.
+  constexpr std::size_t kChunk = 64;
+  for (std::size_t begin = 0; begin < all.size(); begin += kChunk) {
+    const std::vector<std::size_t> chunk(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), begin + kChunk)));
+    evaluate(chunk, "simulating");
+    ++r_.rounds;
+    report("simulating", r_.simulations, true);
+  }
+}
+
+std::vector<std::size_t> Search::calibration_batch(const std::set<std::uint32_t>& known) const {
+  std::set<std::uint32_t> scheduled = known;
+  std::vector<std::size_t> batch;
+  for (const auto& line : r_.grid.lines) {
+    std::vector<std::size_t> pts;
+    for (auto p : line)
+      if (r_.points[p].fits) pts.push_back(p);
+    if (pts.empty()) continue;
+    auto missing = [&](std::size_t p) {
+      for (auto c : classes_of(p))
+        if (!scheduled.count(c)) return true;
+      return false;
+    };
+    // The middle of the line first (a bucket size in the middle of the log grid), else the first
+    // point that needs a class nobody has simulated yet.
+    std::optional<std::size_t> pick;
+    const std::size_t mid = pts[pts.size() / 2];
+    if (missing(mid)) {
+      pick = mid;
+    } else {
+      for (auto p : pts)
+        if (missing(p)) {
+          pick = p;
+          break;
+        }
+    }
+    if (!pick) continue;
+    for (auto c : classes_of(*pick)) scheduled.insert(c);
+    batch.push_back(*pick);
+  }
+  return batch;
+}
+
+void Search::predict_all() {
+  CollectiveCostModel model;
+  std::map<std::uint32_t, std::uint64_t> counts;
+  for (const auto& ss : samples_)
+    for (const auto& s : ss) {
+      model.add(s);
+      ++counts[s.cls];
+    }
+  model.finish();
+  class_version_ = counts;
+  std::vector<std::size_t> todo;
+  std::vector<std::uint64_t> versions;
+  for (std::size_t p = 0; p < r_.points.size(); ++p) {
+    if (!r_.points[p].fits || rep_[p] != p) continue;
+    std::uint64_t v = 0;
+    for (auto c : classes_of(p)) {
+      auto it = class_version_.find(c);
+      v = v * 1000003ull + (it == class_version_.end() ? 0 : it->second);
+    }
+    if (v == predicted_version_[p] && r_.points[p].predicted_s) continue;
+    todo.push_back(p);
+    versions.push_back(v);
+  }
+  parallel_for(todo.size(), threads_, [&](std::size_t i) {
+    const auto& c = groups_[group_of_[todo[i]]].compact;
+    r_.points[todo[i]].predicted_s = predict_end(c, model, class_map(todo[i])) * c.objective_per_end;
+  });
+  for (std::size_t i = 0; i < todo.size(); ++i) predicted_version_[todo[i]] = versions[i];
+  for (std::size_t p = 0; p < r_.points.size(); ++p)
+    if (r_.points[p].fits && rep_[p] != p) r_.points[p].predicted_s = r_.points[rep_[p]].predicted_s;
+}
+
+void Search::run_guided() {
+  r_.budget = opt_.max_simulations > 0
+                  ? opt_.max_simulations
+                  : std::max(24, static_cast<int>(std::ceil(0.15 * static_cast<double>(r_.feasible_points))));
+  // 1. Calibration: one simulation per collective class (a line's middle point).
+  std::set<std::uint32_t> known;
+  for (;;) {
+    auto batch = calibration_batch(known);
+    const auto room = static_cast<std::size_t>(std::max(0, r_.budget - r_.simulations));
+    if (batch.size() > room) {
+      batch.resize(room);
+      r_.budget_exhausted = true;
+    }
+    if (batch.empty()) break;
+    evaluate(batch, "calibrating");
+    for (const auto& ss : samples_)
+      for (const auto& s : ss) known.insert(s.cls);
+    // A class the plans name but whose simulation issued none of it cannot be learnt: stop.
+    bool progress = false;
+    for (auto p : batch)
+      for (auto c : classes_of(p))
+        if (known.count(c)) progress = true;
+    if (!progress) break;
+    ++r_.rounds;
+    report("calibrating", r_.simulations, true);
+  }
+  // 2. Rounds of bracketing along lines, guided and pruned by the model.
+  const double margin = std::max(0.0, opt_.prune_margin);
+  for (;;) {
+    predict_all();
+    if (!incumbent_) break;
+    const double best = r_.eval(*incumbent_).objective_s;
+    struct Proposal {
+      double value;
+      std::size_t point;
+    };
+    std::vector<Proposal> proposals;
+    for (const auto& line : r_.grid.lines) {
+      std::vector<std::size_t> pts;
+      for (auto p : line)
+        if (r_.points[p].fits) pts.push_back(p);
+      if (pts.empty()) continue;
+      // Predictions corrected by the residual of the nearest simulated point on the line.
+      std::vector<double> value(pts.size());
+      std::vector<std::size_t> simulated;
+      for (std::size_t i = 0; i < pts.size(); ++i)
+        if (r_.evaluated(pts[i])) simulated.push_back(i);
+      for (std::size_t i = 0; i < pts.size(); ++i) {
+        double v = r_.points[pts[i]].predicted_s.value_or(0.0);
+        if (!simulated.empty()) {
+          std::size_t nearest = simulated.front();
+          for (auto s : simulated)
+            if ((s > i ? s - i : i - s) < (nearest > i ? nearest - i : i - nearest)) nearest = s;
+          const auto& np = r_.points[pts[nearest]];
+          v += r_.eval(pts[nearest]).objective_s - np.predicted_s.value_or(0.0);
+        }
+        value[i] = v;
+        r_.points[pts[i]].model_s = v;
+      }
+      auto consider = [&](std::size_t lo, std::size_t hi) {  // unsimulated positions in [lo, hi)
+        std::optional<std::size_t> arg;
+        for (std::size_t i = lo; i < hi; ++i)
+          if (!r_.evaluated(pts[i]) && (!arg || value[i] < value[*arg])) arg = i;
+        if (!arg) return;
+        const auto p = pts[*arg];
+        if (value[*arg] < best * (1 + margin) && r_.points[p].compute_floor_s < best) proposals.push_back({value[*arg], p});
+      };
+      if (simulated.empty()) {
+        consider(0, pts.size());
+        continue;
+      }
+      std::size_t b = simulated.front();
+      for (auto s : simulated)
+        if (better(r_, pts[s], pts[b])) b = s;
+      std::size_t left = 0, right = pts.size();
+      for (auto s : simulated) {
+        if (s < b) left = s + 1;
+        if (s > b && right == pts.size()) right = s;
+      }
+      consider(left, b);
+      consider(b + 1, right);
+    }
+    if (proposals.empty()) break;
+    std::sort(proposals.begin(), proposals.end(), [](const Proposal& a, const Proposal& b) {
+      return a.value != b.value ? a.value < b.value : a.point < b.point;
+    });
+    // Distinct plans only, at most a round's worth, within the budget.
+    std::vector<std::size_t> batch;
+    std::set<TimingKey> keys;
+    const int room = r_.budget - r_.simulations;
+    for (const auto& pr : proposals) {
+      if (static_cast<int>(batch.size()) >= std::min(kRoundSize, room)) break;
+      if (keys.insert(r_.points[pr.point].key).second) batch.push_back(pr.point);
+    }
+    if (batch.empty()) {
+      r_.budget_exhausted = true;
+      break;
+    }
+    evaluate(batch, "searching");
+    ++r_.rounds;
+    report("searching", r_.simulations, true);
+  }
+}
+
+void Search::finish() {
+  r_.ranking.clear();
+  for (std::size_t p = 0; p < r_.points.size(); ++p)
+    if (r_.points[p].fits && r_.evaluated(p)) r_.ranking.push_back(p);
+  std::sort(r_.ranking.begin(), r_.ranking.end(), [&](std::size_t a, std::size_t b) { return better(r_, a, b); });
+  if (r_.ranking.empty()) throw std::logic_error("tune: nothing was simulated");
+  r_.best = r_.ranking.front();
+}
+
+
+}  // namespace
+
+TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const TuneConstraints& constraints,
+                const SearchAxes& axes, const TuneOptions& options) {
+  TuneResult r;
+  r.method = options.method;
+  r.grid = build_grid(axes, constraints, cluster);
+  r.memory_limit_bytes = memory_limit_bytes(constraints, cluster);
+  r.objective_samples = static_cast<double>(trace.batch_size_per_rank) * cluster.world_size() * constraints.microbatches;
+  Search s(trace, cluster, options, r);
+  s.prepare(options.method == SearchMethod::guided);
+  if (r.feasible_points == 0) {
+    std::size_t least = 0;
+    for (std::size_t p = 1; p < r.points.size(); ++p)
+      if (r.points[p].memory.total_bytes() < r.points[least].memory.total_bytes()) least = p;
+    const auto& m = r.points[least].memory;
+    throw InputError("", "", "no setting fits in " + format_GB(r.memory_limit_bytes) + " per device: the smallest (" +
+                                 r.grid.points[least].family + ", " + describe_knobs(r.grid.points[least]) + ") needs " +
+                                 format_GB(m.total_bytes()) + " (params " + format_GB(m.params_bytes) + ", grads " + format_GB(m.grads_bytes) +
+                                 ", optimizer " + format_GB(m.optimizer_bytes) + ", comm buffers " + format_GB(m.comm_buffer_bytes) + ")");
+  }
+  if (options.method == SearchMethod::exhaustive)
+    s.run_exhaustive();
+  else
+    s.run_guided();
+  s.finish();
+  return r;
+}
+
+}  // namespace redsim::tune
