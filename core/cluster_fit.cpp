@@ -5,12 +5,9 @@
 #include <stdexcept>
 
 #include "core/least_squares.h"
+#include "core/pipeline.h"
 
 namespace redsim {
-
-namespace {
-constexpr double kChainChunkBytes = 512.0 * 1024.0;
-}
 
 std::vector<double> alpha_beta_row(OpKind kind, std::int64_t bytes, int ranks) {
   const double n = ranks, s = static_cast<double>(bytes);
@@ -22,7 +19,7 @@ std::vector<double> alpha_beta_row(OpKind kind, std::int64_t bytes, int ranks) {
       return {n - 1, (n - 1) / n * s, 1};
     case OpKind::reduce:
     case OpKind::broadcast: {
-      const double p = std::max(1.0, std::ceil(s / kChainChunkBytes));
+      const double p = pipeline_chunks(bytes);
       return {n + p - 2, (n + p - 2) * s / p, 1};
     }
     default:

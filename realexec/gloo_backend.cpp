@@ -8,14 +8,13 @@
 
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
-#include <gloo/broadcast.h>
 #include <gloo/common/error.h>
-#include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 
+#include "core/pipeline.h"
 #include "realexec/memory_budget.h"
 #include "realexec/reduce_kernels.h"
 #include "realexec/traffic.h"
@@ -25,6 +24,7 @@ namespace {
 
 constexpr std::uint8_t kReduceScatterSlotPrefix = 0x70;  // clear of Gloo's own prefixes (0x01..0x08)
 constexpr std::uint8_t kAllgatherRingSlotPrefix = 0x71;
+constexpr std::uint8_t kChainSlotPrefix = 0x72;
 
 std::size_t elem_size(DType t) { return static_cast<std::size_t>(dtype_size_bytes(t)); }
 
@@ -93,30 +93,21 @@ class GlooCommunicator final : public Communicator {
     return ring_allreduce_traffic(count * dtype_size_bytes(dtype), n, ctx_->rank);
   }
 
+  // Reduce and broadcast run as the simulator models them (after NCCL), not as gloo::reduce
+  // (ring reduce-scatter + gather) or gloo::broadcast (binomial tree): a chain along the ring,
+  // pipelined in chunks of kPipelineChunkBytes. Reduce flows toward the root (root+1 is the head,
+  // the root the tail); broadcast flows from it.
   Traffic reduce(void* buf, std::int64_t count, DType dtype, ReduceOp op, int root) override {
     const int n = ctx_->size;
     if (count <= 0 || n == 1) return {};
-    gloo::ReduceOptions o(ctx_);
-    set_output(o, buf, count, dtype);
-    o.setRoot(root);
-    o.setReduceFunction(reduce_function(dtype, op));
-    o.setTag(next_tag());
-    o.setTimeout(timeout_);
-    guarded("reduce", [&] { gloo::reduce(o); });
+    const Traffic t = chain(buf, count, dtype, reduce_function(dtype, op), root, true);
     if (op == ReduceOp::avg && ctx_->rank == root) scale_avg(buf, static_cast<std::size_t>(count), dtype, n);
-    return gloo_reduce_traffic(count * dtype_size_bytes(dtype), n, ctx_->rank, root);
+    return t;
   }
 
   Traffic broadcast(void* buf, std::int64_t count, DType dtype, int root) override {
-    const int n = ctx_->size;
-    if (count <= 0 || n == 1) return {};
-    gloo::BroadcastOptions o(ctx_);
-    set_output(o, buf, count, dtype);
-    o.setRoot(root);
-    o.setTag(next_tag());
-    o.setTimeout(timeout_);
-    guarded("broadcast", [&] { gloo::broadcast(o); });
-    return binomial_broadcast_traffic(count * dtype_size_bytes(dtype), n, ctx_->rank, root);
+    if (count <= 0 || ctx_->size == 1) return {};
+    return chain(buf, count, dtype, {}, root, false);
   }
 
   // Ring reduce-scatter over arbitrary shards: in step k rank r sends its partial of shard
@@ -203,6 +194,40 @@ class GlooCommunicator final : public Communicator {
   }
 
  private:
+  // One pipelined chain (see reduce): every recv is posted up front (into tmp_ for a reduce, in
+  // place for a broadcast); chunk k is forwarded as soon as it has arrived (and been reduced).
+  Traffic chain(void* buf, std::int64_t count, DType dtype, const ReduceFn& fn, int root, bool toward_root) {
+    const int n = ctx_->size, r = ctx_->rank;
+    const std::size_t es = elem_size(dtype);
+    const int i = ((r - root - (toward_root ? 1 : 0)) % n + n) % n;  // index along the chain
+    const bool has_prev = i > 0, has_next = i < n - 1;
+    const int chunks = pipeline_chunks(count * static_cast<std::int64_t>(es));
+    auto* bytes = static_cast<char*>(buf);
+    auto data = ctx_->createUnboundBuffer(buf, static_cast<std::size_t>(count) * es);
+    std::unique_ptr<gloo::transport::UnboundBuffer> recv;
+    if (has_prev && toward_root) {
+      tmp_.resize(static_cast<std::size_t>(count) * es);
+      recv = ctx_->createUnboundBuffer(tmp_.data(), tmp_.size());
+    }
+    gloo::transport::UnboundBuffer& in = recv ? *recv : *data;
+    const auto slot = gloo::Slot::build(kChainSlotPrefix, next_tag());
+    const int prev = (r + n - 1) % n, next = (r + 1) % n;
+    const auto off = [&](int k) { return static_cast<std::size_t>(split_offset(count, chunks, k)) * es; };
+    const auto len = [&](int k) { return static_cast<std::size_t>(split_piece(count, chunks, k)) * es; };
+    if (has_prev)
+      for (int k = 0; k < chunks; ++k) guarded("chain", [&] { in.recv(prev, slot, off(k), len(k)); });
+    for (int k = 0; k < chunks; ++k) {
+      if (has_prev) {
+        wait_recv(in, timeout_, "chain");  // one pair delivers in order: this is chunk k
+        if (toward_root) fn(bytes + off(k), bytes + off(k), tmp_.data() + off(k), len(k) / es);
+      }
+      if (has_next) guarded("chain", [&] { data->send(next, slot, off(k), len(k)); });
+    }
+    if (has_next)
+      for (int k = 0; k < chunks; ++k) wait_send(*data, timeout_, "chain");
+    return ring_chain_traffic(count * static_cast<std::int64_t>(es), n, r, root, toward_root);
+  }
+
   // Gloo only needs the element size (the reduce function knows the type).
   template <class Options>
   static void set_output(Options& o, void* buf, std::int64_t count, DType dtype) {

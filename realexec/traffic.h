@@ -25,37 +25,7 @@ inline Traffic ring_allreduce_traffic(std::int64_t bytes, int n, int rank) {
   return {t, t};
 }
 
-// Gloo's reduce: a ring reduce-scatter, then every rank sends its reduced chunk to the root.
-inline Traffic gloo_reduce_traffic(std::int64_t bytes, int n, int rank, int root) {
-  if (n < 2) return {};
-  const std::int64_t rs = bytes - split_piece(bytes, n, rank);
-  if (rank == root) return {rs, rs + rs};
-  return {rs + split_piece(bytes, n, rank), rs};
-}
-
-// Binomial-tree broadcast (Gloo): a rank receives the buffer once (unless root) and sends it
-// once per child.
-inline Traffic binomial_broadcast_traffic(std::int64_t bytes, int n, int rank, int root) {
-  if (n < 2) return {};
-  const int vrank = (rank - root + n) % n;
-  int dim = 0;
-  while ((1 << dim) < n) ++dim;
-  Traffic t;
-  int mask = (1 << dim) - 1;
-  for (int i = 0; i < dim; ++i) {
-    mask ^= (1 << i);
-    if ((vrank & mask) != 0) continue;
-    const int vpeer = vrank ^ (1 << i);
-    if (vpeer >= n) continue;
-    if ((vrank & (1 << i)) == 0)
-      t.bytes_sent += bytes;
-    else
-      t.bytes_received += bytes;
-  }
-  return t;
-}
-
-// NCCL's ring broadcast and reduce: every rank but the last in the chain sends the buffer once.
+// Chain broadcast and reduce (NCCL's ring ones; the Gloo backend's chains): every rank but the last in the chain sends the buffer once.
 inline Traffic ring_chain_traffic(std::int64_t bytes, int n, int rank, int root, bool toward_root) {
   if (n < 2) return {};
   const int pos = (rank - root + n) % n;  // 0 = root

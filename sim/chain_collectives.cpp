@@ -2,7 +2,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/ring_allreduce.h"
 #include "sim/ring_pass.h"
 

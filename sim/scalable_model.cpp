@@ -6,7 +6,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/ring_order.h"
 #include "sim/ring_pass.h"
 #include "sim/sim_context.h"

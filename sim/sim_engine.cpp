@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "sim/child_process.h"
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/scalable_engine.h"
 #include "sim/sim_collective.h"
 #include "sim/sim_context.h"

@@ -4,7 +4,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/ring_order.h"
 #include "sim/ring_pass.h"
 

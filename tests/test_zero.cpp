@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/step_summary.h"
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/sim_engine.h"
 #include "strategies/memory_model.h"
 #include "strategies/strategy.h"

@@ -181,7 +181,8 @@ std::vector<std::string> run_cases(int rank, int n, gloo::rendezvous::Store& st,
         break;
     }
     ++*cases_run;
-    if ((k.kind == OpKind::allreduce || k.kind == OpKind::reduce) && t.bytes_sent <= 0)
+    // Every rank sends in an allreduce; in a reduce's chain all but the root (its tail) do.
+    if ((k.kind == OpKind::allreduce || (k.kind == OpKind::reduce && rank != root)) && t.bytes_sent <= 0)
       problems.push_back(describe(k, n) + ": rank " + std::to_string(rank) + " reports no bytes sent");
     for (std::int64_t i = 0; i < total; ++i) {
       std::optional<float> want;
@@ -260,6 +261,39 @@ TEST_CASE("Gloo backend: a buffer of many segments, and one rank", "[realexec][g
   });
   for (const auto& p : problems) FAIL_CHECK(p);
   CHECK(problems.empty());
+
+  // Reduce and broadcast are pipelined chains of 512 KiB chunks: 600001 fp32 elements are 5
+  // chunks of unequal size; every root position along the chain is tried on 4 ranks.
+  auto chains = testing::run_ranks(4, [&](int rank, gloo::rendezvous::Store& st) {
+    std::vector<std::string> out;
+    auto backend = make_gloo_backend(st, rank, 4, {"127.0.0.1", "", std::chrono::seconds(30)});
+    auto comm = backend->make_communicator("chain");
+    std::vector<float> buf(static_cast<std::size_t>(count));
+    for (int root = 0; root < 4; ++root) {
+      for (std::int64_t i = 0; i < count; ++i) buf[static_cast<std::size_t>(i)] = static_cast<float>((i + rank) % 5);
+      const Traffic tr = comm->reduce(buf.data(), count, DType::fp32, ReduceOp::sum, root);
+      if (rank == root)
+        for (std::int64_t i = 0; i < count; ++i)
+          if (buf[static_cast<std::size_t>(i)] != static_cast<float>(i % 5 + (i + 1) % 5 + (i + 2) % 5 + (i + 3) % 5)) {
+            out.push_back("reduce to " + std::to_string(root) + ": element " + std::to_string(i));
+            break;
+          }
+      // The chain's tail (the root) sends nothing; every other rank sends the buffer once.
+      if (tr.bytes_sent != (rank == root ? 0 : count * 4)) out.push_back("reduce bytes sent " + std::to_string(tr.bytes_sent));
+      for (std::int64_t i = 0; i < count; ++i)
+        buf[static_cast<std::size_t>(i)] = rank == root ? static_cast<float>(i % 11) : -1.0f;
+      const Traffic tb = comm->broadcast(buf.data(), count, DType::fp32, root);
+      for (std::int64_t i = 0; i < count; ++i)
+        if (buf[static_cast<std::size_t>(i)] != static_cast<float>(i % 11)) {
+          out.push_back("broadcast from " + std::to_string(root) + ": element " + std::to_string(i));
+          break;
+        }
+      if (tb.bytes_received != (rank == root ? 0 : count * 4)) out.push_back("broadcast bytes received");
+    }
+    return out;
+  });
+  for (const auto& p : chains) FAIL_CHECK(p);
+  CHECK(chains.empty());
 
   // A world of one: every collective leaves the buffer as it is (avg divides by 1).
   auto single = testing::run_ranks(1, [&](int rank, gloo::rendezvous::Store& st) {

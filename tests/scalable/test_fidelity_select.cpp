@@ -4,7 +4,7 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/trace_json.h"
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"
 #include "tests/test_support.h"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "sim/pipeline.h"
+#include "core/pipeline.h"
 #include "sim/sim_engine.h"
 #include "tests/test_support.h"
 
