@@ -2,18 +2,22 @@
 // reduce-scatter, allgather, broadcast; algbw and busbw with nccl-tests' bus factors), then a
 // weighted least-squares fit of the simulator's alpha-beta formulas (core/cluster_fit.h) to the
 // measured times, giving the cluster file's bottleneck link (inter-node NIC bandwidth and latency
-// when there are several nodes, else the intra-node link) and collective_launch_us. Ranks: --ranks
+// when there are several nodes, else the intra-node link) and collective_launch_us. Point-to-point
+// ping-pong sweeps measure each link class; with several nodes of several ranks the intra-node
+// link comes from its own point-to-point fit (the collectives' rings are bound by the NIC). Ranks: --ranks
 // N locally, --testbed nodes=K,ranks-per-node=R,rate=400mbit (realexec/testbed runs `redsim
 // calibrate` in join mode once per rank), or a job started by torchrun/mpirun/srun.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -21,9 +25,11 @@
 #include "core/cluster_fit.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/join.h"
 #include "realexec/launch_env.h"
 #include "realexec/local_launcher.h"
 #include "realexec/microbench.h"
+#include "realexec/rank_runner.h"
 
 #ifndef REDSIM_SOURCE_DIR
 #define REDSIM_SOURCE_DIR ""
@@ -42,6 +48,10 @@ struct CalibrateOptions {
   std::string name;
   double max_bytes = 64.0 * 1048576;
   double min_bytes = 4096;
+  // Below this the alpha-beta model has no term for what dominates (TCP slow start, a token
+  // bucket's burst — the testbed's tbf passes 256 KiB at line rate — scheduler stalls): such
+  // points are measured and printed but not fitted.
+  double fit_min_bytes = 256 * 1024;
   int iters = 5;
   int warmup = 1;
   double timeout_s = 300;
@@ -91,18 +101,47 @@ int run_child(const std::vector<std::string>& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const std::vector<rx::BenchPoint>& pts) {
+// Fits one link class's point-to-point sweep and prints it; nullopt when it was not measured.
+std::optional<ClusterFitResult> fit_link(const std::vector<rx::PointToPointPoint>& all, rx::LinkClass link,
+                                         double fit_min_bytes) {
+  std::vector<LinkSample> samples;
+  std::vector<const rx::PointToPointPoint*> pts;
+  for (const auto& p : all)
+    if (p.link == link && static_cast<double>(p.bytes) >= fit_min_bytes) {
+      samples.push_back({p.bytes, p.time_s});
+      pts.push_back(&p);
+    }
+  if (samples.size() < 3) return std::nullopt;
+  const ClusterFitResult fit = fit_point_to_point(samples);
+  std::printf("\n%s link, point to point (rank 0 <-> rank %d): latency %.2f us, bandwidth %.4f GB/s (%.1f Mbit/s)\n",
+              std::string(rx::link_class_name(link)).c_str(), pts.front()->peer, fit.alpha_s * 1e6,
+              fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6);
+  std::printf("%-15s %12s %12s %12s %9s   (sizes >= --fit-min-bytes)\n", "one-way", "bytes", "measured_us",
+              "model_us", "residual");
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", "", static_cast<long long>(pts[i]->bytes),
+                pts[i]->time_s * 1e6, fit.predicted_s[i] * 1e6, fit.relative_error[i] * 100,
+                fit.used[i] ? "" : "  (outlier, left out of the fit)");
+  std::printf("residuals over the %d of %zu points fitted: rms %.1f%%, max %.1f%%\n", fit.points_used, pts.size(),
+              fit.rms_relative_error * 100, fit.max_abs_relative_error * 100);
+  return fit;
+}
+
+void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
+  const auto& pts = result.collectives;
   std::vector<CollectiveSample> samples;
-  // Gloo runs rings for allreduce, reduce-scatter and allgather, as the simulator models them, but
-  // ring+gather for reduce and a binomial tree for broadcast where the simulator models NCCL's
-  // chain: with --fit ring (the default) only the ring collectives determine the link's figures;
-  // --fit all uses every point.
+  // --fit ring (the default): only the ring collectives (allreduce, reduce-scatter, allgather)
+  // determine the link's figures; the chains (reduce, broadcast) are printed against the fitted
+  // model as a check. --fit all uses every point. (NCCL may pick trees for small messages.)
   auto fitted_kind = [&](OpKind k) {
     return o.fit == "all" || k == OpKind::allreduce || k == OpKind::reduce_scatter || k == OpKind::allgather;
   };
+  auto fitted = [&](const rx::BenchPoint& p) {
+    return fitted_kind(p.kind) && static_cast<double>(p.bytes) >= o.fit_min_bytes;
+  };
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < pts.size(); ++i)
-    if (fitted_kind(pts[i].kind)) {
+    if (fitted(pts[i])) {
       samples.push_back({pts[i].kind, pts[i].bytes, pts[i].ranks, pts[i].time_s});
       index.push_back(i);
     }
@@ -120,19 +159,22 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const std
     std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", std::string(op_kind_name(pts[i].kind)).c_str(),
                 static_cast<long long>(pts[i].bytes), pts[i].time_s * 1e6, model * 1e6,
                 (model - pts[i].time_s) / pts[i].time_s * 100,
-                !in_fit ? "  (not fitted: Gloo's algorithm differs from the simulator's)"
+                static_cast<double>(pts[i].bytes) < o.fit_min_bytes ? "  (below --fit-min-bytes: not fitted)"
+                : !in_fit ? "  (a check: not in the --fit ring fit)"
                 : fit.used[k] ? ""
                               : "  (outlier, left out of the fit)");
     if (in_fit) ++k;
   }
   std::printf("residuals over the %d of %zu points fitted: rms %.1f%%, max %.1f%%\n", fit.points_used, pts.size(),
               fit.rms_relative_error * 100, fit.max_abs_relative_error * 100);
+  const auto intra = fit_link(result.point_to_point, rx::LinkClass::intra_node, o.fit_min_bytes);
+  (void)fit_link(result.point_to_point, rx::LinkClass::inter_node, o.fit_min_bytes);  // printed as a check on the NIC fit
 
   ClusterSpec c;
   c.name = o.name.empty() ? "calibrated-" + std::to_string(nodes) + "x" + std::to_string(per_node) : o.name;
   c.nodes = nodes;
   c.devices_per_node = per_node;
-  c.device.name = "cpu-rank";
+  c.device.name = o.backend == "nccl" ? "gpu" : "cpu-rank";
   c.collective_launch_us = fit.launch_s * 1e6;
   std::ostringstream src;
   src << "redsim calibrate --backend " << o.backend << " ("
@@ -146,14 +188,17 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const std
     c.inter.nic_bandwidth_gbps = fit.bandwidth_Bps() * 8 / 1e9;
     c.inter.latency_us = fit.alpha_s * 1e6;
     if (per_node > 1) {
-      // The sweep's rings are bound by the inter-node link; the intra-node link is not fitted.
+      // The collectives' rings are bound by the NIC: the intra-node link comes from its own
+      // point-to-point fit.
+      if (!intra) throw std::runtime_error("calibrate: no intra-node point-to-point sweep to fit");
       c.intra.fabric = IntraFabric::pcie;
-      c.intra.link_bandwidth_GBps = 10 * fit.bandwidth_Bps() / 1e9;
-      c.intra.latency_us = fit.alpha_s * 1e6;
-      src << "; intra-node link NOT fitted (set to 10x the fitted inter-node bandwidth, same latency)";
+      c.intra.link_bandwidth_GBps = intra->bandwidth_Bps() / 1e9;
+      c.intra.latency_us = intra->alpha_s * 1e6;
+      src << "; intra-node link from a point-to-point fit (rms residual "
+          << std::llround(intra->rms_relative_error * 1000) / 10.0 << "%)";
     }
   } else {
-    c.intra.fabric = IntraFabric::pcie;
+    c.intra.fabric = o.backend == "nccl" ? IntraFabric::nvswitch : IntraFabric::pcie;
     c.intra.link_bandwidth_GBps = fit.bandwidth_Bps() / 1e9;
     c.intra.latency_us = fit.alpha_s * 1e6;
   }
@@ -167,14 +212,17 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const std
 }
 
 void run_calibrate(const CalibrateOptions& o) {
-  if (o.backend != "gloo")
-    throw InputError("", "", "--backend: calibrate supports gloo (the NCCL sweep is not wired in yet), got \"" +
+  const auto backends = rx::available_backends();
+  if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
+    throw InputError("", "", "--backend: expected " + join(backends, "|") + " (what this build has), got \"" +
                                  o.backend + "\"");
   if (o.out_file.empty()) throw InputError("", "", "--out FILE is required");
   if (!(o.max_bytes >= 4096) || o.max_bytes > 256.0 * 1048576)
     throw InputError("", "", "--max-bytes: expected 4096 to 268435456 (256 MiB)");
   if (!(o.min_bytes >= 4) || o.min_bytes > o.max_bytes)
     throw InputError("", "", "--min-bytes: expected 4 to --max-bytes");
+  if (!(o.fit_min_bytes >= 0) || o.fit_min_bytes > o.max_bytes / 4)
+    throw InputError("", "", "--fit-min-bytes: expected 0 to a quarter of --max-bytes (the fit needs 3 sizes)");
   if (o.fit != "ring" && o.fit != "all") throw InputError("", "", "--fit: expected ring|all, got \"" + o.fit + "\"");
   if (o.iters < 1 || o.warmup < 0) throw InputError("", "", "--iters: expected at least 1; --warmup: 0 or more");
   {
@@ -217,7 +265,7 @@ void run_calibrate(const CalibrateOptions& o) {
                                      "calibrate", "--backend", o.backend, "--out",
                                      std::filesystem::absolute(o.out_file).string(), "--max-bytes",
                                      std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes),
-                                     "--iters", std::to_string(o.iters), "--warmup", std::to_string(o.warmup),
+                                     "--iters", std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup", std::to_string(o.warmup),
                                      "--timeout-s", std::to_string(o.timeout_s), "--rate-label", rate,
                                      "--fit", o.fit};
     if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
@@ -230,6 +278,10 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   if (o.ranks > 0) {
     if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
+    if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
+      std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
+      std::exit(1);
+    }
     std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", "
               << cfg.min_bytes << " to " << cfg.max_bytes << " bytes\n"
               << std::flush;
@@ -241,8 +293,8 @@ void run_calibrate(const CalibrateOptions& o) {
       job.local_rank = rank;
       job.ranks_on_host = o.ranks;
       job.timeout = timeout;
-      return rx::run_microbench_rank(job, cfg, [&](const std::vector<rx::BenchPoint>& pts) {
-        write_cluster(o, 1, o.ranks, pts);
+      return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
+        write_cluster(o, 1, o.ranks, r);
       });
     });
     if (report.exit_code != 0) {
@@ -273,8 +325,8 @@ void run_calibrate(const CalibrateOptions& o) {
   job.gloo_iface = env->gloo_iface;
   job.timeout = timeout;
   const int per_node = env->local_world_size;
-  const int code = rx::run_microbench_rank(job, cfg, [&](const std::vector<rx::BenchPoint>& pts) {
-    write_cluster(o, env->world_size / per_node, per_node, pts);
+  const int code = rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
+    write_cluster(o, env->world_size / per_node, per_node, r);
   });
   if (code != 0) std::exit(code);
 }
@@ -286,7 +338,7 @@ void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate",
                                  "microbenchmark collectives on the real backend (nccl-tests style) and fit a cluster "
                                  "file's bandwidth, latency and collective launch overhead");
-  cmd->add_option("--backend", o->backend, "communication backend (gloo)")->capture_default_str();
+  cmd->add_option("--backend", o->backend, "communication backend: gloo, or nccl (GPUs, when built with it)")->capture_default_str();
   cmd->add_option("--ranks", o->ranks, "run the sweep on this many local ranks (one node)");
   cmd->add_option("--testbed", o->testbed,
                   "run inside realexec/testbed: nodes=K,ranks-per-node=R,rate=400mbit (root; script found via "
@@ -300,6 +352,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--fit", o->fit,
                   "ring: fit on allreduce, reduce-scatter and allgather (Gloo's ring algorithms, as simulated); "
                   "all: on every swept collective")
+      ->capture_default_str();
+  cmd->add_option("--fit-min-bytes", o->fit_min_bytes,
+                  "smallest size fitted (smaller ones are printed with their residuals only): below it TCP start-up "
+                  "and a shaper's burst dominate")
       ->capture_default_str();
   cmd->add_option("--iters", o->iters, "timed iterations per point")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "untimed iterations per point")->capture_default_str();

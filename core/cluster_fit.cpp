@@ -33,20 +33,15 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
   return r[0] * alpha_s + r[1] * beta_s_per_byte + r[2] * launch_s;
 }
 
-ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples) {
-  std::vector<std::vector<double>> X;
-  std::vector<double> y, w;
-  for (const auto& s : samples) {
-    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
-      throw std::invalid_argument("cluster fit: every sample needs 2+ ranks, positive bytes and a positive time");
-    X.push_back(alpha_beta_row(s.kind, s.bytes, s.ranks));
-    y.push_back(s.time_s);
-    w.push_back(1.0 / s.time_s);
-  }
-  if (X.size() < 3) throw std::invalid_argument("cluster fit: need at least 3 samples with 2+ ranks");
-  // Fit all three unknowns; any that comes out negative is fixed at 0 and the rest refitted.
+namespace {
+
+// Rows of coefficients of (alpha, beta, launch); with_launch false leaves the launch term out.
+ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::vector<double>& y, bool with_launch) {
+  std::vector<double> w;
+  for (double t : y) w.push_back(1.0 / t);
+  // Fit the unknowns; any that comes out negative is fixed at 0 and the rest refitted.
   const auto solve = [&](const std::vector<bool>& use) {
-  std::vector<bool> active = {true, true, true};
+  std::vector<bool> active = {true, true, with_launch};
   std::vector<double> coef(3, 0.0);
   for (int round = 0; round < 5; ++round) {
     std::vector<std::vector<double>> Xa;
@@ -127,6 +122,34 @@ ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples) {
   }
   r.rms_relative_error = std::sqrt(sq / static_cast<double>(r.points_used));
   return r;
+}
+
+}  // namespace
+
+ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples) {
+  std::vector<std::vector<double>> X;
+  std::vector<double> y;
+  for (const auto& s : samples) {
+    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
+      throw std::invalid_argument("cluster fit: every sample needs 2+ ranks, positive bytes and a positive time");
+    X.push_back(alpha_beta_row(s.kind, s.bytes, s.ranks));
+    y.push_back(s.time_s);
+  }
+  if (X.size() < 3) throw std::invalid_argument("cluster fit: need at least 3 samples with 2+ ranks");
+  return fit_rows(X, y, true);
+}
+
+ClusterFitResult fit_point_to_point(const std::vector<LinkSample>& samples) {
+  std::vector<std::vector<double>> X;
+  std::vector<double> y;
+  for (const auto& s : samples) {
+    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.bytes <= 0)
+      throw std::invalid_argument("link fit: every sample needs positive bytes and a positive time");
+    X.push_back({1.0, static_cast<double>(s.bytes), 0.0});
+    y.push_back(s.time_s);
+  }
+  if (X.size() < 3) throw std::invalid_argument("link fit: need at least 3 samples");
+  return fit_rows(X, y, false);
 }
 
 }  // namespace redsim

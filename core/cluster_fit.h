@@ -49,4 +49,12 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
 // without that unknown.
 ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples);
 
+// One link measured point to point: time = alpha + bytes * beta (launch_s stays 0); same
+// weighting, clamping and outlier rule as fit_alpha_beta.
+struct LinkSample {
+  std::int64_t bytes = 0;
+  double time_s = 0;  // one way
+};
+ClusterFitResult fit_point_to_point(const std::vector<LinkSample>& samples);
+
 }  // namespace redsim

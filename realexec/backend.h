@@ -61,6 +61,10 @@ class Communicator {
   virtual Traffic reduce_scatter(void* base, const std::vector<Segment>& shards, DType dtype, ReduceOp op) = 0;
   // Rank r contributes shards[r]; every rank ends with every shard.
   virtual Traffic allgather(void* base, const std::vector<Segment>& shards, DType dtype) = 0;
+  // Point-to-point (calibrate's per-link sweeps): blocking; only the two ranks involved call.
+  // Messages between one pair arrive in the order they were sent.
+  virtual Traffic send(const void* buf, std::int64_t bytes, int peer) = 0;
+  virtual Traffic recv(void* buf, std::int64_t bytes, int peer) = 0;
 };
 
 class Backend {

@@ -25,6 +25,9 @@ namespace {
 constexpr std::uint8_t kReduceScatterSlotPrefix = 0x70;  // clear of Gloo's own prefixes (0x01..0x08)
 constexpr std::uint8_t kAllgatherRingSlotPrefix = 0x71;
 constexpr std::uint8_t kChainSlotPrefix = 0x72;
+// Point-to-point uses one fixed slot: only two ranks take part, so the per-collective tags (which
+// every rank advances together) cannot be used; one pair delivers in order.
+constexpr std::uint8_t kPointToPointSlotPrefix = 0x73;
 
 std::size_t elem_size(DType t) { return static_cast<std::size_t>(dtype_size_bytes(t)); }
 
@@ -155,6 +158,23 @@ class GlooCommunicator final : public Communicator {
       scale_avg(static_cast<char*>(base) + static_cast<std::size_t>(own.offset) * es, static_cast<std::size_t>(own.count),
                 dtype, n);
     return t;
+  }
+
+  Traffic send(const void* buf, std::int64_t bytes, int peer) override {
+    if (bytes <= 0) return {};
+    // Gloo's unbound buffers take a non-const pointer; a send only reads it.
+    auto b = ctx_->createUnboundBuffer(const_cast<void*>(buf), static_cast<std::size_t>(bytes));
+    guarded("send", [&] { b->send(peer, gloo::Slot::build(kPointToPointSlotPrefix, 0)); });
+    wait_send(*b, timeout_, "send");
+    return {bytes, 0};
+  }
+
+  Traffic recv(void* buf, std::int64_t bytes, int peer) override {
+    if (bytes <= 0) return {};
+    auto b = ctx_->createUnboundBuffer(buf, static_cast<std::size_t>(bytes));
+    guarded("recv", [&] { b->recv(peer, gloo::Slot::build(kPointToPointSlotPrefix, 0)); });
+    wait_recv(*b, timeout_, "recv");
+    return {0, bytes};
   }
 
   // Ring allgather: in step k rank r forwards shard r-k to r+1 and receives shard r-k-1 in place.

@@ -12,14 +12,14 @@
 #include "core/step_summary.h"
 #include "realexec/backend.h"
 #include "realexec/clock.h"
-#include "realexec/gloo_backend.h"
+#include "realexec/rank_runner.h"
 #include "realexec/tcp_store.h"
 
 namespace redsim::realexec {
 
 namespace {
 
-Traffic run_once(Communicator& c, OpKind kind, float* buf, std::int64_t count, int world) {
+Traffic run_once(Communicator& c, OpKind kind, void* buf, std::int64_t count, int world) {
   switch (kind) {
     case OpKind::allreduce:
       return c.allreduce(buf, count, DType::fp32, ReduceOp::sum);
@@ -40,7 +40,86 @@ Traffic run_once(Communicator& c, OpKind kind, float* buf, std::int64_t count, i
   }
 }
 
+// Backend memory, released on every exit path.
+struct BackendBuffer {
+  Backend& backend;
+  std::size_t bytes;
+  void* data;
+  BackendBuffer(Backend& b, std::size_t n) : backend(b), bytes(n), data(b.allocate(n)) {}
+  ~BackendBuffer() { backend.release(data, bytes); }
+  BackendBuffer(const BackendBuffer&) = delete;
+  BackendBuffer& operator=(const BackendBuffer&) = delete;
+};
+
+void sweep_collectives(Backend& backend, Communicator& comm, void* buf, const RankJob& job, const MicrobenchConfig& cfg,
+                       std::vector<BenchPoint>& points) {
+  const int world = job.world_size;
+  if (job.rank == 0 && cfg.progress)
+    std::printf("%-15s %12s %12s %12s %12s\n", "collective", "bytes", "time_us", "algbw_GBps", "busbw_GBps");
+  for (OpKind kind : cfg.kinds) {
+    for (std::int64_t bytes = cfg.min_bytes; bytes <= cfg.max_bytes; bytes *= 2) {
+      // Element counts divisible by the world size (shards of equal size).
+      std::int64_t count = bytes / 4;
+      count -= count % world;
+      if (count <= 0) continue;
+      for (int i = 0; i < cfg.warmup; ++i) run_once(comm, kind, buf, count, world);
+      backend.barrier();
+      const double t0 = now_s();
+      for (int i = 0; i < cfg.iters; ++i) run_once(comm, kind, buf, count, world);
+      backend.barrier();
+      const double t = (now_s() - t0) / cfg.iters;
+      BenchPoint p{kind, count * 4, world, t, 0, 0};
+      p.algbw_GBps = static_cast<double>(p.bytes) / t / 1e9;
+      p.busbw_GBps = p.algbw_GBps * bus_factor(kind, world);
+      points.push_back(p);
+      if (job.rank == 0 && cfg.progress) {
+        std::printf("%-15s %12lld %12.1f %12.4f %12.4f\n", std::string(op_kind_name(kind)).c_str(),
+                    static_cast<long long>(p.bytes), t * 1e6, p.algbw_GBps, p.busbw_GBps);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
+// Ping-pong between rank 0 and `peer`: rank 0 sends, the peer sends it back. Everyone else waits
+// at the barriers, so only this pair's link carries traffic.
+void sweep_point_to_point(Backend& backend, Communicator& comm, void* buf, const RankJob& job,
+                          const MicrobenchConfig& cfg, LinkClass link, int peer, std::vector<PointToPointPoint>& points) {
+  const std::int64_t top = std::min(cfg.max_bytes, cfg.p2p_max_bytes);
+  const bool first = job.rank == 0, second = job.rank == peer;
+  if (first && cfg.progress)
+    std::printf("\n%-15s %12s %12s %12s   (ping-pong, rank 0 <-> rank %d)\n", "point-to-point", "bytes", "time_us",
+                "GBps", peer);
+  for (std::int64_t bytes = cfg.min_bytes; bytes <= top; bytes *= 2) {
+    const auto round_trip = [&] {
+      if (first) {
+        comm.send(buf, bytes, peer);
+        comm.recv(buf, bytes, peer);
+      } else if (second) {
+        comm.recv(buf, bytes, 0);
+        comm.send(buf, bytes, 0);
+      }
+    };
+    for (int i = 0; i < cfg.warmup; ++i) round_trip();
+    backend.barrier();
+    const double t0 = now_s();
+    for (int i = 0; i < cfg.iters; ++i) round_trip();
+    const double t = (now_s() - t0) / (2.0 * cfg.iters);  // rank 0's clock stops at the last pong
+    backend.barrier();
+    if (!first) continue;
+    PointToPointPoint p{link, peer, bytes, t, static_cast<double>(bytes) / t / 1e9};
+    points.push_back(p);
+    if (cfg.progress) {
+      std::printf("%-15s %12lld %12.1f %12.4f\n", std::string(link_class_name(link)).c_str(),
+                  static_cast<long long>(bytes), t * 1e6, p.bandwidth_GBps);
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view link_class_name(LinkClass c) { return c == LinkClass::intra_node ? "intra_node" : "inter_node"; }
 
 int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const BenchSink& sink) {
   if (job.exit_on_failure) ::signal(SIGPIPE, SIG_IGN);
@@ -48,43 +127,25 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
   std::unique_ptr<TcpStore> store;
   std::unique_ptr<Backend> backend;
   try {
-    if (cfg.backend != "gloo") throw BackendUnavailable("calibrate microbenchmarks support --backend gloo only");
     if (job.serve_store) server = std::make_unique<TcpStoreServer>(listen_tcp("", job.store_port));
     store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout);
-    backend = make_gloo_backend(*store, job.rank, job.world_size, {job.gloo_hostname, job.gloo_iface, job.timeout});
+    backend = make_backend(cfg.backend, *store, job);
     auto comm = backend->make_communicator("calibrate");
-    const int world = job.world_size;
-    const std::int64_t max_count = cfg.max_bytes / 4;
-    std::vector<float> buf(static_cast<std::size_t>(max_count), 1.0f);
-    std::vector<BenchPoint> points;
-    if (job.rank == 0 && cfg.progress)
-      std::printf("%-15s %12s %12s %12s %12s\n", "collective", "bytes", "time_us", "algbw_GBps", "busbw_GBps");
-    for (OpKind kind : cfg.kinds) {
-      for (std::int64_t bytes = cfg.min_bytes; bytes <= cfg.max_bytes; bytes *= 2) {
-        // Element counts divisible by the world size (shards of equal size).
-        std::int64_t count = bytes / 4;
-        count -= count % world;
-        if (count <= 0) continue;
-        std::fill(buf.begin(), buf.begin() + count, 1.0f);
-        for (int i = 0; i < cfg.warmup; ++i) run_once(*comm, kind, buf.data(), count, world);
-        backend->barrier();
-        const double t0 = now_s();
-        for (int i = 0; i < cfg.iters; ++i) run_once(*comm, kind, buf.data(), count, world);
-        backend->barrier();
-        const double t = (now_s() - t0) / cfg.iters;
-        BenchPoint p{kind, count * 4, world, t, 0, 0};
-        p.algbw_GBps = static_cast<double>(p.bytes) / t / 1e9;
-        p.busbw_GBps = p.algbw_GBps * bus_factor(kind, world);
-        points.push_back(p);
-        if (job.rank == 0 && cfg.progress) {
-          std::printf("%-15s %12lld %12.1f %12.4f %12.4f\n", std::string(op_kind_name(kind)).c_str(),
-                      static_cast<long long>(p.bytes), t * 1e6, p.algbw_GBps, p.busbw_GBps);
-          std::fflush(stdout);
-        }
-      }
+    {
+      BackendBuffer buf(*backend, static_cast<std::size_t>(cfg.max_bytes));
+      const std::vector<float> ones(static_cast<std::size_t>(cfg.max_bytes / 4), 1.0f);
+      backend->copy_to_buffer(buf.data, ones.data(), ones.size() * sizeof(float));
+      MicrobenchResult result;
+      sweep_collectives(*backend, *comm, buf.data, job, cfg, result.collectives);
+      const int per_host = std::max(1, job.ranks_on_host);
+      if (per_host > 1)
+        sweep_point_to_point(*backend, *comm, buf.data, job, cfg, LinkClass::intra_node, 1, result.point_to_point);
+      if (job.world_size > per_host)
+        sweep_point_to_point(*backend, *comm, buf.data, job, cfg, LinkClass::inter_node, per_host,
+                             result.point_to_point);
+      backend->barrier();
+      if (job.rank == 0) sink(result);
     }
-    backend->barrier();
-    if (job.rank == 0) sink(points);
     backend->barrier();
     return 0;
   } catch (const CollectiveAborted& e) {
@@ -92,6 +153,11 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
     std::fflush(stderr);
     if (job.exit_on_failure) ::_exit(kExitPeerFailure);
     return kExitPeerFailure;
+  } catch (const BackendUnavailable& e) {
+    std::fprintf(stderr, "redsim: rank %d: %s\n", job.rank, e.what());
+    std::fflush(stderr);
+    if (job.exit_on_failure) ::_exit(kExitRankError);
+    return kExitRankError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redsim: rank %d: %s\n", job.rank, e.what());
     std::fflush(stderr);

@@ -2,11 +2,15 @@
 // reduce-scatter, allgather and broadcast over float32 buffers from min_bytes doubling up to
 // max_bytes, `iters` timed iterations each after `warmup` untimed ones. Times are per collective,
 // measured on rank 0 from a barrier to a barrier after the last iteration (so the slowest rank
-// counts), divided by the iterations. Gloo only (the NCCL backend is not wired in here yet).
+// counts), divided by the iterations. Then point-to-point ping-pong per link class present —
+// intra-node (rank 0 and 1, when a host runs several ranks) and inter-node (rank 0 and the first
+// rank of the next host; ranks are numbered host by host, as torchrun and the testbed do) — the
+// one-way time being half a round trip. Buffers come from the backend (device memory for NCCL).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/plan.h"
@@ -22,6 +26,7 @@ struct MicrobenchConfig {
   int iters = 5;
   std::vector<OpKind> kinds = {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather,
                                OpKind::broadcast};
+  std::int64_t p2p_max_bytes = 16LL << 20;  // a point-to-point sweep stops here (or at max_bytes)
   bool progress = true;  // rank 0 prints one line per point
 };
 
@@ -34,7 +39,23 @@ struct BenchPoint {
   double busbw_GBps = 0;  // algbw x nccl-tests' bus factor
 };
 
-using BenchSink = std::function<void(const std::vector<BenchPoint>&)>;
+enum class LinkClass { intra_node, inter_node };
+std::string_view link_class_name(LinkClass c);
+
+struct PointToPointPoint {
+  LinkClass link = LinkClass::intra_node;
+  int peer = 1;  // rank 0's partner
+  std::int64_t bytes = 0;
+  double time_s = 0;          // one way: half the measured round trip
+  double bandwidth_GBps = 0;  // bytes / time
+};
+
+struct MicrobenchResult {
+  std::vector<BenchPoint> collectives;
+  std::vector<PointToPointPoint> point_to_point;
+};
+
+using BenchSink = std::function<void(const MicrobenchResult&)>;
 
 // Runs this rank's part of the sweep; rank 0 hands all points to `sink`. Returns the exit status
 // (0, or kExitRankError / kExitPeerFailure after printing the reason).

@@ -115,6 +115,22 @@ class NcclCommunicator final : public Communicator {
     return ring_chain_traffic(count * dtype_size_bytes(dtype), world_, rank_, root, false);
   }
 
+  Traffic send(const void* buf, std::int64_t bytes, int peer) override {
+    if (bytes <= 0) return {};
+    begin();
+    nccl_check(ncclSend(buf, static_cast<std::size_t>(bytes), ncclInt8, peer, comm_, stream_), "ncclSend");
+    finish("send");
+    return {bytes, 0};
+  }
+
+  Traffic recv(void* buf, std::int64_t bytes, int peer) override {
+    if (bytes <= 0) return {};
+    begin();
+    nccl_check(ncclRecv(buf, static_cast<std::size_t>(bytes), ncclInt8, peer, comm_, stream_), "ncclRecv");
+    finish("recv");
+    return {0, bytes};
+  }
+
   // ncclReduceScatter needs equal, contiguous shards: used in place when they are, otherwise
   // through a padded staging buffer (world x largest shard).
   Traffic reduce_scatter(void* base, const std::vector<Segment>& shards, DType dtype, ReduceOp op) override {

@@ -23,18 +23,6 @@ namespace {
 std::vector<char> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string string_of(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, gloo::rendezvous::Store& store, const RankJob& job) {
-  if (name == "gloo") return make_gloo_backend(store, job.rank, job.world_size, {job.gloo_hostname, job.gloo_iface, job.timeout});
-  if (name == "nccl") {
-#ifdef REDSIM_HAVE_NCCL
-    return make_nccl_backend(store, job.rank, job.world_size, {job.local_rank, job.timeout});
-#else
-    throw BackendUnavailable("this redsim was built without the NCCL backend (CUDA and NCCL were not found when it was configured)");
-#endif
-  }
-  throw InputError("", "", "--backend: expected gloo|nccl, got \"" + name + "\"");
-}
-
 // Every rank states its plan's shape and the buffer scale its memory allows; rank 0 checks the
 // plans agree, takes the smallest scale (or the first refusal) and publishes the decision.
 BufferScale agree_buffer_scale(TcpStore& store, const Plan& plan, const RankJob& job, const RunConfig& cfg,
@@ -121,6 +109,19 @@ class Progress {
 };
 
 }  // namespace
+
+std::unique_ptr<Backend> make_backend(const std::string& name, gloo::rendezvous::Store& store, const RankJob& job) {
+  if (name == "gloo") return make_gloo_backend(store, job.rank, job.world_size, {job.gloo_hostname, job.gloo_iface, job.timeout});
+  if (name == "nccl") {
+#ifdef REDSIM_HAVE_NCCL
+    return make_nccl_backend(store, job.rank, job.world_size, {job.local_rank, job.timeout});
+#else
+    throw BackendUnavailable("this redsim was built without the NCCL backend (CUDA and NCCL were not found when it was configured)");
+#endif
+  }
+  throw InputError("", "", "--backend: expected gloo|nccl, got \"" + name + "\"");
+}
+
 
 std::vector<std::string> available_backends() {
 #ifdef REDSIM_HAVE_NCCL

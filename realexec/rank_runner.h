@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +14,13 @@
 #include "realexec/measurement.h"
 #include "realexec/memory_budget.h"
 
+namespace gloo::rendezvous {
+class Store;
+}
+
 namespace redsim::realexec {
+
+class Backend;
 
 struct RankJob {
   int rank = 0;
@@ -60,6 +67,10 @@ using ResultSink = std::function<void(const RunOutcome&)>;
 // (0, kExitRankError, kExitPeerFailure, or 2 for bad input/options), after printing the reason
 // of a failure as one line "redsim: rank R: ..." on stderr.
 int run_rank(const Plan& plan, const RankJob& job, const RunConfig& config, const ResultSink& sink);
+
+// This rank's membership of `name` (gloo|nccl), rendezvousing through `store`. Throws
+// BackendUnavailable (nccl not built) or InputError (unknown name).
+std::unique_ptr<Backend> make_backend(const std::string& name, gloo::rendezvous::Store& store, const RankJob& job);
 
 // Backends this build has ("gloo", and "nccl" when built with CUDA and NCCL).
 std::vector<std::string> available_backends();

@@ -9,11 +9,15 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; }
 unset RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
 
-"$redsim" calibrate --ranks 2 --max-bytes 262144 --iters 3 --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
+"$redsim" calibrate --ranks 2 --max-bytes 262144 --fit-min-bytes 4096 --iters 3 --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "calibrate --ranks 2"
 grep -q "busbw_GBps" "$tmp/out" || fail "no busbw column"
 grep -q "residuals over" "$tmp/out" || fail "no residuals"
 [ "$(grep -c '^reduce_scatter' "$tmp/out")" -ge 1 ] || fail "no reduce_scatter points"
+# Two local ranks share a host: an intra-node ping-pong sweep, fitted, 4 KiB to 256 KiB = 7 points.
+[ "$(grep -c '^intra_node  *[0-9]' "$tmp/out")" -eq 7 ] || fail "expected 7 intra-node point-to-point points"
+grep -q "^intra_node link, point to point" "$tmp/out" || fail "no point-to-point fit"
+! grep -q "^inter_node" "$tmp/out" || fail "an inter-node sweep on one host"
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "the calibrated cluster file does not simulate"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['devices_per_node']==2 and d['intra_node']['link_bandwidth_GBps']>0" "$tmp/c.json" ||
@@ -29,10 +33,19 @@ bad() {
   echo "ok: $name: $(cat "$tmp/err")"
 }
 bad max-bytes "--max-bytes" --ranks 2 --max-bytes 1e12 --out "$tmp/x.json"
-bad backend "--backend" --ranks 2 --backend mpi --out "$tmp/x.json"
+bad backend "--backend: expected gloo" --ranks 2 --backend mpi --out "$tmp/x.json"
 bad out-dir "cannot write here" --ranks 2 --out /nonexistent/dir/x.json
 bad no-ranks "give --ranks N" --out "$tmp/x.json"
 bad testbed "--testbed" --testbed nodes=1 --out "$tmp/x.json"
+bad fit-min "--fit-min-bytes" --ranks 2 --max-bytes 262144 --out "$tmp/x.json"
 bad fit "--fit: expected ring|all" --ranks 2 --fit some --out "$tmp/x.json"
+# --backend nccl without a GPU (or without NCCL in this build): one line naming the backend,
+# status 1 (no device) or 2 (not built), and no output file.
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  "$redsim" calibrate --ranks 2 --backend nccl --out "$tmp/x.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  { [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ]; } || fail "--backend nccl without a GPU: exit status $rc"
+  grep -qi "nccl" "$tmp/err" || fail "--backend nccl without a GPU: stderr does not name nccl"
+  echo "ok: --backend nccl without a GPU: $(head -1 "$tmp/err")"
+fi
 [ ! -e "$tmp/x.json" ] || fail "a failed calibrate wrote its output"
 echo "all calibrate checks passed"

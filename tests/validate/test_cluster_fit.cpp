@@ -101,3 +101,20 @@ TEST_CASE("a latency-bound sweep still fits a positive bandwidth", "[cluster_fit
   CHECK(fit.alpha_s >= 0);
   CHECK(fit.launch_s >= 0);
 }
+
+TEST_CASE("the point-to-point fit recovers a link's latency and bandwidth", "[cluster_fit]") {
+  // One way over a 400 Mbit/s link with 120 us latency: t = alpha + S / B, no launch term.
+  const double alpha = 120e-6, bandwidth = 50e6;
+  std::vector<LinkSample> s;
+  for (std::int64_t b = 4096; b <= (16LL << 20); b *= 2) s.push_back({b, alpha + static_cast<double>(b) / bandwidth});
+  // One stalled small message (a TCP retransmit-like outlier) must not move the fit.
+  s[2].time_s *= 8;
+  const auto fit = fit_point_to_point(s);
+  CHECK(fit.alpha_s == Approx(alpha).epsilon(1e-6));
+  CHECK(fit.bandwidth_Bps() == Approx(bandwidth).epsilon(1e-6));
+  CHECK(fit.launch_s == 0);
+  CHECK_FALSE(fit.used[2]);
+  CHECK(fit.points_used == static_cast<int>(s.size()) - 1);
+  CHECK_THROWS_AS(fit_point_to_point({{4096, 1e-4}, {8192, 2e-4}}), std::invalid_argument);
+  CHECK_THROWS_AS(fit_point_to_point({{4096, 1e-4}, {8192, 0}, {16384, 3e-4}}), std::invalid_argument);
+}
