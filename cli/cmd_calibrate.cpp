@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/child_command.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "core/cluster_fit.h"
@@ -30,10 +31,6 @@
 #include "realexec/local_launcher.h"
 #include "realexec/microbench.h"
 #include "realexec/rank_runner.h"
-
-#ifndef REDSIM_SOURCE_DIR
-#define REDSIM_SOURCE_DIR ""
-#endif
 
 namespace redsim::cli {
 namespace {
@@ -60,46 +57,6 @@ struct CalibrateOptions {
   std::string rate;
   std::string fit = "ring";
 };
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot resolve /proc/self/exe");
-  return p.string();
-}
-
-// $REDSIM_TESTBED, else <source dir>/realexec/testbed (compiled in), else ../realexec/testbed or
-// ../../realexec/testbed from the executable.
-std::string find_testbed() {
-  if (const char* e = std::getenv("REDSIM_TESTBED"); e != nullptr && *e) return e;
-  namespace fs = std::filesystem;
-  std::vector<fs::path> c;
-  if (std::string(REDSIM_SOURCE_DIR).size()) c.push_back(fs::path(REDSIM_SOURCE_DIR) / "realexec/testbed");
-  const fs::path exe = self_exe();
-  c.push_back(exe.parent_path().parent_path() / "realexec/testbed");
-  c.push_back(exe.parent_path().parent_path().parent_path() / "realexec/testbed");
-  for (const auto& p : c)
-    if (fs::exists(p)) return p.string();
-  throw InputError("", "", "--testbed: cannot find realexec/testbed (set REDSIM_TESTBED to its path)");
-}
-
-int run_child(const std::vector<std::string>& args) {
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror("redsim calibrate: exec");
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
 
 // Fits one link class's point-to-point sweep and prints it; nullopt when it was not measured.
 std::optional<ClusterFitResult> fit_link(const std::vector<rx::PointToPointPoint>& all, rx::LinkClass link,
@@ -286,13 +243,7 @@ void run_calibrate(const CalibrateOptions& o) {
               << cfg.min_bytes << " to " << cfg.max_bytes << " bytes\n"
               << std::flush;
     const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
-      rx::RankJob job;
-      job.rank = rank;
-      job.world_size = o.ranks;
-      job.store_port = port;
-      job.local_rank = rank;
-      job.ranks_on_host = o.ranks;
-      job.timeout = timeout;
+      const rx::RankJob job = rx::local_rank_job(rank, o.ranks, port, timeout);
       return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
         write_cluster(o, 1, o.ranks, r);
       });
@@ -313,17 +264,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (env->world_size < 2) throw InputError("", "", "calibrate needs at least 2 ranks");
   if (env->world_size % env->local_world_size != 0)
     throw InputError("", "", "the world size is not a multiple of the ranks per host");
-  rx::RankJob job;
-  job.rank = env->rank;
-  job.world_size = env->world_size;
-  job.store_host = env->master_addr;
-  job.store_port = env->store_port;
-  job.serve_store = env->rank == 0;
-  job.local_rank = env->local_rank;
-  job.ranks_on_host = env->local_world_size;
-  job.gloo_hostname = env->gloo_hostname;
-  job.gloo_iface = env->gloo_iface;
-  job.timeout = timeout;
+  const rx::RankJob job = rx::launched_rank_job(*env, timeout);
   const int per_node = env->local_world_size;
   const int code = rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
     write_cluster(o, env->world_size / per_node, per_node, r);

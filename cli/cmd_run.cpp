@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -51,21 +52,6 @@ struct RunOptions {
   double timeout_s = 60;
   std::string buffer_scale = "auto";
 };
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string human_bytes(double b) {
-  if (b >= kGiB) return fmt("%.2f GiB", b / kGiB);
-  if (b >= kMiB) return fmt("%.2f MiB", b / kMiB);
-  if (b >= kKiB) return fmt("%.1f KiB", b / kKiB);
-  return fmt("%.0f B", b);
-}
-
-std::string ms(double s) { return fmt("%.3f ms", s * 1e3); }
 
 // The output files are written by rank 0 after the run: check now that they can be.
 void check_writable(const std::string& file, const char* flag) {
@@ -299,15 +285,7 @@ void run_run(const RunOptions& o) {
               << " measured step(s)\n"
               << std::flush;
     const auto report = rx::launch_local(world, [&](int rank, int port) {
-      rx::RankJob job;
-      job.rank = rank;
-      job.world_size = world;
-      job.store_host = "127.0.0.1";
-      job.store_port = port;
-      job.local_rank = rank;
-      job.ranks_on_host = world;
-      job.gloo_hostname = "127.0.0.1";
-      job.timeout = timeout;
+      const rx::RankJob job = rx::local_rank_job(rank, world, port, timeout);
       return rx::run_rank(plan, job, cfg, sink);
     });
     if (report.exit_code != 0) {
@@ -317,17 +295,7 @@ void run_run(const RunOptions& o) {
     return;
   }
 
-  rx::RankJob job;
-  job.rank = env->rank;
-  job.world_size = env->world_size;
-  job.store_host = env->master_addr;
-  job.store_port = env->store_port;
-  job.serve_store = env->rank == 0;
-  job.local_rank = env->local_rank;
-  job.ranks_on_host = env->local_world_size;
-  job.gloo_hostname = env->gloo_hostname;
-  job.gloo_iface = env->gloo_iface;
-  job.timeout = timeout;
+  const rx::RankJob job = rx::launched_rank_job(*env, timeout);
   if (env->rank == 0)
     std::cout << "redsim run: " << plan.strategy << " | " << trace.model << " on " << cluster.name << " | rank 0 of "
               << world << " (" << env->launcher << "), backend " << o.backend << "\n"

@@ -19,7 +19,9 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/child_command.h"
 #include "cli/commands.h"
+#include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -30,10 +32,6 @@
 #include "core/trace_json.h"
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"
-
-#ifndef REDSIM_SOURCE_DIR
-#define REDSIM_SOURCE_DIR ""
-#endif
 
 namespace redsim::cli {
 namespace {
@@ -58,12 +56,6 @@ struct ValidateOptions {
   std::string fidelity = "auto";
   double timeout_s = 120;
 };
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 json read_json_file(const std::string& file) {
   std::ifstream in(file);
@@ -182,52 +174,6 @@ Testbed parse_testbed(const std::string& s) {
     throw InputError("", "", "--testbed: expected nodes=K,ranks-per-node=R,rate=RATE (e.g. rate=400mbit), got \"" +
                                  s + "\"");
   return t;
-}
-
-// The testbed script: $REDSIM_TESTBED, else <source dir>/realexec/testbed (compiled in), else
-// ../realexec/testbed relative to the executable's directory.
-std::string find_testbed() {
-  if (const char* e = std::getenv("REDSIM_TESTBED"); e != nullptr && *e) return e;
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  if (std::string(REDSIM_SOURCE_DIR).size()) candidates.push_back(fs::path(REDSIM_SOURCE_DIR) / "realexec/testbed");
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path().parent_path() / "realexec/testbed");
-    candidates.push_back(exe.parent_path().parent_path().parent_path() / "realexec/testbed");
-  }
-  for (const auto& c : candidates)
-    if (fs::exists(c)) return c.string();
-  throw InputError("", "", "--testbed: cannot find realexec/testbed (set REDSIM_TESTBED to its path)");
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot resolve /proc/self/exe");
-  return p.string();
-}
-
-// Runs argv as a child, stdout/stderr inherited; returns its exit status.
-int run_child(const std::vector<std::string>& args) {
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror("redsim validate: exec");
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 // Knob flags as given, passed through to `redsim run`.

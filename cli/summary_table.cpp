@@ -3,27 +3,10 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/text_format.h"
 #include "core/units.h"
 
 namespace redsim::cli {
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string human_bytes(double b) {
-  if (b >= kGiB) return fmt("%.2f GiB", b / kGiB);
-  if (b >= kMiB) return fmt("%.2f MiB", b / kMiB);
-  if (b >= kKiB) return fmt("%.1f KiB", b / kKiB);
-  return fmt("%.0f B", b);
-}
-
-std::string ms(double s) { return fmt("%.3f ms", s * 1e3); }
-
-}  // namespace
 
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& s) {

@@ -110,6 +110,34 @@ class Progress {
 
 }  // namespace
 
+RankJob local_rank_job(int rank, int world_size, int store_port, std::chrono::milliseconds timeout) {
+  RankJob job;
+  job.rank = rank;
+  job.world_size = world_size;
+  job.store_host = "127.0.0.1";
+  job.store_port = store_port;
+  job.local_rank = rank;
+  job.ranks_on_host = world_size;
+  job.gloo_hostname = "127.0.0.1";
+  job.timeout = timeout;
+  return job;
+}
+
+RankJob launched_rank_job(const LaunchEnv& env, std::chrono::milliseconds timeout) {
+  RankJob job;
+  job.rank = env.rank;
+  job.world_size = env.world_size;
+  job.store_host = env.master_addr;
+  job.store_port = env.store_port;
+  job.serve_store = env.rank == 0;
+  job.local_rank = env.local_rank;
+  job.ranks_on_host = env.local_world_size;
+  job.gloo_hostname = env.gloo_hostname;
+  job.gloo_iface = env.gloo_iface;
+  job.timeout = timeout;
+  return job;
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name, gloo::rendezvous::Store& store, const RankJob& job) {
   if (name == "gloo") return make_gloo_backend(store, job.rank, job.world_size, {job.gloo_hostname, job.gloo_iface, job.timeout});
   if (name == "nccl") {

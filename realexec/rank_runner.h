@@ -11,6 +11,7 @@
 
 #include "core/plan.h"
 #include "realexec/executor.h"
+#include "realexec/launch_env.h"
 #include "realexec/measurement.h"
 #include "realexec/memory_budget.h"
 
@@ -37,6 +38,11 @@ struct RankJob {
   // in a collective). In-process ranks (tests) unwind instead.
   bool exit_on_failure = true;
 };
+
+// A rank of a job on this host started by redsim itself (the store on 127.0.0.1:store_port).
+RankJob local_rank_job(int rank, int world_size, int store_port, std::chrono::milliseconds timeout);
+// This process's rank of a job started by torchrun/mpirun/srun (rank 0 serves the store).
+RankJob launched_rank_job(const LaunchEnv& env, std::chrono::milliseconds timeout);
 
 struct RunConfig {
   std::string backend = "gloo";  // "gloo" or "nccl"
