@@ -1,5 +1,7 @@
 #include "tests/test_support.h"
 
+#include <algorithm>
+
 #include "core/units.h"
 
 namespace redsim::testing {
@@ -81,6 +83,18 @@ ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, doubl
   }
   t.grad_ready_order = derive_grad_ready_order(t);
   return t;
+}
+
+double end_of(const Timeline& tl) {
+  double e = 0;
+  for (const auto& t : tl.timings) e = std::max(e, t.end_s);
+  return e;
+}
+
+std::int64_t sent_by_all(const Timeline& tl) {
+  std::int64_t s = 0;
+  for (const auto& t : tl.timings) s += t.bytes_sent;
+  return s;
 }
 
 }  // namespace redsim::testing

@@ -6,6 +6,7 @@
 
 #include "core/cluster.h"
 #include "core/plan.h"
+#include "core/timeline.h"
 #include "core/trace.h"
 
 namespace redsim::testing {
@@ -30,5 +31,10 @@ Plan single_allreduce_plan(int world, std::int64_t bytes, int channels);
 // A trace of `layers` layers, each with one fp32 parameter of `numel` elements and the given
 // forward/backward times; batch 1.
 ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, double backward_s, double optimizer_s);
+
+// The latest end of any op on any rank: a simulated collective's completion time.
+double end_of(const Timeline& tl);
+// Bytes sent by all ranks over all ops.
+std::int64_t sent_by_all(const Timeline& tl);
 
 }  // namespace redsim::testing

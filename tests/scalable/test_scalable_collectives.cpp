@@ -11,23 +11,14 @@
 #include "tests/test_support.h"
 
 using namespace redsim;
+using testing::end_of;
+using testing::sent_by_all;
 
 namespace {
 const double B = 1e10;      // 10 GB/s per direction
 const double alpha = 4e-6;  // one-way latency per route
 
 const SimOptions kScalable{false, Fidelity::scalable};
-
-double end_of(const Timeline& tl) {
-  double e = 0;
-  for (const auto& t : tl.timings) e = std::max(e, t.end_s);
-  return e;
-}
-std::int64_t sent_by_all(const Timeline& tl) {
-  std::int64_t s = 0;
-  for (const auto& t : tl.timings) s += t.bytes_sent;
-  return s;
-}
 }  // namespace
 
 TEST_CASE("scalable ring allreduce matches 2(N-1)a + 2(N-1)/N S/B, folded or not", "[scalable][ring]") {
