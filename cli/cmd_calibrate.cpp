@@ -102,17 +102,22 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
       samples.push_back({pts[i].kind, pts[i].bytes, pts[i].ranks, pts[i].time_s});
       index.push_back(i);
     }
-  const ClusterFitResult fit = fit_alpha_beta(samples);
+  const ClusterFitResult fit = fit_alpha_beta(samples, /*launch_per_kind=*/true);
+  const auto launch_of = [&](OpKind k) {
+    const auto it = fit.launch_s_by_kind.find(k);
+    return it != fit.launch_s_by_kind.end() ? it->second : fit.launch_s;
+  };
   std::printf("\nfit (weighted least squares, weights 1/time, --fit %s): alpha %.2f us, bandwidth %.4f GB/s "
-              "(%.1f Mbit/s), launch %.2f us\n",
-              o.fit.c_str(), fit.alpha_s * 1e6, fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6,
-              fit.launch_s * 1e6);
+              "(%.1f Mbit/s), launch overhead",
+              o.fit.c_str(), fit.alpha_s * 1e6, fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6);
+  for (const auto& [k, v] : fit.launch_s_by_kind) std::printf(" %s %.1f us", std::string(op_kind_name(k)).c_str(), v * 1e6);
+  std::printf("\n");
   std::printf("%-15s %12s %12s %12s %9s\n", "collective", "bytes", "measured_us", "model_us", "residual");
   std::size_t k = 0;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const bool in_fit = k < index.size() && index[k] == i;
     const double model = alpha_beta_time(pts[i].kind, pts[i].bytes, pts[i].ranks, fit.alpha_s, fit.beta_s_per_byte,
-                                         fit.launch_s);
+                                         launch_of(pts[i].kind));
     std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", std::string(op_kind_name(pts[i].kind)).c_str(),
                 static_cast<long long>(pts[i].bytes), pts[i].time_s * 1e6, model * 1e6,
                 (model - pts[i].time_s) / pts[i].time_s * 100,
@@ -133,6 +138,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   c.devices_per_node = per_node;
   c.device.name = o.backend == "nccl" ? "gpu" : "cpu-rank";
   c.collective_launch_us = fit.launch_s * 1e6;
+  for (const auto& [k, v] : fit.launch_s_by_kind) c.collective_launch_us_by_kind[k] = v * 1e6;
   std::ostringstream src;
   src << "redsim calibrate --backend " << o.backend << " ("
       << (o.testbed.empty() && o.rate.empty() ? "" : "testbed rate " + o.rate + ", ") << nodes << " node(s) x "

@@ -2,7 +2,10 @@
 // topology (see configs/README.md). Ranks are numbered node-major: rank = node * devices_per_node + local.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
+
+#include "core/plan.h"
 
 namespace redsim {
 
@@ -48,6 +51,13 @@ struct ClusterSpec {
   IntraNodeSpec intra;
   InterNodeSpec inter;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
+  // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
+  // allreduce and its reduce need not cost the same to set up).
+  std::map<OpKind, double> collective_launch_us_by_kind;
+  double launch_us(OpKind kind) const {
+    const auto it = collective_launch_us_by_kind.find(kind);
+    return it != collective_launch_us_by_kind.end() ? it->second : collective_launch_us;
+  }
 
   int world_size() const { return nodes * devices_per_node; }
   int node_of(int rank) const { return rank / devices_per_node; }

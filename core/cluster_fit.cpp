@@ -35,49 +35,61 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
 
 namespace {
 
-// Rows of coefficients of (alpha, beta, launch); with_launch false leaves the launch term out.
-ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::vector<double>& y, bool with_launch) {
+double dot(const std::vector<double>& row, const std::vector<double>& coef) {
+  double p = 0;
+  for (std::size_t k = 0; k < row.size(); ++k) p += row[k] * coef[k];
+  return p;
+}
+
+// Rows of coefficients of (alpha, beta, launch terms...): column 0 is alpha, 1 is beta, the rest
+// launch overheads (one shared, one per collective kind, or none).
+ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::vector<double>& y) {
+  const std::size_t m = X.front().size();
   std::vector<double> w;
   for (double t : y) w.push_back(1.0 / t);
-  // Fit the unknowns; any that comes out negative is fixed at 0 and the rest refitted.
+  // Fit the unknowns; any that comes out negative is fixed at 0 and the rest refitted. A column
+  // no used row touches (a kind whose points were all left out) is not fitted.
   const auto solve = [&](const std::vector<bool>& use) {
-  std::vector<bool> active = {true, true, with_launch};
-  std::vector<double> coef(3, 0.0);
-  for (int round = 0; round < 5; ++round) {
-    std::vector<std::vector<double>> Xa;
-    std::vector<double> ya, wa;
-    for (std::size_t i = 0; i < X.size(); ++i) {
-      if (!use[i]) continue;
-      std::vector<double> r;
-      for (int k = 0; k < 3; ++k)
-        if (active[static_cast<std::size_t>(k)]) r.push_back(X[i][static_cast<std::size_t>(k)]);
-      Xa.push_back(std::move(r));
-      ya.push_back(y[i]);
-      wa.push_back(w[i]);
-    }
-    const auto fit = weighted_least_squares(Xa, ya, wa);
-    std::size_t j = 0;
-    bool negative = false;
-    for (std::size_t k = 0; k < 3; ++k) {
-      coef[k] = active[k] ? fit.coef[j++] : 0.0;
-      if (active[k] && coef[k] < 0 && k != 1) {  // bandwidth must stay in the model
-        active[k] = false;
+    std::vector<bool> active(m, false);
+    for (std::size_t i = 0; i < X.size(); ++i)
+      for (std::size_t k = 0; k < m; ++k)
+        if (use[i] && X[i][k] != 0) active[k] = true;
+    std::vector<double> coef(m, 0.0);
+    for (int round = 0; round < 8; ++round) {
+      std::vector<std::vector<double>> Xa;
+      std::vector<double> ya, wa;
+      for (std::size_t i = 0; i < X.size(); ++i) {
+        if (!use[i]) continue;
+        std::vector<double> r;
+        for (std::size_t k = 0; k < m; ++k)
+          if (active[k]) r.push_back(X[i][k]);
+        Xa.push_back(std::move(r));
+        ya.push_back(y[i]);
+        wa.push_back(w[i]);
+      }
+      const auto fit = weighted_least_squares(Xa, ya, wa);
+      std::size_t j = 0;
+      bool negative = false;
+      for (std::size_t k = 0; k < m; ++k) {
+        coef[k] = active[k] ? fit.coef[j++] : 0.0;
+        if (active[k] && coef[k] < 0 && k != 1) {  // bandwidth must stay in the model
+          active[k] = false;
+          negative = true;
+        }
+      }
+      // A sweep whose times hardly grow with size (latency-bound, noisy) can fit a non-positive
+      // 1/bandwidth: drop alpha, then the launch terms, until it is positive (beta alone through
+      // the origin always is, every time and coefficient being positive).
+      if (!negative && !(coef[1] > 0)) {
+        if (active[0])
+          active[0] = false;
+        else
+          for (std::size_t k = 2; k < m; ++k) active[k] = false;
         negative = true;
       }
+      if (!negative) break;
     }
-    // A sweep whose times hardly grow with size (latency-bound, noisy) can fit a non-positive
-    // 1/bandwidth: drop alpha, then the launch term, until it is positive (beta alone through the
-    // origin always is, every time and coefficient being positive).
-    if (!negative && !(coef[1] > 0)) {
-      if (active[0])
-        active[0] = false;
-      else
-        active[2] = false;
-      negative = true;
-    }
-    if (!negative) break;
-  }
-  return coef;
+    return coef;
   };
   // Robust step: points whose relative residual exceeds 3x the median (and 5%) — e.g. small
   // messages hit by TCP or shaper effects the model has no term for — are left out and the fit
@@ -86,8 +98,7 @@ ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::
   std::vector<double> coef = solve(use);
   for (int round = 0; round < 3; ++round) {  // re-judged against each refit, so a skewed first fit is undone
     std::vector<double> e;
-    for (std::size_t i = 0; i < X.size(); ++i)
-      e.push_back(std::abs((X[i][0] * coef[0] + X[i][1] * coef[1] + X[i][2] * coef[2] - y[i]) / y[i]));
+    for (std::size_t i = 0; i < X.size(); ++i) e.push_back(std::abs((dot(X[i], coef) - y[i]) / y[i]));
     std::vector<double> sorted = e;
     std::sort(sorted.begin(), sorted.end());
     const double cut = std::max(0.05, 3 * sorted[sorted.size() / 2]);
@@ -107,10 +118,10 @@ ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::
   ClusterFitResult r;
   r.alpha_s = coef[0];
   r.beta_s_per_byte = coef[1];
-  r.launch_s = coef[2];
+  r.coef = coef;
   double sq = 0;
   for (std::size_t i = 0; i < X.size(); ++i) {
-    const double p = X[i][0] * coef[0] + X[i][1] * coef[1] + X[i][2] * coef[2];
+    const double p = dot(X[i], coef);
     r.predicted_s.push_back(p);
     const double e = (p - y[i]) / y[i];
     r.relative_error.push_back(e);
@@ -126,17 +137,40 @@ ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::
 
 }  // namespace
 
-ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples) {
-  std::vector<std::vector<double>> X;
-  std::vector<double> y;
+ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples, bool launch_per_kind) {
+  std::vector<OpKind> kinds;  // the launch columns, in first-seen order
   for (const auto& s : samples) {
     if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
       throw std::invalid_argument("cluster fit: every sample needs 2+ ranks, positive bytes and a positive time");
-    X.push_back(alpha_beta_row(s.kind, s.bytes, s.ranks));
+    if (launch_per_kind && std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) kinds.push_back(s.kind);
+  }
+  if (samples.size() < 3) throw std::invalid_argument("cluster fit: need at least 3 samples with 2+ ranks");
+  std::vector<std::vector<double>> X;
+  std::vector<double> y;
+  for (const auto& s : samples) {
+    auto row = alpha_beta_row(s.kind, s.bytes, s.ranks);  // alpha, beta, launch
+    if (launch_per_kind) {
+      row.resize(2 + kinds.size(), 0.0);
+      std::fill(row.begin() + 2, row.end(), 0.0);
+      row[2 + static_cast<std::size_t>(std::find(kinds.begin(), kinds.end(), s.kind) - kinds.begin())] = 1.0;
+    }
+    X.push_back(std::move(row));
     y.push_back(s.time_s);
   }
-  if (X.size() < 3) throw std::invalid_argument("cluster fit: need at least 3 samples with 2+ ranks");
-  return fit_rows(X, y, true);
+  ClusterFitResult r = fit_rows(X, y);
+  if (launch_per_kind) {
+    for (std::size_t k = 0; k < kinds.size(); ++k) r.launch_s_by_kind[kinds[k]] = r.coef[2 + k];
+    // The shared figure: the allreduce's (the collective most plans run), else the smallest.
+    if (const auto it = r.launch_s_by_kind.find(OpKind::allreduce); it != r.launch_s_by_kind.end())
+      r.launch_s = it->second;
+    else {
+      r.launch_s = r.launch_s_by_kind.begin()->second;
+      for (const auto& [k, v] : r.launch_s_by_kind) r.launch_s = std::min(r.launch_s, v);
+    }
+  } else {
+    r.launch_s = r.coef[2];
+  }
+  return r;
 }
 
 ClusterFitResult fit_point_to_point(const std::vector<LinkSample>& samples) {
@@ -145,11 +179,11 @@ ClusterFitResult fit_point_to_point(const std::vector<LinkSample>& samples) {
   for (const auto& s : samples) {
     if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.bytes <= 0)
       throw std::invalid_argument("link fit: every sample needs positive bytes and a positive time");
-    X.push_back({1.0, static_cast<double>(s.bytes), 0.0});
+    X.push_back({1.0, static_cast<double>(s.bytes)});
     y.push_back(s.time_s);
   }
   if (X.size() < 3) throw std::invalid_argument("link fit: need at least 3 samples");
-  return fit_rows(X, y, false);
+  return fit_rows(X, y);
 }
 
 }  // namespace redsim

@@ -10,6 +10,7 @@
 // S is the collective's total buffer size in bytes (nccl-tests' "size").
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct CollectiveSample {
 struct ClusterFitResult {
   double alpha_s = 0;
   double beta_s_per_byte = 0;  // 1 / bandwidth
-  double launch_s = 0;
+  double launch_s = 0;  // shared; with launch_per_kind, the allreduce's (else the smallest kind's)
+  std::map<OpKind, double> launch_s_by_kind;  // with launch_per_kind only
+  std::vector<double> coef;  // every fitted unknown: alpha, beta, then the launch term(s)
   double bandwidth_Bps() const { return beta_s_per_byte > 0 ? 1.0 / beta_s_per_byte : 0; }
   std::vector<double> predicted_s;     // per sample
   std::vector<double> relative_error;  // (predicted - measured) / measured, per sample
@@ -47,7 +50,9 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
 // Throws std::invalid_argument with fewer than 3 usable samples, unsupported kinds, or a
 // degenerate design (e.g. one size only). Negative fitted values are clamped to 0 and refitted
 // without that unknown.
-ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples);
+// launch_per_kind: one launch overhead per collective kind in the samples (a library's
+// allreduce and its reduce need not cost the same to set up) instead of one shared.
+ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples, bool launch_per_kind = false);
 
 // One link measured point to point: time = alpha + bytes * beta (launch_s stays 0); same
 // weighting, clamping and outlier rule as fit_alpha_beta.

@@ -19,7 +19,7 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
-                "inter_node", "collective_launch_us"});
+                "inter_node", "collective_launch_us", "collective_launch_us_by_kind"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -31,6 +31,12 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   if (static_cast<std::int64_t>(c.nodes) * c.devices_per_node > (1 << 22))
     j.at("nodes").fail("at most 4,194,304 devices in all");
   c.collective_launch_us = j.nonnegative_number_or("collective_launch_us", 0.0);
+  if (auto by = j.find("collective_launch_us_by_kind")) {
+    by->expect_object();
+    by->allow_only({"allreduce", "reduce", "reduce_scatter", "allgather", "broadcast"});
+    for (OpKind k : {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast})
+      if (auto v = by->find(op_kind_name(k))) c.collective_launch_us_by_kind[k] = v->nonnegative_number();
+  }
 
   auto d = j.at("device");
   d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps"});
@@ -93,6 +99,11 @@ json cluster_to_json(const ClusterSpec& c) {
   j["nodes"] = c.nodes;
   j["devices_per_node"] = c.devices_per_node;
   j["collective_launch_us"] = c.collective_launch_us;
+  if (!c.collective_launch_us_by_kind.empty()) {
+    json by = json::object();
+    for (const auto& [k, us] : c.collective_launch_us_by_kind) by[std::string(op_kind_name(k))] = us;
+    j["collective_launch_us_by_kind"] = by;
+  }
   j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB},
                {"reduce_GBps", c.device.reduce_GBps}};
   if (c.devices_per_node > 1) {

@@ -206,7 +206,6 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   auto cv = sg4::ConditionVariable::create();
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
   for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
-  const double launch_s = cluster.collective_launch_us * 1e-6;
 
   auto run_collective = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
                             std::vector<std::int64_t>& received) {
@@ -248,7 +247,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       std::fill(sent.begin(), sent.end(), 0);
       std::fill(received.begin(), received.end(), 0);
       if (collective) {
-        if (launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        if (const double launch_s = cluster.launch_us(op.kind) * 1e-6; launch_s > 0) sg4::this_actor::sleep_for(launch_s);
         if (world > 1) run_collective(op, end_s, sent, received);
       } else if (op.duration_s > 0) {
         sg4::this_actor::sleep_for(op.duration_s);

@@ -138,7 +138,6 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
 
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
   for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
-  const double launch_s = cluster.collective_launch_us * 1e-6;
 
   auto stream_loop = [&](int rank, std::size_t stream) {
     auto& rs = ranks[static_cast<std::size_t>(rank)];
@@ -157,7 +156,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       if (op_kind_is_collective(op.kind)) {
         if (barriers[id]) barriers[id]->wait();
         t.start_s = sg4::Engine::get_clock();
-        if (launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        if (const double launch_s = cluster.launch_us(op.kind) * 1e-6; launch_s > 0) sg4::this_actor::sleep_for(launch_s);
         auto tally = sim_collective_for(op).run(op, rank, ctx);
         t.bytes_sent = tally.bytes_sent;
         t.bytes_received = tally.bytes_received;

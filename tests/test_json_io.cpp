@@ -65,6 +65,16 @@ TEST_CASE("cluster validation rejects impossible clusters", "[core][json]") {
   CHECK(ok.world_size() == 16);
   CHECK(ok.nic_of_local(5) == 5);
   CHECK(cluster_to_json(cluster_from_json(cluster_to_json(ok), "x")) == cluster_to_json(ok));
+  // Per-kind launch overheads: absent means the shared figure; present ones round-trip.
+  CHECK(ok.launch_us(OpKind::reduce) == 0);
+  auto by = c;
+  by["collective_launch_us"] = 7;
+  by["collective_launch_us_by_kind"] = {{"reduce", 120.5}, {"allgather", 0}};
+  const auto with = cluster_from_json(by, "c.json");
+  CHECK(with.launch_us(OpKind::reduce) == 120.5);
+  CHECK(with.launch_us(OpKind::allgather) == 0);
+  CHECK(with.launch_us(OpKind::allreduce) == 7);
+  CHECK(cluster_to_json(cluster_from_json(cluster_to_json(with), "x")) == cluster_to_json(with));
 
   auto bad = c;
   bad["inter_node"]["nics_per_node"] = 3;

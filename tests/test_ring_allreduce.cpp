@@ -80,6 +80,20 @@ TEST_CASE("per-collective launch overhead is added once per collective", "[sim][
   CHECK(tl.at(0, 0).end_s == Approx(20e-6 + ring_closed_form_s(4, 4e6, 1e10, 1e-6)).epsilon(1e-6));
 }
 
+TEST_CASE("a per-kind launch overhead replaces the shared one for that kind only", "[sim][ring]") {
+  auto cluster = testing::ideal_star(4, 1e10, 1e-6);
+  cluster.collective_launch_us = 20;
+  cluster.collective_launch_us_by_kind[OpKind::reduce] = 300;
+  auto allreduce = simulate(testing::single_allreduce_plan(4, 4'000'000, 1), cluster);
+  CHECK(allreduce.at(0, 0).end_s == Approx(20e-6 + ring_closed_form_s(4, 4e6, 1e10, 1e-6)).epsilon(1e-6));
+  // The same reduce with and without its own figure differs by exactly the difference, 280 us.
+  const auto plan = testing::single_collective_plan(4, OpKind::reduce, Algorithm::ring, 4'000'000, 1, 0);
+  auto own = simulate(plan, cluster);
+  cluster.collective_launch_us_by_kind.clear();
+  auto shared = simulate(plan, cluster);
+  CHECK(testing::end_of(own) - testing::end_of(shared) == Approx(280e-6).epsilon(1e-6));
+}
+
 TEST_CASE("oversubscribed fat-tree uplinks slow a cross-leaf ring", "[sim][ring][fat-tree]") {
   // 4 nodes, 2 per leaf: the ring crosses each leaf uplink once per direction. With 4:1
   // oversubscription the uplink has 2 * B / 4 = B/2, so each step's cross-leaf hop runs at B/2.

@@ -1,6 +1,7 @@
 // The calibrate fit recovers known alpha-beta parameters from synthetic sweeps generated with the
 // simulator's formulas (core/cluster_fit.h), with and without small deterministic noise.
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -117,4 +118,26 @@ TEST_CASE("the point-to-point fit recovers a link's latency and bandwidth", "[cl
   CHECK(fit.points_used == static_cast<int>(s.size()) - 1);
   CHECK_THROWS_AS(fit_point_to_point({{4096, 1e-4}, {8192, 2e-4}}), std::invalid_argument);
   CHECK_THROWS_AS(fit_point_to_point({{4096, 1e-4}, {8192, 0}, {16384, 3e-4}}), std::invalid_argument);
+}
+
+TEST_CASE("per-kind launch overheads are recovered, one per collective", "[cluster_fit]") {
+  // Gloo-like: the allreduce costs more to set up than the chains; same link for all.
+  const double alpha = 50e-6, beta = 1.0 / 47e6;
+  const std::map<OpKind, double> launch = {{OpKind::allreduce, 2.5e-3}, {OpKind::reduce, 0.3e-3},
+                                           {OpKind::reduce_scatter, 1.0e-3}, {OpKind::allgather, 0.8e-3},
+                                           {OpKind::broadcast, 0.2e-3}};
+  std::vector<CollectiveSample> s;
+  for (const auto& [k, l] : launch)
+    for (std::int64_t b = 256 << 10; b <= (64LL << 20); b *= 2) s.push_back({k, b, 4, alpha_beta_time(k, b, 4, alpha, beta, l)});
+  const auto fit = fit_alpha_beta(s, true);
+  CHECK(fit.alpha_s == Approx(alpha).epsilon(1e-6));
+  CHECK(fit.beta_s_per_byte == Approx(beta).epsilon(1e-6));
+  REQUIRE(fit.launch_s_by_kind.size() == 5);
+  for (const auto& [k, l] : launch) {
+    CAPTURE(op_kind_name(k));
+    CHECK(fit.launch_s_by_kind.at(k) == Approx(l).epsilon(1e-6));
+  }
+  CHECK(fit.launch_s == Approx(2.5e-3).epsilon(1e-6));  // the allreduce's is the shared figure
+  // One shared launch cannot fit these: its residuals are far larger.
+  CHECK(fit_alpha_beta(s, false).rms_relative_error > 100 * fit.rms_relative_error);
 }
