@@ -173,6 +173,19 @@ ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples, bo
   return r;
 }
 
+double fit_launch_only(const std::vector<CollectiveSample>& samples, double alpha_s, double beta_s_per_byte) {
+  if (samples.empty()) throw std::invalid_argument("launch fit: no samples");
+  double num = 0, den = 0;
+  for (const auto& s : samples) {
+    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
+      throw std::invalid_argument("launch fit: every sample needs 2+ ranks, positive bytes and a positive time");
+    const double w2 = 1.0 / (s.time_s * s.time_s);
+    num += w2 * (s.time_s - alpha_beta_time(s.kind, s.bytes, s.ranks, alpha_s, beta_s_per_byte, 0));
+    den += w2;
+  }
+  return std::max(0.0, num / den);
+}
+
 ClusterFitResult fit_point_to_point(const std::vector<LinkSample>& samples) {
   std::vector<std::vector<double>> X;
   std::vector<double> y;

@@ -54,6 +54,11 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
 // allreduce and its reduce need not cost the same to set up) instead of one shared.
 ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples, bool launch_per_kind = false);
 
+// One collective kind's launch overhead with alpha and beta held at a fit's values (calibrate
+// --fit ring: the chains' setup cost, their transfer terms being the rings'): the weighted least
+// squares of the one unknown (weights 1/time), clamped at 0. Throws without samples.
+double fit_launch_only(const std::vector<CollectiveSample>& samples, double alpha_s, double beta_s_per_byte);
+
 // One link measured point to point: time = alpha + bytes * beta (launch_s stays 0); same
 // weighting, clamping and outlier rule as fit_alpha_beta.
 struct LinkSample {

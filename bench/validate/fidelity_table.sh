@@ -5,15 +5,17 @@
 #
 #   bench/validate/fidelity_table.sh BUILD_DIR [RATE] [TRACE]     (defaults: 400mbit, resnet50)
 # Outputs under $OUT (default ./fidelity-out): testbed-KxR.json, table-KxR.txt, plot-KxR.svg,
-# matrix-KxR.json. Each case runs 3 measured steps after 1 warm-up (about 10-40 s per case).
+# matrix-KxR.json. Each case runs 5 measured steps after 1 warm-up (about 20-60 s per case).
 set -euo pipefail
 build=${1:?usage: fidelity_table.sh BUILD_DIR [RATE] [TRACE]}
 rate=${2:-400mbit}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 trace=${3:-$src/traces/resnet50.json}
-redsim=$build/cli/redsim
 out=${OUT:-fidelity-out}
 mkdir -p "$out"
+# validate re-executes its own binary per case: a copy, so a rebuild meanwhile cannot pull it away.
+cp "$build/cli/redsim" "$out/redsim"
+redsim=$out/redsim
 cases=$out/cases.json
 cat >"$cases" <<'JSON'
 [{"strategy": "bucketed", "bucket_mb": 25}, {"strategy": "bucketed", "bucket_mb": 1},
@@ -26,7 +28,7 @@ for layout in 4x1 2x2; do
   k=${layout%x*} r=${layout#*x}
   "$redsim" calibrate --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" --out "$out/testbed-$layout.json"
   "$redsim" validate --matrix "$cases" --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" \
-    --cluster "$out/testbed-$layout.json" --trace "$trace" --steps 3 --warmup 1 \
+    --cluster "$out/testbed-$layout.json" --trace "$trace" --steps 5 --warmup 1 \
     --table "$out/table-$layout.txt" --svg "$out/plot-$layout.svg" --out "$out/matrix-$layout.json" || true
   cat "$out/table-$layout.txt"
 done

@@ -141,3 +141,15 @@ TEST_CASE("per-kind launch overheads are recovered, one per collective", "[clust
   // One shared launch cannot fit these: its residuals are far larger.
   CHECK(fit_alpha_beta(s, false).rms_relative_error > 100 * fit.rms_relative_error);
 }
+
+TEST_CASE("a kind's launch overhead alone, alpha and bandwidth held", "[cluster_fit]") {
+  const double alpha = 40e-6, beta = 1.0 / 47e6, launch = 0.6e-3;
+  std::vector<CollectiveSample> chain;
+  for (std::int64_t b = 256 << 10; b <= (16LL << 20); b *= 2)
+    chain.push_back({OpKind::reduce, b, 4, alpha_beta_time(OpKind::reduce, b, 4, alpha, beta, launch)});
+  CHECK(fit_launch_only(chain, alpha, beta) == Approx(launch).epsilon(1e-9));
+  // Faster than the held model at every size (a shaper's burst): clamped at 0, not negative.
+  for (auto& s : chain) s.time_s = alpha_beta_time(OpKind::reduce, s.bytes, 4, alpha, beta, 0) * 0.8;
+  CHECK(fit_launch_only(chain, alpha, beta) == 0);
+  CHECK_THROWS_AS(fit_launch_only({}, alpha, beta), std::invalid_argument);
+}
