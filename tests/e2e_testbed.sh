@@ -24,6 +24,16 @@ rc=$?
 ip netns list | grep -q "tbt$$" && fail "namespaces left after a failed run"
 ip link show "tbt$$br" >/dev/null 2>&1 && fail "bridge left after a failed run"
 
+# Each node's link is a token bucket at the rate, with the burst asked for (default 128kb, which
+# tc shows as 128Kb or, rounded to its rate table, a few bytes less).
+q=$("$testbed" run --name "tbt$$" --nodes 2 --rate 200mbit --burst 64kb -- sh -c 'tc qdisc show dev "$GLOO_SOCKET_IFNAME"') ||
+  fail "run with --burst exited $?"
+[ "$(grep -c 'tbf .*rate 200Mbit burst 64Kb' <<<"$q")" -eq 2 ] || fail "expected a 200Mbit tbf with a 64Kb burst per node: $q"
+q=$("$testbed" run --name "tbt$$" --nodes 2 --rate 200mbit -- sh -c 'tc qdisc show dev "$GLOO_SOCKET_IFNAME"') || fail "run exited $?"
+[ "$(grep -cE 'burst (128Kb|1310[0-9]{2}b)' <<<"$q")" -eq 2 ] || fail "expected the default 128Kb burst: $q"
+
 "$testbed" run --nodes 0 -- true 2>/dev/null
 [ $? -eq 2 ] || fail "--nodes 0 should be a usage error (2)"
+"$testbed" run --burst 5 -- true 2>/dev/null
+[ $? -eq 2 ] || fail "--burst 5 should be a usage error (2)"
 echo "1 passed, 0 failed"
