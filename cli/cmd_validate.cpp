@@ -24,6 +24,7 @@
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "core/atomic_file.h"
+#include "core/ranking_check.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/knobs_json.h"
@@ -432,8 +433,16 @@ int run_validate(const ValidateOptions& o) {
   }
   const double med = median_of(abs_err);
   const double worst = *std::max_element(abs_err.begin(), abs_err.end());
+  std::vector<MeasuredCase> ranked;
+  for (const auto& r : results)
+    ranked.push_back({r.cmp.predicted_step_s, r.cmp.measured_step_median_s, r.cmp.measured_step_min_s,
+                      r.cmp.measured_step_max_s});
+  const RankingCheck ranking = check_ranking(ranked);
   table << "median |error| " << fmt("%.1f%%", med * 100) << ", worst " << fmt("%.1f%%", worst * 100) << ", "
         << fails << " of " << results.size() << " over --max-error " << fmt("%.1f%%", o.max_error * 100) << "\n";
+  table << "ranking " << (ranking.preserved() ? "preserved" : "NOT preserved") << ": " << ranking.flips << " of "
+        << ranking.pairs << " pairs ordered otherwise by the prediction, " << ranking.significant_flips
+        << " of them between cases the measurement tells apart (min..max ranges apart)\n";
   std::cout << "\n" << table.str();
   if (!o.table_file.empty()) write_file_atomically(o.table_file, table.str());
   if (!o.svg_file.empty()) write_file_atomically(o.svg_file, svg_scatter(results));
@@ -443,6 +452,10 @@ int run_validate(const ValidateOptions& o) {
                                            {"median_abs_error", med},
                                            {"max_abs_error", worst},
                                            {"max_error", o.max_error},
+                                           {"ranking", {{"pairs", ranking.pairs},
+                                                        {"flips", ranking.flips},
+                                                        {"significant_flips", ranking.significant_flips},
+                                                        {"preserved", ranking.preserved()}}},
                                            {"cases", all}}
                                               .dump(1) +
                                           "\n");

@@ -1,6 +1,7 @@
 // validate's arithmetic: step error against the measured median, op errors as step fractions.
 #include <catch2/catch.hpp>
 
+#include "core/ranking_check.h"
 #include "core/run_comparison.h"
 
 using namespace redsim;
@@ -65,4 +66,28 @@ TEST_CASE("op errors and exposed communication from a measured timeline", "[core
   Timeline other("x", 3, 2);
   CHECK_THROWS(compare_runs(plan, predicted, {2.5}, &other));
   CHECK_THROWS(compare_runs(plan, predicted, {}, nullptr));
+}
+
+TEST_CASE("ranking check: flips count only when the measurements tell the cases apart", "[core][ranking]") {
+  // Three cases measured 100, 200, 300 ms with +-5 ms spread.
+  std::vector<MeasuredCase> c = {{0.10, 0.100, 0.095, 0.105}, {0.20, 0.200, 0.195, 0.205}, {0.30, 0.300, 0.295, 0.305}};
+  auto r = check_ranking(c);
+  CHECK(r.pairs == 3);
+  CHECK(r.flips == 0);
+  CHECK(r.preserved());
+  // Predicting the first case slowest flips two pairs, both measured far apart.
+  c[0].predicted_s = 0.35;
+  r = check_ranking(c);
+  CHECK(r.flips == 2);
+  CHECK(r.significant_flips == 2);
+  CHECK_FALSE(r.preserved());
+  // Two cases whose measured ranges overlap (198..210 and 195..205): a flip between them is noise.
+  c = {{0.19, 0.202, 0.198, 0.210}, {0.20, 0.200, 0.195, 0.205}};
+  r = check_ranking(c);
+  CHECK(r.flips == 1);
+  CHECK(r.significant_flips == 0);
+  CHECK(r.preserved());
+  // A predicted tie is not a flip.
+  c[0].predicted_s = c[1].predicted_s;
+  CHECK(check_ranking(c).flips == 0);
 }

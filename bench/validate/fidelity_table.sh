@@ -18,17 +18,22 @@ cp "$build/cli/redsim" "$out/redsim"
 redsim=$out/redsim
 cases=$out/cases.json
 cat >"$cases" <<'JSON'
-[{"strategy": "bucketed", "bucket_mb": 25}, {"strategy": "bucketed", "bucket_mb": 1},
- {"strategy": "flat", "bucket_mb": 25}, {"strategy": "flat", "bucket_mb": 1},
- {"strategy": "zero", "bucket_mb": 25}, {"strategy": "zero", "bucket_mb": 1},
- {"strategy": "accumulate", "bucket_mb": 25}, {"strategy": "accumulate", "bucket_mb": 1},
- {"strategy": "localsgd", "bucket_mb": 25}, {"strategy": "localsgd", "bucket_mb": 1}]
+[{"strategy": "bucketed", "bucket_mb": 25, "label": "bucketed 25 MiB"},
+ {"strategy": "bucketed", "bucket_mb": 1, "label": "bucketed 1 MiB"},
+ {"strategy": "flat", "bucket_mb": 25, "label": "flat (bucket 25)"},
+ {"strategy": "flat", "bucket_mb": 1, "label": "flat (bucket 1)"},
+ {"strategy": "zero", "bucket_mb": 25, "label": "zero-2 25 MiB"},
+ {"strategy": "zero", "bucket_mb": 1, "label": "zero-2 1 MiB"},
+ {"strategy": "accumulate", "bucket_mb": 25, "label": "accumulate M=4 25 MiB"},
+ {"strategy": "accumulate", "bucket_mb": 1, "label": "accumulate M=4 1 MiB"},
+ {"strategy": "localsgd", "bucket_mb": 25, "label": "localsgd H=4 25 MiB"},
+ {"strategy": "localsgd", "bucket_mb": 1, "label": "localsgd H=4 1 MiB"}]
 JSON
 for layout in 4x1 2x2; do
   k=${layout%x*} r=${layout#*x}
   "$redsim" calibrate --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" --out "$out/testbed-$layout.json"
   "$redsim" validate --matrix "$cases" --testbed "nodes=$k,ranks-per-node=$r,rate=$rate" \
-    --cluster "$out/testbed-$layout.json" --trace "$trace" --steps 5 --warmup 1 \
+    --cluster "$out/testbed-$layout.json" --trace "$trace" --steps 5 --warmup 1 --microbatches 4 --localsgd-period 4 \
     --table "$out/table-$layout.txt" --svg "$out/plot-$layout.svg" --out "$out/matrix-$layout.json" || true
   cat "$out/table-$layout.txt"
 done

@@ -55,6 +55,9 @@ v --matrix "$tmp/matrix.json" --table "$tmp/t.txt" --svg "$tmp/p.svg" --out "$tm
 [ "$(grep -c '<circle' "$tmp/p.svg")" -eq 2 ] || fail "matrix: SVG does not have 2 points"
 grep -q "^near" "$tmp/t.txt" && grep -q "^slow" "$tmp/t.txt" || fail "matrix: table lacks a case"
 [ "$(jget "$tmp/mx.json" 'len(d["cases"])')" = 2 ] || fail "matrix: --out lacks cases"
+# Both cases simulate the same plan: a predicted tie, so no pair is ordered otherwise.
+grep -q "^ranking preserved: 0 of 1 pairs" "$tmp/t.txt" || fail "matrix: no ranking line for 1 pair"
+[ "$(jget "$tmp/mx.json" 'd["ranking"]["pairs"]')" = 1 ] || fail "matrix: --out lacks the ranking check"
 echo "ok: --matrix table, SVG and JSON"
 
 # 5. Bad input: exit 2, one line on stderr.
