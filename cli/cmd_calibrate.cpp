@@ -88,8 +88,9 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   const auto& pts = result.collectives;
   std::vector<CollectiveSample> samples;
   // --fit ring (the default): only the ring collectives (allreduce, reduce-scatter, allgather)
-  // determine the link's figures; the chains (reduce, broadcast) only their own launch overhead:
-  // a shaper's burst speeds a chain's idle hops, which the alpha-beta model has no term for, and
+  // determine the link's figures; the chains (reduce, broadcast) only their own launch overhead.
+  // Swept back to back, chains overlap (a head starts the next while the last drains) and a
+  // shaper's burst speeds their idle hops, neither of which the chain formula has a term for:
   // fitting them skews the link (measured: --fit all on the testbed gave 593 Mbit/s for a 400
   // Mbit/s link). --fit all uses every point. (NCCL may pick trees for small messages.)
   auto fitted_kind = [&](OpKind k) {
