@@ -97,7 +97,9 @@ void print_measured(std::ostream& out, const ModelTrace& trace, const ClusterSpe
       << (m.shared_clock ? " (one host: shared clock)" : " (several hosts: per-rank clocks aligned at each step's barrier)")
       << "\n\n";
   out << "  step time            " << ms(m.step_times_s[static_cast<std::size_t>(m.median_step)]) << " median  (min "
-      << ms(sorted.front()) << ", mean " << ms(mean) << ", max " << ms(sorted.back()) << ")\n";
+      << ms(sorted.front()) << ", mean " << ms(mean) << ", max " << ms(sorted.back()) << ")"
+      << (o.plan.steps > 1 ? " per training step: each run of the plan covers " + std::to_string(o.plan.steps) : "")
+      << "\n";
   out << "  median step: compute " << ms(s.compute_time_s) << ", comm busy " << ms(s.comm_time_s) << ", exposed comm "
       << ms(s.exposed_comm_s) << "\n";
   out << "  time per sample      " << fmt("%.3f us", s.time_per_sample_s * 1e6) << "  (global batch "

@@ -168,7 +168,7 @@ Measured assemble(const Plan& plan, const std::vector<RankReport>& reports) {
     const Timeline tl = step_timeline(plan, reports, s, m.shared_clock);
     double end = 0;
     for (const auto& t : tl.timings) end = std::max(end, t.end_s);
-    m.step_times_s.push_back(end);
+    m.step_times_s.push_back(end / std::max(1, plan.steps));
   }
   std::vector<std::size_t> order(steps);
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -36,7 +36,9 @@ std::string host_identity();
 
 struct Measured {
   Timeline timeline;               // the median step, seconds from its origin
-  std::vector<double> step_times_s;  // every measured step, in order
+  // Every measured execution of the plan, in order, per training step: a plan covering several
+  // (LocalSGD's H) is timed whole and divided by them, as the simulator's summary is.
+  std::vector<double> step_times_s;
   int median_step = 0;             // index into step_times_s
   bool shared_clock = true;
   std::vector<std::string> hosts;  // distinct host identities

@@ -317,6 +317,14 @@ TEST_CASE("rank reports round-trip and align on a shared clock", "[realexec][mea
   CHECK_FALSE(m2.shared_clock);
   CHECK(m2.timeline.at(1, 0).start_s == Approx(0.0));
   CHECK(m2.timeline.at(1, 1).start_s == Approx(0.011));
+
+  // A plan covering 4 training steps (LocalSGD, H = 4) is timed whole, reported per step.
+  plan.steps = 4;
+  auto m4 = assemble(plan, {r0, back});
+  REQUIRE(m4.step_times_s.size() == 2);
+  CHECK(m4.step_times_s[0] == Approx(0.031 / 4));
+  CHECK(m4.step_times_s[1] == Approx(0.050 / 4));
+  CHECK(m4.timeline.at(0, 1).end_s == Approx(0.030));  // the timeline keeps the plan's own times
 }
 
 TEST_CASE("TCP store: set, get, wait, timeouts and large values", "[realexec][store]") {
