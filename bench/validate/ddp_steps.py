@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Measure real PyTorch DDP step times in redsim's measured format (bench/validate/README.md).
+
+Trains a torchvision model with torch.nn.parallel.DistributedDataParallel over Gloo on random
+inputs and writes the step times as {"step_times_s": [...], ...}, which
+`redsim validate --measured FILE` compares with redsim's prediction for the same trace, cluster
+and knobs. Run it with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision):
+
+    # 4 nodes x 1 rank on the namespace testbed (root); every rank runs the script:
+    realexec/testbed run --nodes 4 --ranks-per-node 1 --rate 400mbit -- \\
+        /usr/bin/python3 bench/validate/ddp_steps.py --variant bucketed --bucket-mb 25 \\
+        --out ddp-b25.json --trace-out resnet18-ddp.json
+    redsim validate --measured ddp-b25.json --trace resnet18-ddp.json --cluster testbed-4x1.json \\
+        --strategy bucketed --bucket-mb 25
+    # 2 local ranks on 127.0.0.1 (tests):
+    /usr/bin/python3 bench/validate/ddp_steps.py --local-ranks 2 --batch-size 2 --input-shape 3,32,32 ...
+
+Ranks join from torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+MASTER_ADDR, MASTER_PORT; realexec/testbed and torchrun set them). Inside a network namespace
+GLOO_SOCKET_IFNAME must name the namespace's interface (the testbed sets it), or Gloo binds to
+loopback. --local-ranks N starts N such ranks itself on 127.0.0.1 (GLOO_SOCKET_IFNAME=lo).
+
+Variants and the `redsim validate` knobs that model them (cli/knob_options.cpp):
+
+  --variant bucketed  --bucket-mb B            DDP(bucket_cap_mb=B), SGD(momentum 0.9)
+        redsim validate ... --strategy bucketed --bucket-mb B
+  --variant accumulate --bucket-mb B --microbatches M
+        M-1 micro-batches of --batch-size under ddp.no_sync(), then one synced, then the step
+        redsim validate ... --strategy accumulate --bucket-mb B --microbatches M
+  --variant zero --bucket-mb B
+        DDP(bucket_cap_mb=B) + ZeroRedundancyOptimizer(SGD) (parameters_as_bucket_view=False)
+        redsim validate ... --strategy zero --zero-stage 1 --bucket-mb B
+  --variant localsgd --bucket-mb B --localsgd-period H
+        DDP with post_localSGD_hook (PostLocalSGDState(start_localSGD_iter=0,
+        post_local_gradient_allreduce=False): no gradient sync at all) and
+        PostLocalSGDOptimizer(SGD, PeriodicModelAverager(period=H, warmup_steps=0))
+        redsim validate ... --strategy localsgd --localsgd-period H --bucket-mb B
+
+Where PyTorch's algorithm differs from redsim's model:
+
+  - Buckets. DDP 1.13 caps the first bucket at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB (redsim's
+    --first-bucket-mb, default 1) and rebuilds its buckets in gradient-ready order after the
+    first iteration (redsim's default --bucket-order execution); the warm-up steps cover that.
+  - Copies. With gradient_as_bucket_view=False (the default) DDP copies every gradient into its
+    bucket and back after the allreduce, and divides the bucket by the world size; redsim does
+    not model these copies (they are neither in the trace's compute nor in the collective).
+  - Gloo threads. ProcessGroupGloo runs collectives on 2 worker threads, so two buckets may be
+    in flight at once (on the testbed two concurrent rings are ~5% slower than the same two in
+    turn); redsim's comm stream is FIFO, one bucket at a time. --gloo-threads 1 gives DDP its own
+    Gloo group with one worker thread, which reduces the buckets in turn. DDP broadcasts the
+    module buffers (BatchNorm statistics) from rank 0 before every forward, one coalesced
+    broadcast per dtype, as redsim does (--no-broadcast-buffers turns it off in both).
+  - accumulate: DDP broadcasts the buffers before every micro-batch's forward (no_sync does not
+    stop that); redsim's accumulate plan broadcasts them once per step.
+  - zero: PyTorch's ZeroRedundancyOptimizer is ZeRO-1 on top of DDP: gradients are fully
+    allreduced in DDP's buckets, each rank steps SGD on its partition (parameters assigned
+    greedily by size, not contiguous ranges), then every parameter is broadcast from its owner
+    (one broadcast per tensor, all in flight, waited for at the end of step()). redsim's zero
+    reduces each gradient bucket to its owner (reduce / reduce-scatter) and all-gathers the
+    parameters, so PyTorch moves more bytes (allreduce + broadcasts vs reduce + allgather).
+  - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
+    allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
+    DDP's buckets after the H-th step. A measured "step" is an H-step window divided by H (each
+    window holds exactly one averaging), the same per-step cost redsim reports; DDP still runs
+    its hook for every bucket (which returns the local gradient).
+
+What a step time is: every rank leaves a dist.barrier(), takes time.perf_counter(), runs the step
+(forward, loss, backward for each micro-batch, optimizer.step()) and takes the time again. On the
+CPU nothing is asynchronous after that: DDP's backward returns only once every bucket's allreduce
+has completed and been copied back, ZeroRedundancyOptimizer.step() waits for its broadcasts, the
+averager's all_reduce is blocking. The step time written is the maximum over ranks of these
+durations (an all_reduce MAX after each step, outside the timed interval), i.e. until the slowest
+rank has finished its work, like redsim's step end (the last op of any rank). The barrier skew
+is one network latency, negligible against steps of tenths of seconds.
+
+The trace (--trace-out). The prediction needs compute times that match what each rank computes
+under the same CPU contention as in the DDP job (all ranks computing at once on the machine's
+cores). Every rank runs traces/capture/redsim_capture.py's capture concurrently (imported; its
+hooks give per-layer times, the gradient-ready order, parameters and buffers), and rank 0 keeps
+its trace. Then all ranks run steps of pure compute together (the same forward, loss and
+backward on the DDP module's underlying model, and a plain SGD step over all parameters: no
+communication, no buffer broadcast), each started by a barrier, one after each timed step (so a
+drift of the shared machine's load hits both alike; --compute-steps, default --steps). Ranks
+wait for each other at every collective and a step ends with the last rank, so the times an SPMD
+plan should carry are the slowest rank's: per step the maximum over ranks of forward, backward
+and optimizer, then the median over steps.
+The trace's layer forward times, backward times and optimizer time are each rescaled so their
+totals equal these, and the factors are stated in the trace's "source". The model's state is
+saved before and restored after each of these steps, so they do not disturb training.
+A full-model optimizer time is what the trace format asks for (redsim's zero divides it by the
+world size).
+
+Threads: torch.set_num_threads(max(1, cores // ranks_on_this_machine)), --threads overrides.
+Ranks on this machine are LOCAL_WORLD_SIZE, except under realexec/testbed (REDSIM_HOST_ADDR set),
+whose "nodes" are namespaces of one machine, where it is WORLD_SIZE: more threads than cores
+would time-slice the ranks' compute threads against each other and make compute times erratic.
+
+The measured file holds step_times_s plus descriptive members, which `redsim validate` ignores
+(it reads step_times_s and engine.name): the variant and knobs, per-step times of rank 0, the
+compute-only times, and the `redsim validate` knobs that model the run.
+
+Exit status: 0 on success, 2 on bad arguments or when PyTorch cannot be imported, 1 when a rank
+fails.
+"""
+
+import argparse
+import contextlib
+import copy
+import datetime
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+PROG = "ddp_steps"
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURE_DIR = os.path.join(HERE, "..", "..", "traces", "capture")
+VARIANTS = ("bucketed", "accumulate", "zero", "localsgd")
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description="Time real PyTorch DDP steps (Gloo) and write them in redsim's measured format; "
+        "optionally a redsim trace of the same model scaled to the job's own compute times.",
+    )
+    ap.add_argument("--model", default="resnet18", help="torchvision model name (default resnet18)")
+    ap.add_argument("--batch-size", type=int, default=8, help="samples per rank per (micro-)batch (default 8)")
+    ap.add_argument("--input-shape", default="3,64,64",
+                    help="one sample's shape (default 3,64,64: small compute, so communication dominates at 400 Mbit/s)")
+    ap.add_argument("--variant", choices=VARIANTS, default="bucketed", help="default bucketed")
+    ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb in MiB (default 25)")
+    ap.add_argument("--microbatches", type=int, default=4, help="accumulate: micro-batches per step, M (default 4)")
+    ap.add_argument("--localsgd-period", type=int, default=4, help="localsgd: steps between averagings, H (default 4)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2; DDP rebuilds buckets in the 2nd)")
+    ap.add_argument("--steps", type=int, default=5,
+                    help="timed steps (default 5; localsgd: rounded up to whole windows of H steps)")
+    ap.add_argument("--compute-steps", type=int, default=-1,
+                    help="compute-only steps, one after each timed step, timed for the trace scaling (default: as "
+                         "many as --steps; 0: none, not allowed with --trace-out)")
+    ap.add_argument("--capture-iters", type=int, default=3, help="measured iterations of the trace capture (default 3)")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads per rank (default: cores / ranks on this machine)")
+    ap.add_argument("--gloo-threads", type=int, default=0,
+                    help="worker threads of a Gloo process group made for DDP's gradient allreduces and buffer "
+                         "broadcasts (default 0: DDP uses PyTorch's default group, 2 threads, so two buckets may "
+                         "be reduced at once; 1: one at a time, in order, as redsim models it). ZeRO's broadcasts "
+                         "and LocalSGD's averaging stay on the default group")
+    ap.add_argument("--compute-nice", type=int, default=0,
+                    help="raise the nice value of each rank's compute thread (the main thread, which also runs "
+                         "backward) by this much after the Gloo groups exist, so their worker threads and the "
+                         "kernel's packet processing are not starved when ranks share cores (default 0)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout-s", type=float, default=600, help="process-group timeout in seconds (default 600)")
+    ap.add_argument("--local-ranks", type=int, default=0,
+                    help="start this many ranks on 127.0.0.1 instead of joining from RANK/WORLD_SIZE")
+    ap.add_argument("--out", required=True, help="measured step times (rank 0 writes it)")
+    ap.add_argument("--trace-out", help="also write a redsim trace of the model scaled to this job's compute times")
+    args = ap.parse_args(argv)
+    checks = [
+        (args.batch_size >= 1, "--batch-size: expected a positive integer"),
+        (args.bucket_mb > 0, "--bucket-mb: expected a positive size in MiB"),
+        (args.microbatches >= 1, "--microbatches: expected at least 1"),
+        (args.localsgd_period >= 1, "--localsgd-period: expected at least 1"),
+        (args.warmup >= 0, "--warmup: expected 0 or more"),
+        (args.steps >= 1, "--steps: expected at least 1"),
+        (args.compute_steps >= -1, "--compute-steps: expected 0 or more"),
+        (not args.trace_out or args.compute_steps != 0, "--trace-out needs compute-only steps (--compute-steps 0 given)"),
+        (args.capture_iters >= 1, "--capture-iters: expected at least 1"),
+        (args.threads >= 0, "--threads: expected 0 (automatic) or more"),
+        (args.gloo_threads >= 0, "--gloo-threads: expected 0 (PyTorch's default) or more"),
+        (0 <= args.compute_nice <= 19, "--compute-nice: expected 0 to 19"),
+        (args.local_ranks >= 0, "--local-ranks: expected 0 or more"),
+        (args.timeout_s > 0, "--timeout-s: expected a positive number of seconds"),
+    ]
+    for ok, msg in checks:
+        if not ok:
+            raise UsageError(msg)
+    try:
+        shape = [int(d) for d in args.input_shape.replace("x", ",").split(",")]
+    except ValueError:
+        shape = []
+    if not shape or any(d <= 0 for d in shape):
+        raise UsageError("--input-shape: expected positive integers separated by commas, got %r" % args.input_shape)
+    args.shape = shape
+    if args.compute_steps < 0:
+        args.compute_steps = args.steps
+    return args
+
+
+def write_atomically(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result file is as any other file
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# --local-ranks N: start N ranks on 127.0.0.1 with torchrun's environment.
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_local(args, argv):
+    n = args.local_ranks
+    child_argv = []
+    skip = False
+    for i, a in enumerate(argv):  # drop --local-ranks N / --local-ranks=N
+        if skip:
+            skip = False
+            continue
+        if a == "--local-ranks":
+            skip = True
+            continue
+        if a.startswith("--local-ranks="):
+            continue
+        child_argv.append(a)
+    port = free_port()
+    procs = []
+    for r in range(n):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
+                   NODE_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+        env.pop("REDSIM_HOST_ADDR", None)
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + child_argv, env=env))
+    status = 0
+    live = list(procs)
+    while live:
+        for p in list(live):
+            rc = p.poll()
+            if rc is None:
+                continue
+            live.remove(p)
+            if rc != 0 and status == 0:
+                status = rc
+                for q in live:  # a failed rank leaves the others blocked in a collective
+                    with contextlib.suppress(OSError):
+                        q.terminate()
+        time.sleep(0.05)
+    return status
+
+
+# ---------------------------------------------------------------------------------------------
+# One rank.
+
+
+def env_int(name):
+    v = os.environ.get(name)
+    if v is None or not v.strip().lstrip("-").isdigit():
+        raise UsageError("environment: %s is not set to an integer (run under torchrun/realexec/testbed, "
+                         "or give --local-ranks N)" % name)
+    return int(v)
+
+
+def cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def median(v):
+    return statistics.median(v) if v else 0.0
+
+
+def run_rank(args):
+    rank, world = env_int("RANK"), env_int("WORLD_SIZE")
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    on_host = world if os.environ.get("REDSIM_HOST_ADDR") else local_world
+    threads = args.threads or max(1, cpu_count() // max(1, on_host))
+    for name in ("MASTER_ADDR", "MASTER_PORT"):
+        if not os.environ.get(name):
+            raise UsageError("environment: %s is not set" % name)
+
+    sys.path.insert(0, os.path.abspath(CAPTURE_DIR))
+    import redsim_capture as capture  # traces/capture/redsim_capture.py
+
+    try:
+        import torch
+        import torch.distributed as dist
+        import torch.nn.functional as F
+        from torch.nn.parallel import DistributedDataParallel as DDP
+    except Exception as e:  # ImportError, or a broken install
+        raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
+                         % (sys.executable, e))
+    torch.set_num_threads(threads)
+    say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
+
+    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=args.timeout_s))
+    say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, input %s, "
+        "variant %s" % (PROG, world, threads, cpu_count(), on_host, torch.__version__, args.model, args.batch_size,
+                        "x".join(map(str, args.shape)), args.variant))
+
+    pg = None  # the default group (2 Gloo worker threads)
+    if args.gloo_threads:
+        opts = dist.ProcessGroupGloo._Options()
+        opts._timeout = datetime.timedelta(seconds=args.timeout_s)
+        ifname = os.environ.get("GLOO_SOCKET_IFNAME")
+        opts._devices = [dist.ProcessGroupGloo.create_device(interface=ifname) if ifname
+                         else dist.ProcessGroupGloo.create_default_device()]
+        opts._threads = args.gloo_threads
+        store = dist.PrefixStore("ddp_steps_gloo", dist.distributed_c10d._get_default_store())
+        pg = dist.ProcessGroupGloo(store, rank, world, opts)
+
+    if args.compute_nice:
+        # Per thread on Linux: only the main thread (and threads it starts from now on).
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                       os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + args.compute_nice)
+
+    # 1. The trace capture, on every rank at once (same contention); rank 0 keeps its trace.
+    trace = None
+    if args.trace_out:
+        cap_args = argparse.Namespace(
+            model=args.model, model_name=None, input_shape=",".join(map(str, args.shape)), batch_size=args.batch_size,
+            input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer="sgd", warmup=1,
+            iters=args.capture_iters, device="cpu", threads=threads, seed=args.seed, no_rescale=False,
+            out=args.trace_out, raw_out=None)
+        try:
+            trace, _raw, warnings, _totals = capture.run(cap_args)
+        except capture.CaptureError as e:
+            raise UsageError("trace capture: %s" % e)
+        for w in warnings:
+            say("%s: capture warning: %s" % (PROG, w))
+        dist.barrier()
+        say("%s: captured the per-layer trace (%d layers)" % (PROG, len(trace["layers"])))
+
+    # 2. The model, the DDP wrapper and the variant's optimizer.
+    torch.manual_seed(args.seed)
+    try:
+        model = capture.build_model(args.model, torch)
+    except capture.CaptureError as e:
+        raise UsageError(str(e))
+    model.train()
+    ddp = DDP(model, bucket_cap_mb=args.bucket_mb, process_group=pg)
+    sgd = dict(lr=1e-3, momentum=0.9)  # as redsim_capture.py's --optimizer sgd
+    micro = args.microbatches if args.variant == "accumulate" else 1
+    period = args.localsgd_period if args.variant == "localsgd" else 1
+    if args.variant == "zero":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.SGD, **sgd)
+    elif args.variant == "localsgd":
+        from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
+            PostLocalSGDState, post_localSGD_hook)
+        from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
+        from torch.distributed.optim import PostLocalSGDOptimizer
+
+        state = PostLocalSGDState(process_group=pg, subgroup=None, start_localSGD_iter=0,
+                                  post_local_gradient_allreduce=False)
+        ddp.register_comm_hook(state, post_localSGD_hook)
+        opt = PostLocalSGDOptimizer(optim=torch.optim.SGD(ddp.parameters(), **sgd),
+                                    averager=PeriodicModelAverager(period=period, warmup_steps=0))
+    else:
+        opt = torch.optim.SGD(ddp.parameters(), **sgd)
+
+    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    x = torch.randn([args.batch_size] + args.shape, generator=gen)
+    model.eval()  # the class count, from one sample (BatchNorm in train mode needs more than one)
+    with torch.no_grad():
+        classes = model(x[:1]).shape[1]
+    model.train()
+    y = torch.randint(0, classes, (args.batch_size,), generator=gen)
+
+    # The time each rank's backward finishes computing: the last gradient accumulated (hooks on
+    # the parameters' AccumulateGrad nodes, where DDP's reducer hooks in too). DDP's backward
+    # then still waits for its allreduces.
+    last_ready = [0.0]
+    grad_accs = []
+
+    def on_ready(*_):
+        last_ready[0] = time.perf_counter()
+
+    for p in model.parameters():
+        if p.requires_grad:
+            acc = p.expand_as(p).grad_fn.next_functions[0][0]
+            acc.register_hook(on_ready)
+            grad_accs.append(acc)
+
+    def train_step(t0):
+        """One step; returns this rank's forward, backward compute (to the last gradient),
+        backward (to the end of DDP's backward, its allreduces included) and optimizer seconds,
+        summed over micro-batches."""
+        opt.zero_grad(set_to_none=True)
+        f = bc = b = 0.0
+        for m in range(micro):
+            ctx = ddp.no_sync() if m < micro - 1 else contextlib.nullcontext()
+            with ctx:
+                loss = F.cross_entropy(ddp(x), y)
+                t1 = time.perf_counter()
+                loss.backward()
+                t2 = time.perf_counter()
+            f, bc, b, t0 = f + (t1 - t0), bc + (last_ready[0] - t1), b + (t2 - t1), t2
+        opt.step()
+        return [f, bc, b, time.perf_counter() - t0]
+
+    def max_over_ranks(values):
+        t = torch.tensor(values, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.tolist()
+
+    for i in range(args.warmup):
+        dist.barrier()
+        t0 = time.perf_counter()
+        train_step(t0)
+        d = time.perf_counter() - t0
+        say("%s: warm-up %d/%d: %.1f ms (rank 0)" % (PROG, i + 1, args.warmup, d * 1e3))
+
+    # 3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
+    #    broadcast) and a plain SGD over all parameters; the model's state is restored after each.
+    cal_opt = torch.optim.SGD(model.parameters(), **sgd) if args.compute_steps else None
+    fwd, bwd, optim = [], [], []
+
+    def compute_only_step(record=True):
+        saved = {k: v.clone() for k, v in model.state_dict().items()}
+        opt.zero_grad(set_to_none=True)
+        cal_opt.zero_grad(set_to_none=True)
+        dist.barrier()
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(model(x), y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        cal_opt.step()
+        t3 = time.perf_counter()
+        with torch.no_grad():
+            model.load_state_dict(saved)
+        cal_opt.zero_grad(set_to_none=True)
+        if record:
+            fwd.append(t1 - t0)
+            bwd.append(t2 - t1)
+            optim.append(t3 - t2)
+
+    if args.compute_steps:
+        compute_only_step(record=False)  # warm-up of the calibration optimizer's state
+
+    # 4. The timed steps, each followed by a compute-only step while there are any to run (so a
+    #    drift in the machine's load, which is shared, hits both alike).
+    steps = -(-args.steps // period) * period
+    per_step, rank0, phases = [], [], []
+    for i in range(max(steps, args.compute_steps)):
+        if i < steps:
+            dist.barrier()
+            t0 = time.perf_counter()
+            ph = train_step(t0)
+            d = time.perf_counter() - t0
+            slowest = max_over_ranks([d])[0]
+            per_step.append(slowest)
+            rank0.append(d)
+            phases.append({"forward_s": ph[0], "backward_compute_s": ph[1], "backward_s": ph[2], "optimizer_s": ph[3]})
+            say("%s: step %d/%d: %.1f ms (slowest rank; rank 0 %.1f ms: forward %.1f, backward %.1f computing, "
+                "%.1f with the allreduces, optimizer %.1f)" % (PROG, i + 1, steps, slowest * 1e3, d * 1e3, ph[0] * 1e3,
+                                                               ph[1] * 1e3, ph[2] * 1e3, ph[3] * 1e3))
+        if i < args.compute_steps:
+            compute_only_step()
+    # localsgd: one value per H-step window (each holds exactly one averaging), per step.
+    step_times = [sum(per_step[w:w + period]) / period for w in range(0, steps, period)]
+
+    # Compute in the timed steps themselves (slowest rank per step, median over steps): forward,
+    # and backward up to its last gradient, while DDP's allreduces run beside it.
+    ins = torch.tensor([[p["forward_s"] for p in phases], [p["backward_compute_s"] for p in phases]],
+                       dtype=torch.float64)
+    dist.all_reduce(ins, op=dist.ReduceOp.MAX)
+    in_step = {"forward_s": median(ins[0].tolist()), "backward_s": median(ins[1].tolist())}
+
+    compute = None
+    if args.compute_steps:
+        # Ranks wait for each other at every collective and the step ends with the last one, so
+        # the compute an SPMD plan (identical ranks) should carry is the slowest rank's: per step
+        # the maximum over ranks, then the median over steps. The mean over ranks is reported too.
+        mine = torch.tensor([fwd, bwd, optim], dtype=torch.float64)
+        hi, tot = mine.clone(), mine.clone()
+        dist.all_reduce(hi, op=dist.ReduceOp.MAX)
+        dist.all_reduce(tot, op=dist.ReduceOp.SUM)
+        slow = [median(row) for row in hi.tolist()]
+        mean = [median(row) / world for row in tot.tolist()]
+        compute = {"forward_s": slow[0], "backward_s": slow[1], "optimizer_s": slow[2], "steps": args.compute_steps,
+                   "statistic": "per step the slowest rank, median over steps",
+                   "mean_over_ranks_s": {"forward": mean[0], "backward": mean[1], "optimizer": mean[2]},
+                   "in_step_s": in_step}
+        say("%s: compute only (%d steps, all ranks at once; slowest rank per step, median over steps): forward %.1f "
+            "ms, backward %.1f ms, optimizer %.1f ms, total %.1f ms (mean over ranks %.1f / %.1f / %.1f ms)"
+            % (PROG, args.compute_steps, slow[0] * 1e3, slow[1] * 1e3, slow[2] * 1e3, sum(slow) * 1e3,
+               mean[0] * 1e3, mean[1] * 1e3, mean[2] * 1e3))
+    say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, backward "
+        "%.1f ms to the last gradient" % (PROG, in_step["forward_s"] * 1e3, in_step["backward_s"] * 1e3))
+
+    if rank == 0:
+        knobs = ["--strategy", args.variant, "--bucket-mb", "%g" % args.bucket_mb]
+        if args.variant == "accumulate":
+            knobs += ["--microbatches", str(micro)]
+        elif args.variant == "zero":
+            knobs = ["--strategy", "zero", "--zero-stage", "1", "--bucket-mb", "%g" % args.bucket_mb]
+        elif args.variant == "localsgd":
+            knobs += ["--localsgd-period", str(period)]
+        out = {
+            "step_times_s": step_times,
+            "engine": {"name": "pytorch-ddp"},
+            "source": ("bench/validate/ddp_steps.py: torch %s DistributedDataParallel over Gloo, %d ranks x %d "
+                       "thread(s); step = barrier to the end of optimizer.step(), slowest rank%s"
+                       % (torch.__version__, world, threads,
+                          "; one value per %d-step window, divided by %d" % (period, period) if period > 1 else "")),
+            "model": args.model,
+            "batch_size_per_rank": args.batch_size,
+            "input_shape": args.shape,
+            "variant": args.variant,
+            "bucket_cap_mb": args.bucket_mb,
+            "microbatches": micro,
+            "localsgd_period": period,
+            "world_size": world,
+            "threads_per_rank": threads,
+            "gloo_threads": args.gloo_threads or 2,
+            "compute_nice": args.compute_nice,
+            "warmup": args.warmup,
+            "per_step_s": per_step,
+            "rank0_step_s": rank0,
+            "rank0_phases": phases,
+            "compute_only": compute,
+            "redsim_knobs": knobs,
+        }
+        write_atomically(args.out, json.dumps(out, indent=1) + "\n")
+        say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(step_times),
+                                                               median(step_times) * 1e3))
+        if trace is not None:
+            write_atomically(args.trace_out, json.dumps(scale_trace(trace, compute, world, threads), indent=1) + "\n")
+            say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
+        say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
+            % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
+    dist.barrier()
+    # Tearing the Gloo group down has been seen to hang once (a transport thread spinning after
+    # the peers had gone): the results are written by now, so a rank stuck here for 30 s leaves.
+    def give_up():
+        print("%s: rank %d: process-group teardown hung for 30 s; exiting" % (PROG, rank), file=sys.stderr, flush=True)
+        os._exit(0)
+
+    watchdog = threading.Timer(30.0, give_up)
+    watchdog.daemon = True
+    watchdog.start()
+    dist.destroy_process_group()
+    # Leave without the interpreter's teardown of torch's C++ objects, for the same reason.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def scale_trace(trace, compute, world, threads):
+    """Rescales forward, backward and optimizer times to the compute-only totals of the DDP job."""
+    fwd = sum(l["forward_s"] for l in trace["layers"])
+    bwd = sum(l["backward_s"] for l in trace["layers"])
+    opt = trace["optimizer_s"]
+    sf = compute["forward_s"] / fwd if fwd > 0 else 1.0
+    sb = compute["backward_s"] / bwd if bwd > 0 else 1.0
+    so = compute["optimizer_s"] / opt if opt > 0 else 1.0
+    t = dict(trace)
+    t["layers"] = [dict(l, forward_s=l["forward_s"] * sf, backward_s=l["backward_s"] * sb) for l in trace["layers"]]
+    t["optimizer_s"] = opt * so if opt > 0 else compute["optimizer_s"]
+    t["reference_device"] = "%s, %d ranks computing at once on %d cores" % (trace["reference_device"], world,
+                                                                               cpu_count())
+    t["source"] = trace["source"] + (
+        " Then rescaled by bench/validate/ddp_steps.py to the per-rank compute measured in the DDP job itself "
+        "(%d ranks x %d thread(s) computing at once, no communication; per step the slowest rank, median over %d "
+        "steps): forward x%.4f, backward x%.4f, optimizer x%.4f, to forward %.3f ms, backward %.3f ms, "
+        "optimizer %.3f ms." % (world, threads, compute["steps"], sf, sb, so, compute["forward_s"] * 1e3,
+                                compute["backward_s"] * 1e3, compute["optimizer_s"] * 1e3))
+    return t
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+        if args.local_ranks and "RANK" not in os.environ:
+            return launch_local(args, argv)
+        return run_rank(args)
+    except UsageError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# redsim validate --measured against real PyTorch DDP (bench/validate/ddp_steps.py): 2 local Gloo
+# ranks train resnet18 on a tiny input (batch 2, 3x32x32) with the bucketed variant (and a trace
+# scaled to the job's compute, --trace-out) and the accumulate variant; redsim validate compares
+# each measured file with its prediction on the local2 cluster (exit 0 at a huge --max-error: the
+# error itself is not asserted, the machine is shared) and rejects a measured file with a
+# non-positive step time (exit 2, one line). Skips (77) when /usr/bin/python3 lacks torch or
+# torchvision.
+set -euo pipefail
+redsim=$1
+src=$2
+py=/usr/bin/python3
+if ! "$py" -c 'import torch, torchvision, torch.distributed' >/dev/null 2>&1; then
+  echo "SKIP: $py cannot import torch and torchvision (Debian: python3-torch python3-torchvision)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cluster=$src/tests/realexec/data/local2.json
+script=$src/bench/validate/ddp_steps.py
+fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null || true; exit 1; }
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT REDSIM_HOST_ADDR GLOO_SOCKET_IFNAME
+tiny=(--local-ranks 2 --model resnet18 --batch-size 2 --input-shape 3,32,32 --warmup 1 --steps 2 --compute-steps 1)
+
+# 1. Bucketed DDP, with the trace of the same model scaled to the job's compute-only times.
+"$py" "$script" "${tiny[@]}" --variant bucketed --bucket-mb 25 --capture-iters 1 \
+  --out "$tmp/bucketed.json" --trace-out "$tmp/trace.json" >"$tmp/out" 2>"$tmp/err" || fail "ddp_steps.py bucketed"
+grep -q "step 2/2" "$tmp/out" || fail "bucketed: no per-step progress printed"
+[ -s "$tmp/bucketed.json" ] && [ -s "$tmp/trace.json" ] || fail "bucketed: measured file or trace not written"
+"$py" - "$tmp/bucketed.json" "$tmp/trace.json" <<'PY' || fail "bucketed: bad measured file or trace"
+import json, sys
+m, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert len(m["step_times_s"]) == 2 and all(v > 0 for v in m["step_times_s"]), m["step_times_s"]
+assert m["variant"] == "bucketed" and m["world_size"] == 2
+assert t["format"] == "redsim-trace" and t["batch_size_per_rank"] == 2
+assert "rescaled by bench/validate/ddp_steps.py" in t["source"], t["source"]
+PY
+v() { "$redsim" validate --trace "$tmp/trace.json" --cluster "$cluster" "$@" >"$tmp/out" 2>"$tmp/err"; }
+v --measured "$tmp/bucketed.json" --strategy bucketed --bucket-mb 25 --max-error 1000 || fail "validate bucketed: exit $?"
+grep -Eq "step time +predicted [0-9.]+ ms +measured [0-9.]+ ms" "$tmp/out" || fail "validate bucketed: no predicted and measured step time"
+echo "ok: bucketed DDP measured and validated: $(grep -m1 "predicted" "$tmp/out" | tr -s " ")"
+
+# 2. Gradient accumulation (no_sync), 2 micro-batches.
+"$py" "$script" "${tiny[@]}" --variant accumulate --bucket-mb 25 --microbatches 2 \
+  --out "$tmp/accumulate.json" >"$tmp/out" 2>"$tmp/err" || fail "ddp_steps.py accumulate"
+v --measured "$tmp/accumulate.json" --strategy accumulate --bucket-mb 25 --microbatches 2 --max-error 1000 ||
+  fail "validate accumulate: exit $?"
+grep -Eq "step time +predicted [0-9.]+ ms +measured [0-9.]+ ms" "$tmp/out" || fail "validate accumulate: no step times"
+echo "ok: accumulate DDP measured and validated: $(grep -m1 "predicted" "$tmp/out" | tr -s " ")"
+
+# 3. A measured file with a non-positive step time: exit 2, one line naming the file and path.
+"$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["step_times_s"][1]=0; json.dump(d, open(sys.argv[2],"w"))' \
+  "$tmp/bucketed.json" "$tmp/zero-step.json"
+rc=0; v --measured "$tmp/zero-step.json" --strategy bucketed --bucket-mb 25 || rc=$?
+[ "$rc" -eq 2 ] || fail "non-positive step time: expected exit 2, got $rc"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "non-positive step time: expected a one-line error"
+grep -q 'step_times_s\[1\]' "$tmp/err" || fail "non-positive step time: error does not name \$.step_times_s[1]"
+echo "ok: non-positive step time rejected: $(cat "$tmp/err")"
