@@ -124,7 +124,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -200,22 +199,6 @@ def parse_args(argv):
     if args.compute_steps < 0:
         args.compute_steps = args.steps
     return args
-
-
-def write_atomically(path, text):
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result file is as any other file
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,11 +521,11 @@ def run_rank(args):
             "compute_in_steps": in_step,
             "redsim_knobs": knobs,
         }
-        write_atomically(args.out, json.dumps(out, indent=1) + "\n")
+        capture.write_atomically(args.out, json.dumps(out, indent=1) + "\n")
         say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(step_times),
                                                                median(step_times) * 1e3))
         if trace is not None:
-            write_atomically(args.trace_out, json.dumps(scale_trace(trace, compute, world, threads), indent=1) + "\n")
+            capture.write_atomically(args.trace_out, json.dumps(scale_trace(trace, compute, world, threads), indent=1) + "\n")
             say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
         say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
             % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))

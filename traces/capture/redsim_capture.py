@@ -655,6 +655,9 @@ def write_atomically(path, text):
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; an output is as any other file
         os.replace(tmp, path)
     except BaseException:
         try:
