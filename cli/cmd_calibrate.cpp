@@ -52,9 +52,7 @@ struct CalibrateOptions {
   int iters = 5;
   int warmup = 1;
   double timeout_s = 300;
-  // Set by --testbed for the ranks it starts: the layout of the job.
-  int ranks_per_node = 0;
-  std::string rate;
+  std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
 };
 
