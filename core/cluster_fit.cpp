@@ -35,6 +35,12 @@ double alpha_beta_time(OpKind kind, std::int64_t bytes, int ranks, double alpha_
 
 namespace {
 
+// What the alpha-beta rows need of a sample; `what` names the fit in the error.
+void check_sample(const CollectiveSample& s, const char* what) {
+  if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
+    throw std::invalid_argument(std::string(what) + ": every sample needs 2+ ranks, positive bytes and a positive time");
+}
+
 double dot(const std::vector<double>& row, const std::vector<double>& coef) {
   double p = 0;
   for (std::size_t k = 0; k < row.size(); ++k) p += row[k] * coef[k];
@@ -140,8 +146,7 @@ ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::
 ClusterFitResult fit_alpha_beta(const std::vector<CollectiveSample>& samples, bool launch_per_kind) {
   std::vector<OpKind> kinds;  // the launch columns, in first-seen order
   for (const auto& s : samples) {
-    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
-      throw std::invalid_argument("cluster fit: every sample needs 2+ ranks, positive bytes and a positive time");
+    check_sample(s, "cluster fit");
     if (launch_per_kind && std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) kinds.push_back(s.kind);
   }
   if (samples.size() < 3) throw std::invalid_argument("cluster fit: need at least 3 samples with 2+ ranks");
@@ -177,8 +182,7 @@ double fit_launch_only(const std::vector<CollectiveSample>& samples, double alph
   if (samples.empty()) throw std::invalid_argument("launch fit: no samples");
   double num = 0, den = 0;
   for (const auto& s : samples) {
-    if (!(s.time_s > 0) || !std::isfinite(s.time_s) || s.ranks < 2 || s.bytes <= 0)
-      throw std::invalid_argument("launch fit: every sample needs 2+ ranks, positive bytes and a positive time");
+    check_sample(s, "launch fit");
     const double w2 = 1.0 / (s.time_s * s.time_s);
     num += w2 * (s.time_s - alpha_beta_time(s.kind, s.bytes, s.ranks, alpha_s, beta_s_per_byte, 0));
     den += w2;
