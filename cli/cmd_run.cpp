@@ -271,8 +271,8 @@ void run_run(const RunOptions& o) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   auto sink = [&](const rx::RunOutcome& r) { write_outputs(o, trace, cluster, knobs, r); };
 
-  if (knobs.algorithm != Algorithm::ring && (local || env->rank == 0))
-    std::cout << "note: --algorithm " << algorithm_name(knobs.algorithm) << " shapes the simulated Plan only; "
+  if ((knobs.algorithm || knobs.protocol) && (local || env->rank == 0))
+    std::cout << "note: --algorithm and --protocol shape the simulated Plan only; "
               << (o.backend == "gloo" ? "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) "
                                         "algorithms"
                                       : "NCCL picks its own algorithm (set NCCL_ALGO to force one)")

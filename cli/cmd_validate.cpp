@@ -191,8 +191,9 @@ std::vector<std::string> knob_args(const KnobOptions& k) {
   add(k.bucket_mb_opt, "--bucket-mb", fmt("%.17g", k.bucket_mb));
   add(k.first_bucket_mb_opt, "--first-bucket-mb", fmt("%.17g", k.first_bucket_mb));
   add(k.bucket_order_opt, "--bucket-order", k.bucket_order);
-  add(k.channels_opt, "--channels", std::to_string(k.channels));
+  add(k.channels_opt, "--channels", k.channels);
   add(k.algorithm_opt, "--algorithm", k.algorithm);
+  add(k.protocol_opt, "--protocol", k.protocol);
   add(k.wire_dtype_opt, "--wire-dtype", k.wire_dtype);
   add(k.reduce_op_opt, "--reduce-op", k.reduce_op);
   add(k.no_broadcast_buffers_opt, "--no-broadcast-buffers", "");

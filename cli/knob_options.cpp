@@ -28,12 +28,20 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
                                        "definition: reverse registration order (DDP's first iteration)")
                            ->capture_default_str();
   o.channels_opt = cmd->add_option("--channels", o.channels,
-                                   "rings per collective (NCCL channels), each carrying 1/channels of the bytes")
+                                   "channels per collective (NCCL channels: rings or trees, each carrying 1/channels "
+                                   "of the bytes), 1-64, or auto: as many as NCCL uses at each size "
+                                   "(NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS pins it)")
                        ->capture_default_str();
   o.algorithm_opt = cmd->add_option("--algorithm", o.algorithm,
-                                    "allreduce algorithm: ring|tree (double binary tree)|hierarchical (intra-node "
-                                    "reduce-scatter, inter-node allreduce, intra-node allgather)")
+                                    "allreduce algorithm (NCCL_ALGO): auto (the cluster's collective model chooses "
+                                    "per size, as NCCL does)|ring|tree (double binary tree)|nvls|nvlstree|collnet|"
+                                    "hierarchical (intra-node reduce-scatter, inter-node allreduce, intra-node "
+                                    "allgather; not an NCCL algorithm); NCCL's spellings (Ring, NVLSTree) accepted")
                         ->capture_default_str();
+  o.protocol_opt = cmd->add_option("--protocol", o.protocol,
+                                   "collective protocol (NCCL_PROTO): auto|ll|ll128|simple (LL, LL128, Simple); "
+                                   "clusters with ideal collectives have none")
+                       ->capture_default_str();
   o.wire_dtype_opt = cmd->add_option("--wire-dtype", o.wire_dtype,
                                      "gradient dtype on the wire: fp32|fp16|bf16 (default: each parameter's dtype)");
   o.reduce_op_opt =
@@ -68,6 +76,20 @@ std::int64_t mib_to_bytes(double mib, const char* flag) {
   return static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
 }
 
+int parse_channels(const std::string& text) {
+  if (text == "auto") return 0;
+  std::size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1 || v > 64)
+    throw InputError("", "", "--channels: expected auto or a channel count from 1 to 64, got \"" + text + "\"");
+  return v;
+}
+
 }  // namespace
 
 Knobs resolve_knobs(const KnobOptions& o) {
@@ -94,15 +116,22 @@ Knobs resolve_knobs(const KnobOptions& o) {
     else
       throw InputError("", "", "--bucket-order: expected execution|definition, got \"" + o.bucket_order + "\"");
   }
-  if (given(o.channels_opt) || o.config_file.empty()) {
-    if (o.channels < 1 || o.channels > 64)
-      throw InputError("", "", "--channels: expected a channel count from 1 to 64, got " + std::to_string(o.channels));
-    k.channels = o.channels;
-  }
+  if (given(o.channels_opt) || o.config_file.empty()) k.channels = parse_channels(o.channels);
   if (given(o.algorithm_opt) || o.config_file.empty()) {
-    auto a = parse_algorithm(o.algorithm);
-    if (!a) throw InputError("", "", "--algorithm: expected ring|tree|hierarchical, got \"" + o.algorithm + "\"");
-    k.algorithm = *a;
+    k.algorithm.reset();
+    if (o.algorithm != "auto") {
+      k.algorithm = parse_algorithm(o.algorithm);
+      if (!k.algorithm)
+        throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|collnet_chain|hierarchical, got \"" +
+                                     o.algorithm + "\"");
+    }
+  }
+  if (given(o.protocol_opt) || o.config_file.empty()) {
+    k.protocol.reset();
+    if (o.protocol != "auto") {
+      k.protocol = parse_protocol(o.protocol);
+      if (!k.protocol) throw InputError("", "", "--protocol: expected auto|ll|ll128|simple, got \"" + o.protocol + "\"");
+    }
   }
   if (given(o.wire_dtype_opt)) {
     auto t = parse_dtype(o.wire_dtype);

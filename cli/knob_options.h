@@ -14,8 +14,9 @@ struct KnobOptions {
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
   std::string bucket_order = "execution";
-  int channels = 1;
-  std::string algorithm = "ring";
+  std::string channels = "auto";
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
   std::string wire_dtype;  // empty: the parameters' own dtype
   std::string reduce_op = "avg";
   std::string config_file;
@@ -33,6 +34,7 @@ struct KnobOptions {
   CLI::Option* bucket_order_opt = nullptr;
   CLI::Option* channels_opt = nullptr;
   CLI::Option* algorithm_opt = nullptr;
+  CLI::Option* protocol_opt = nullptr;
   CLI::Option* wire_dtype_opt = nullptr;
   CLI::Option* reduce_op_opt = nullptr;
   CLI::Option* no_broadcast_buffers_opt = nullptr;

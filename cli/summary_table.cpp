@@ -8,6 +8,12 @@
 
 namespace redsim::cli {
 
+std::string collective_choice_text(const PlanOp& op) {
+  std::string s(algorithm_name(op.algorithm));
+  if (op.protocol) s += "/" + std::string(protocol_name(*op.protocol));
+  return s + " x" + std::to_string(op.channels);
+}
+
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& s) {
   out << "redsim simulate: " << plan.strategy << " | " << trace.model << " (" << trace.param_count()
@@ -15,7 +21,9 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << " (" << cluster.nodes << " x " << cluster.devices_per_node << " = " << cluster.world_size() << " ranks)\n";
   out << "knobs: bucket " << human_bytes(static_cast<double>(knobs.bucket_cap_bytes)) << ", first bucket "
       << human_bytes(static_cast<double>(knobs.first_bucket_cap_bytes)) << ", order " << bucket_order_name(knobs.bucket_order)
-      << ", " << algorithm_name(knobs.algorithm) << " x " << knobs.channels << " channel(s), wire "
+      << ", algorithm " << (knobs.algorithm ? algorithm_name(*knobs.algorithm) : "auto") << ", protocol "
+      << (knobs.protocol ? protocol_name(*knobs.protocol) : "auto") << ", channels "
+      << (knobs.channels > 0 ? std::to_string(knobs.channels) : std::string("auto")) << ", wire "
       << (knobs.wire_dtype ? std::string(dtype_name(*knobs.wire_dtype)) : std::string("param dtype")) << ", reduce "
       << reduce_op_name(knobs.reduce_op) << "\n\n";
   out << "  step time            " << ms(s.step_time_s) << "\n";
@@ -31,7 +39,7 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << ", optimizer " << human_bytes(static_cast<double>(m.optimizer_bytes)) << ", comm buffers "
       << human_bytes(static_cast<double>(m.comm_buffer_bytes)) << ")\n\n";
 
-  out << "  collective                 tensors        bytes    start ms      end ms   busbw GB/s\n";
+  out << "  collective                 tensors        bytes  algorithm           start ms      end ms   busbw GB/s\n";
   const std::size_t n = s.collectives.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (n > 24 && i == 12) {
@@ -39,10 +47,10 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       i = n - 8;
     }
     const auto& c = s.collectives[i];
-    char line[200];
-    std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
-                  c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), c.start_s * 1e3, c.end_s * 1e3,
-                  c.busbw_GBps);
+    char line[240];
+    std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s  %-17.17s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
+                  c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), collective_choice_text(plan.ops[c.op]).c_str(),
+                  c.start_s * 1e3, c.end_s * 1e3, c.busbw_GBps);
     out << line;
   }
 }

@@ -12,6 +12,9 @@
 
 namespace redsim::cli {
 
+// "ring/ll128 x24": the algorithm, protocol and channels a collective runs.
+std::string collective_choice_text(const PlanOp& op);
+
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& summary);
 

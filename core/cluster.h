@@ -4,13 +4,22 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/plan.h"
 
 namespace redsim {
 
-enum class IntraFabric { nvswitch, pcie };
+// nvswitch: every device has one port (its NVLinks together) into a non-blocking switch.
+// pcie: devices behind PCIe switches under one or more CPU sockets; with p2p off, traffic
+// between devices goes through host memory. nvlink: devices wired directly by NVLinks given as a
+// matrix (DGX-1's hybrid cube mesh, 4-GPU boards); pairs without NVLink use PCIe.
+enum class IntraFabric { nvswitch, pcie, nvlink };
 enum class InterTopology { star, fat_tree };
+// How collectives behave on this cluster: `ideal` moves bytes at link speed with the links'
+// latencies (no protocol, ring unless told otherwise: what calibrate fits for Gloo); `nccl`
+// follows NCCL's protocols, algorithm choice and channel counts (collectives/README.md).
+enum class CollectiveLibrary { ideal, nccl };
 
 struct DeviceSpec {
   std::string name;
@@ -19,16 +28,30 @@ struct DeviceSpec {
   // Bytes per second a device reduces (reads two operands, writes one) inside a collective;
   // 0 = not modelled (reduction is free).
   double reduce_GBps = 0;
+  // CUDA compute capability (7.0 V100, 8.0 A100, 8.6 A10G, 9.0 H100); 0 = not a GPU. NCCL's
+  // per-generation constants (LL128, NVLS, per-channel caps) key on it.
+  double compute_capability = 0;
+  double pcie_GBps = 0;  // the device's own PCIe link, per direction (0 = not a bottleneck)
 };
 
 struct IntraNodeSpec {
   IntraFabric fabric = IntraFabric::nvswitch;
-  double link_bandwidth_GBps = 0;  // per device, per direction
-  double latency_us = 0;           // one-way, device to device
-  // PCIe only: devices share a switch whose uplink to the CPU root complex is the
-  // bottleneck for traffic between switches.
+  // nvswitch: each device's port into the switch; pcie: each device's PCIe link; nvlink: one
+  // NVLink. Per direction, GB/s.
+  double link_bandwidth_GBps = 0;
+  double latency_us = 0;  // one-way, device to device
+  bool nvls = false;      // nvswitch: NVLink SHARP (reduction and multicast in the switch)
+  bool p2p = true;        // pcie: peer-to-peer DMA between devices (false: through host memory)
+  // PCIe topology (pcie, and nvlink for pairs without a link): devices share a switch whose
+  // uplink to its CPU is a bottleneck between switches; switches split evenly over sockets,
+  // joined by a socket link (UPI, xGMI).
   int devices_per_pcie_switch = 0;  // 0 = all devices on one switch
   double pcie_uplink_GBps = 0;      // per direction; 0 = not a bottleneck
+  int sockets = 1;
+  double socket_link_GBps = 0;  // per direction; 0 = not a bottleneck
+  // nvlink: links between devices i and j (symmetric, zero diagonal).
+  std::vector<std::vector<int>> nvlinks;
+
 };
 
 struct InterNodeSpec {
@@ -50,6 +73,7 @@ struct ClusterSpec {
   DeviceSpec device;
   IntraNodeSpec intra;
   InterNodeSpec inter;
+  CollectiveLibrary library = CollectiveLibrary::ideal;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).
@@ -62,8 +86,25 @@ struct ClusterSpec {
   int world_size() const { return nodes * devices_per_node; }
   int node_of(int rank) const { return rank / devices_per_node; }
   int local_of(int rank) const { return rank % devices_per_node; }
-  // The NIC a device sends through: devices are split evenly over NICs (rail-style).
-  int nic_of_local(int local) const { return local * inter.nics_per_node / devices_per_node; }
+  // NICs a device sends through, rail-style: with at least as many NICs as devices, device i owns
+  // NICs [i*k, (i+1)*k) (k = nics/devices) and channel c uses the (c mod k)-th; with fewer NICs,
+  // consecutive devices share one (those behind the same PCIe switch, as servers are built).
+  int nic_of_local(int local, int channel = 0) const {
+    const int nics = inter.nics_per_node;
+    if (nics >= devices_per_node) {
+      const int k = nics / devices_per_node;
+      return local * k + ((channel % k) + k) % k;
+    }
+    return local * nics / devices_per_node;
+  }
+  // PCIe switches per node and the one a device sits behind.
+  int pcie_switches_per_node() const {
+    return intra.devices_per_pcie_switch > 0 ? devices_per_node / intra.devices_per_pcie_switch : 1;
+  }
+  int pcie_switch_of_local(int local) const {
+    return intra.devices_per_pcie_switch > 0 ? local / intra.devices_per_pcie_switch : 0;
+  }
+  int socket_of_switch(int sw) const { return sw * intra.sockets / pcie_switches_per_node(); }
 };
 
 }  // namespace redsim

@@ -14,12 +14,115 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
   return static_cast<int>(n);
 }
 
+void read_device(const JsonIn& d, ClusterSpec& c) {
+  d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps", "compute_capability", "pcie_GBps"});
+  c.device.name = d.at("name").nonempty_string();
+  c.device.compute_speedup = d.positive_number_or("compute_speedup", 1.0);
+  c.device.memory_GB = d.nonnegative_number_or("memory_GB", 0.0);
+  c.device.reduce_GBps = d.nonnegative_number_or("reduce_GBps", 0.0);
+  if (auto cc = d.find("compute_capability")) {
+    c.device.compute_capability = cc->nonnegative_number();
+    if (c.device.compute_capability > 0 && (c.device.compute_capability < 3 || c.device.compute_capability >= 20))
+      cc->fail("a CUDA compute capability such as 7.0, 8.0 or 9.0 (0 for no GPU)");
+  }
+  c.device.pcie_GBps = d.nonnegative_number_or("pcie_GBps", 0.0);
+}
+
+// The link matrix of an "nvlink" fabric: devices_per_node rows of non-negative link counts,
+// symmetric, zero on the diagonal.
+std::vector<std::vector<int>> read_nvlink_matrix(const JsonIn& m, int devices) {
+  auto rows = m.items();
+  if (static_cast<int>(rows.size()) != devices) m.fail("an array of " + std::to_string(devices) + " rows (devices_per_node)");
+  std::vector<std::vector<int>> out;
+  for (const auto& row : rows) {
+    auto cells = row.items();
+    if (static_cast<int>(cells.size()) != devices) row.fail("a row of " + std::to_string(devices) + " link counts");
+    std::vector<int> r;
+    for (const auto& cell : cells) {
+      auto v = cell.nonnegative_integer();
+      if (v > 64) cell.fail("a link count from 0 to 64");
+      r.push_back(static_cast<int>(v));
+    }
+    out.push_back(std::move(r));
+  }
+  for (int i = 0; i < devices; ++i)
+    for (int j = 0; j < devices; ++j) {
+      const auto& cell = rows[static_cast<std::size_t>(i)].items()[static_cast<std::size_t>(j)];
+      if (i == j && out[i][j] != 0) cell.fail("0 (a device has no NVLink to itself)");
+      if (out[i][j] != out[j][i]) cell.fail("the same count as [" + std::to_string(j) + "][" + std::to_string(i) + "] (links are symmetric)");
+    }
+  return out;
+}
+
+void read_intra(const JsonIn& in, ClusterSpec& c) {
+  in.allow_only({"fabric", "link_bandwidth_GBps", "latency_us", "nvls", "p2p", "devices_per_pcie_switch",
+                 "pcie_uplink_GBps", "sockets", "socket_link_GBps", "nvlinks"});
+  const auto fabric = in.at("fabric").one_of({"nvswitch", "pcie", "nvlink"});
+  c.intra.fabric = fabric == "pcie" ? IntraFabric::pcie : fabric == "nvlink" ? IntraFabric::nvlink : IntraFabric::nvswitch;
+  c.intra.link_bandwidth_GBps = in.at("link_bandwidth_GBps").positive_number();
+  c.intra.latency_us = in.at("latency_us").nonnegative_number();
+  auto only_on = [&](std::string_view key, IntraFabric f, const char* name) {
+    if (auto m = in.find(key); m && c.intra.fabric != f) m->fail(std::string("no such member for a ") + std::string(fabric) + " fabric (" + name + " only)");
+  };
+  only_on("nvls", IntraFabric::nvswitch, "nvswitch");
+  only_on("p2p", IntraFabric::pcie, "pcie");
+  only_on("pcie_uplink_GBps", IntraFabric::pcie, "pcie");
+  only_on("nvlinks", IntraFabric::nvlink, "nvlink");
+  if (auto v = in.find("nvls")) {
+    c.intra.nvls = v->boolean();
+    if (c.intra.nvls && c.device.compute_capability < 9.0)
+      v->fail("false: NVLS needs NVSwitch generation 3 and compute capability 9.0 or newer (device.compute_capability is " +
+              std::to_string(c.device.compute_capability).substr(0, 3) + ")");
+    if (c.intra.nvls && c.devices_per_node <= 2) v->fail("false: NCCL uses NVLS only with more than 2 devices per node");
+  }
+  c.intra.p2p = in.boolean_or("p2p", true);
+  if (auto dps = in.find("devices_per_pcie_switch")) {
+    c.intra.devices_per_pcie_switch = small_positive_int(*dps, c.devices_per_node);
+    if (c.devices_per_node % c.intra.devices_per_pcie_switch != 0)
+      dps->fail("a divisor of devices_per_node (" + std::to_string(c.devices_per_node) + ")");
+  }
+  c.intra.pcie_uplink_GBps = in.nonnegative_number_or("pcie_uplink_GBps", 0.0);
+  if (auto s = in.find("sockets")) {
+    c.intra.sockets = small_positive_int(*s, 16);
+    if (c.pcie_switches_per_node() % c.intra.sockets != 0)
+      s->fail("a divisor of the PCIe switch count (" + std::to_string(c.pcie_switches_per_node()) + ")");
+  }
+  c.intra.socket_link_GBps = in.nonnegative_number_or("socket_link_GBps", 0.0);
+  if (c.intra.fabric == IntraFabric::nvlink) c.intra.nvlinks = read_nvlink_matrix(in.at("nvlinks"), c.devices_per_node);
+}
+
+void read_inter(const JsonIn& ex, ClusterSpec& c) {
+  ex.allow_only({"topology", "nics_per_node", "nic_bandwidth_gbps", "latency_us", "nodes_per_leaf", "oversubscription",
+                 "spine_latency_us"});
+  c.inter.topology = ex.at("topology").one_of({"star", "fat-tree"}) == "fat-tree" ? InterTopology::fat_tree : InterTopology::star;
+  auto nics = ex.at("nics_per_node");
+  c.inter.nics_per_node = small_positive_int(nics, 1024);
+  const int d = c.devices_per_node, k = c.inter.nics_per_node, sw = c.pcie_switches_per_node();
+  if (d % k != 0 && k % d != 0)
+    nics.fail("a divisor or a multiple of devices_per_node (" + std::to_string(d) + "), so that devices share NICs evenly");
+  // NICs sit on the devices' PCIe switches (GPU-NIC affinity): spread evenly over them.
+  if (sw % k != 0 && k % sw != 0)
+    nics.fail("a count the " + std::to_string(sw) + " PCIe switches per node can host evenly (a divisor or multiple of " +
+              std::to_string(sw) + ")");
+  c.inter.nic_bandwidth_gbps = ex.at("nic_bandwidth_gbps").positive_number();
+  c.inter.latency_us = ex.at("latency_us").nonnegative_number();
+  if (c.inter.topology == InterTopology::fat_tree) {
+    c.inter.nodes_per_leaf = small_positive_int(ex.at("nodes_per_leaf"), c.nodes);
+    c.inter.oversubscription = ex.positive_number_or("oversubscription", 1.0);
+    if (c.inter.oversubscription < 1.0) ex.at("oversubscription").fail("a ratio of at least 1 (downlink:uplink)");
+    c.inter.spine_latency_us = ex.nonnegative_number_or("spine_latency_us", 0.0);
+  } else {
+    for (auto key : {"nodes_per_leaf", "oversubscription", "spine_latency_us"})
+      if (auto m = ex.find(key)) m->fail("no such member for a star topology (use \"fat-tree\")");
+  }
+}
+
 }  // namespace
 
 ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
-                "inter_node", "collective_launch_us", "collective_launch_us_by_kind"});
+                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -30,6 +133,8 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   c.devices_per_node = small_positive_int(j.at("devices_per_node"), 1024);
   if (static_cast<std::int64_t>(c.nodes) * c.devices_per_node > (1 << 22))
     j.at("nodes").fail("at most 4,194,304 devices in all");
+  if (auto lib = j.find("collective_library"))
+    c.library = lib->one_of({"ideal", "nccl"}) == "nccl" ? CollectiveLibrary::nccl : CollectiveLibrary::ideal;
   c.collective_launch_us = j.nonnegative_number_or("collective_launch_us", 0.0);
   if (auto by = j.find("collective_launch_us_by_kind")) {
     by->expect_object();
@@ -37,54 +142,11 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
     for (OpKind k : {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast})
       if (auto v = by->find(op_kind_name(k))) c.collective_launch_us_by_kind[k] = v->nonnegative_number();
   }
-
-  auto d = j.at("device");
-  d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps"});
-  c.device.name = d.at("name").nonempty_string();
-  c.device.compute_speedup = d.positive_number_or("compute_speedup", 1.0);
-  c.device.memory_GB = d.nonnegative_number_or("memory_GB", 0.0);
-  c.device.reduce_GBps = d.nonnegative_number_or("reduce_GBps", 0.0);
-
-  if (c.devices_per_node > 1 || j.find("intra_node")) {
-    auto in = j.at("intra_node");
-    in.allow_only({"fabric", "link_bandwidth_GBps", "latency_us", "devices_per_pcie_switch", "pcie_uplink_GBps"});
-    c.intra.fabric = in.at("fabric").one_of({"nvswitch", "pcie"}) == "pcie" ? IntraFabric::pcie : IntraFabric::nvswitch;
-    c.intra.link_bandwidth_GBps = in.at("link_bandwidth_GBps").positive_number();
-    c.intra.latency_us = in.at("latency_us").nonnegative_number();
-    if (c.intra.fabric == IntraFabric::pcie) {
-      if (auto dps = in.find("devices_per_pcie_switch")) {
-        c.intra.devices_per_pcie_switch = small_positive_int(*dps, c.devices_per_node);
-        if (c.devices_per_node % c.intra.devices_per_pcie_switch != 0)
-          dps->fail("a divisor of devices_per_node (" + std::to_string(c.devices_per_node) + ")");
-      }
-      c.intra.pcie_uplink_GBps = in.nonnegative_number_or("pcie_uplink_GBps", 0.0);
-    } else {
-      for (auto key : {"devices_per_pcie_switch", "pcie_uplink_GBps"})
-        if (auto m = in.find(key)) m->fail("no such member for an nvswitch fabric");
-    }
-  }
-
-  if (c.nodes > 1 || j.find("inter_node")) {
-    auto ex = j.at("inter_node");
-    ex.allow_only({"topology", "nics_per_node", "nic_bandwidth_gbps", "latency_us", "nodes_per_leaf",
-                   "oversubscription", "spine_latency_us"});
-    c.inter.topology = ex.at("topology").one_of({"star", "fat-tree"}) == "fat-tree" ? InterTopology::fat_tree
-                                                                                      : InterTopology::star;
-    c.inter.nics_per_node = small_positive_int(ex.at("nics_per_node"), c.devices_per_node);
-    if (c.devices_per_node % c.inter.nics_per_node != 0)
-      ex.at("nics_per_node").fail("a divisor of devices_per_node (" + std::to_string(c.devices_per_node) + ")");
-    c.inter.nic_bandwidth_gbps = ex.at("nic_bandwidth_gbps").positive_number();
-    c.inter.latency_us = ex.at("latency_us").nonnegative_number();
-    if (c.inter.topology == InterTopology::fat_tree) {
-      c.inter.nodes_per_leaf = small_positive_int(ex.at("nodes_per_leaf"), c.nodes);
-      c.inter.oversubscription = ex.positive_number_or("oversubscription", 1.0);
-      if (c.inter.oversubscription < 1.0) ex.at("oversubscription").fail("a ratio of at least 1 (downlink:uplink)");
-      c.inter.spine_latency_us = ex.nonnegative_number_or("spine_latency_us", 0.0);
-    } else {
-      for (auto key : {"nodes_per_leaf", "oversubscription", "spine_latency_us"})
-        if (auto m = ex.find(key)) m->fail("no such member for a star topology (use \"fat-tree\")");
-    }
-  }
+  read_device(j.at("device"), c);
+  if (c.devices_per_node > 1 || j.find("intra_node")) read_intra(j.at("intra_node"), c);
+  if (c.library == CollectiveLibrary::nccl && c.device.compute_capability <= 0)
+    j.at("collective_library").fail("\"ideal\": the NCCL model needs device.compute_capability (e.g. 8.0 for A100)");
+  if (c.nodes > 1 || j.find("inter_node")) read_inter(j.at("inter_node"), c);
   return c;
 }
 
@@ -98,6 +160,7 @@ json cluster_to_json(const ClusterSpec& c) {
   j["source"] = c.source;
   j["nodes"] = c.nodes;
   j["devices_per_node"] = c.devices_per_node;
+  if (c.library == CollectiveLibrary::nccl) j["collective_library"] = "nccl";
   j["collective_launch_us"] = c.collective_launch_us;
   if (!c.collective_launch_us_by_kind.empty()) {
     json by = json::object();
@@ -106,14 +169,20 @@ json cluster_to_json(const ClusterSpec& c) {
   }
   j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB},
                {"reduce_GBps", c.device.reduce_GBps}};
+  if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
+  if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.devices_per_node > 1) {
-    json in = {{"fabric", c.intra.fabric == IntraFabric::pcie ? "pcie" : "nvswitch"},
-               {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps},
-               {"latency_us", c.intra.latency_us}};
+    const char* fabric = c.intra.fabric == IntraFabric::pcie ? "pcie" : c.intra.fabric == IntraFabric::nvlink ? "nvlink" : "nvswitch";
+    json in = {{"fabric", fabric}, {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps}, {"latency_us", c.intra.latency_us}};
+    if (c.intra.fabric == IntraFabric::nvswitch && c.intra.nvls) in["nvls"] = true;
+    if (c.intra.devices_per_pcie_switch > 0) in["devices_per_pcie_switch"] = c.intra.devices_per_pcie_switch;
     if (c.intra.fabric == IntraFabric::pcie) {
-      if (c.intra.devices_per_pcie_switch > 0) in["devices_per_pcie_switch"] = c.intra.devices_per_pcie_switch;
+      if (!c.intra.p2p) in["p2p"] = false;
       in["pcie_uplink_GBps"] = c.intra.pcie_uplink_GBps;
     }
+    if (c.intra.sockets > 1) in["sockets"] = c.intra.sockets;
+    if (c.intra.socket_link_GBps > 0) in["socket_link_GBps"] = c.intra.socket_link_GBps;
+    if (c.intra.fabric == IntraFabric::nvlink) in["nvlinks"] = c.intra.nvlinks;
     j["intra_node"] = std::move(in);
   }
   if (c.nodes > 1) {

@@ -19,8 +19,11 @@ struct Knobs {
   std::int64_t bucket_cap_bytes = 25 * kMiB;       // DDP bucket_cap_mb=25 (MiB)
   std::int64_t first_bucket_cap_bytes = 1 * kMiB;  // DDP _DEFAULT_FIRST_BUCKET_BYTES
   BucketOrder bucket_order = BucketOrder::execution;
-  int channels = 1;                        // rings per collective, each carrying 1/channels of the bytes
-  Algorithm algorithm = Algorithm::ring;
+  // Collective choices; unset (or 0 channels) = the cluster's collective model chooses per op
+  // and size, as NCCL does (NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS pin them).
+  int channels = 0;                        // rings/trees per collective, each carrying 1/channels of the bytes
+  std::optional<Algorithm> algorithm;
+  std::optional<Protocol> protocol;
   std::optional<DType> wire_dtype;         // gradient dtype on the wire; unset = the parameter's dtype
   ReduceOp reduce_op = ReduceOp::avg;      // DDP averages gradients
   bool broadcast_buffers = true;           // DDP's broadcast_buffers: rank 0's buffers before forward
@@ -39,5 +42,6 @@ struct Knobs {
 };
 
 std::string_view bucket_order_name(BucketOrder o);
+inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
 
 }  // namespace redsim

@@ -3,6 +3,28 @@
 #include "core/json_in.h"
 
 namespace redsim {
+namespace {
+
+constexpr const char* kAlgorithmChoices =
+    "auto, ring, tree, nvls, nvlstree, collnet (collnet_direct), collnet_chain or hierarchical (NCCL's spellings too)";
+
+std::optional<Algorithm> parse_algorithm_knob(const JsonIn& v) {
+  const auto s = v.string();
+  if (s == "auto") return std::nullopt;
+  auto a = parse_algorithm(s);
+  if (!a) v.fail(std::string("an algorithm: ") + kAlgorithmChoices);
+  return a;
+}
+
+std::optional<Protocol> parse_protocol_knob(const JsonIn& v) {
+  const auto s = v.string();
+  if (s == "auto") return std::nullopt;
+  auto p = parse_protocol(s);
+  if (!p) v.fail("a protocol: auto, ll, ll128 or simple (LL, LL128, Simple)");
+  return p;
+}
+
+}  // namespace
 
 json knobs_to_json(const Knobs& k) {
   json j;
@@ -10,8 +32,9 @@ json knobs_to_json(const Knobs& k) {
   j["bucket_cap_bytes"] = k.bucket_cap_bytes;
   j["first_bucket_cap_bytes"] = k.first_bucket_cap_bytes;
   j["bucket_order"] = bucket_order_name(k.bucket_order);
-  j["channels"] = k.channels;
-  j["algorithm"] = algorithm_name(k.algorithm);
+  j["channels"] = k.channels > 0 ? json(k.channels) : json("auto");
+  j["algorithm"] = k.algorithm ? algorithm_name(*k.algorithm) : "auto";
+  j["protocol"] = k.protocol ? protocol_name(*k.protocol) : "auto";
   j["wire_dtype"] = k.wire_dtype ? json(dtype_name(*k.wire_dtype)) : json(nullptr);
   j["reduce_op"] = reduce_op_name(k.reduce_op);
   j["broadcast_buffers"] = k.broadcast_buffers;
@@ -27,7 +50,7 @@ json knobs_to_json(const Knobs& k) {
 Knobs knobs_from_json(const json& root, const std::string& file, const std::string& json_path, Knobs k) {
   JsonIn j(root, json_path, file);
   j.allow_only({"strategy", "bucket_cap_bytes", "first_bucket_cap_bytes", "bucket_order", "channels", "algorithm",
-                "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm",
+                "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm",
                 "microbatches", "sync_every_microbatch", "localsgd_period"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();
   if (auto v = j.find("bucket_cap_bytes")) k.bucket_cap_bytes = v->positive_integer();
@@ -36,11 +59,17 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
     k.bucket_order = v->one_of({"definition", "execution"}) == "definition" ? BucketOrder::definition
                                                                            : BucketOrder::execution;
   if (auto v = j.find("channels")) {
-    auto c = v->positive_integer();
-    if (c > 64) v->fail("a channel count from 1 to 64");
-    k.channels = static_cast<int>(c);
+    if (v->raw().is_string()) {
+      v->one_of({"auto"});
+      k.channels = 0;
+    } else {
+      auto c = v->positive_integer();
+      if (c > 64) v->fail("a channel count from 1 to 64, or \"auto\"");
+      k.channels = static_cast<int>(c);
+    }
   }
-  if (auto v = j.find("algorithm")) k.algorithm = *parse_algorithm(v->one_of({"ring", "tree", "hierarchical"}));
+  if (auto v = j.find("algorithm")) k.algorithm = parse_algorithm_knob(*v);
+  if (auto v = j.find("protocol")) k.protocol = parse_protocol_knob(*v);
   if (auto v = j.find("wire_dtype")) {
     auto t = parse_dtype(v->one_of({"fp32", "fp16", "bf16"}));
     k.wire_dtype = t;

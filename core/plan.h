@@ -39,8 +39,11 @@ struct PlanOp {
   std::int64_t bytes = 0;  // the buffer each rank contributes (wire dtype)
   DType dtype = DType::fp32;
   ReduceOp reduce_op = ReduceOp::sum;
+  // What the engines run: the collective model's choice (or what a test sets directly).
   Algorithm algorithm = Algorithm::ring;
+  std::optional<Protocol> protocol;  // unset: the cluster has no protocol model (ideal collectives)
   int channels = 1;
+  CollectiveRequest request;  // what the knobs asked for (unset = the model's choice), for the record
   int root = -1;  // reduce/broadcast root; -1 when none
   int bucket = -1;  // bucket index for gradient collectives; -1 otherwise
   std::vector<ParamSlice> slices;

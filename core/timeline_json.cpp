@@ -35,6 +35,9 @@ json summary_to_json(const Plan& plan, const StepSummary& s) {
               {"bytes", c.bytes},     {"tensors", c.tensors},     {"start_s", c.start_s},
               {"end_s", c.end_s},     {"algbw_GBps", c.algbw_GBps}, {"busbw_GBps", c.busbw_GBps}};
     if (c.bucket >= 0) o["bucket"] = c.bucket;
+    o["algorithm"] = algorithm_name(op.algorithm);
+    if (op.protocol) o["protocol"] = protocol_name(*op.protocol);
+    o["channels"] = op.channels;
     colls.push_back(std::move(o));
   }
   return {{"step_time_s", s.step_time_s},
@@ -66,6 +69,7 @@ json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl) {
         args["bytes_sent"] = t.bytes_sent;
         args["channels"] = op.channels;
         args["algorithm"] = algorithm_name(op.algorithm);
+        if (op.protocol) args["protocol"] = protocol_name(*op.protocol);
         args["issued_us"] = t.ready_s * kUsPerS;
       }
       events.push_back({{"ph", "X"},

@@ -28,6 +28,8 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
           return tree_allreduce;
         case Algorithm::hierarchical:
           return hierarchical_allreduce;
+        default:
+          break;
       }
       break;
     // NCCL runs these with ring algorithms whatever NCCL_ALGO says; so does the simulator.

@@ -5,7 +5,7 @@
 
 namespace redsim {
 
-Plan AccumulateStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("accumulate", trace, cluster);
   const int m_total = knobs.microbatches;
   plan.samples_per_step *= m_total;

@@ -12,7 +12,8 @@ class AccumulateStrategy final : public Strategy {
   std::string_view description() const override {
     return "M micro-batches accumulate locally; only the last one's backward syncs (bucketed)";
   }
-  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
+  protected:
+  Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
 };
 
 }  // namespace redsim

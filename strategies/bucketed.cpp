@@ -5,7 +5,7 @@
 
 namespace redsim {
 
-Plan BucketedStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("bucketed", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");

@@ -10,7 +10,8 @@ class BucketedStrategy final : public Strategy {
   std::string_view description() const override {
     return "DDP-style buckets in definition or execution order, each allreduced as soon as it is full";
   }
-  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
+  protected:
+  Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
 };
 
 }  // namespace redsim

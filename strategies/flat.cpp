@@ -7,7 +7,7 @@
 
 namespace redsim {
 
-Plan FlatStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+Plan FlatStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("flat", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");

@@ -10,7 +10,8 @@ class FlatStrategy final : public Strategy {
   std::string_view description() const override {
     return "all gradients ready, then one allreduce of everything (one per dtype)";
   }
-  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
+  protected:
+  Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
 };
 
 }  // namespace redsim

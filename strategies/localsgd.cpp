@@ -5,7 +5,7 @@
 
 namespace redsim {
 
-Plan LocalSgdStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("localsgd", trace, cluster);
   const int h_total = knobs.localsgd_period;
   plan.steps = h_total;

@@ -12,7 +12,8 @@ class LocalSgdStrategy final : public Strategy {
   std::string_view description() const override {
     return "H local steps, then parameters averaged with a bucketed allreduce; reported per step";
   }
-  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
+  protected:
+  Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
 };
 
 }  // namespace redsim

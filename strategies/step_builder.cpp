@@ -58,8 +58,7 @@ PlanOp bucket_allreduce(const ModelTrace& trace, const Knobs& knobs, const GradB
   op.dtype = knobs.wire_dtype.value_or(bucket.dtype);
   op.bytes = bucket.numel * dtype_size_bytes(op.dtype);
   op.reduce_op = knobs.reduce_op;
-  op.algorithm = knobs.algorithm;
-  op.channels = knobs.channels;
+  op.request = collective_request(knobs);
   op.bucket = bucket_index;
   for (auto p : bucket.params) op.slices.push_back({p, 0, trace.params[p].numel});
   return op;
@@ -82,7 +81,7 @@ std::vector<std::uint32_t> add_buffer_broadcasts(Plan& plan, const ModelTrace& t
       op.stream = stream;
       op.dtype = dtype;
       op.root = 0;
-      op.channels = knobs.channels;
+      op.request = collective_request(knobs);
       ids.push_back(plan.add(op));
       op = PlanOp{};
     };

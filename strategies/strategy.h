@@ -17,7 +17,12 @@ class Strategy {
   virtual ~Strategy() = default;
   virtual std::string_view name() const = 0;
   virtual std::string_view description() const = 0;
-  virtual Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const = 0;
+  // The step's Plan, each collective's algorithm, protocol and channel count chosen by the
+  // cluster's collective model (collectives/) within what the knobs pin.
+  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const;
+
+ protected:
+  virtual Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const = 0;
 };
 
 // Throws InputError("", "", "unknown strategy ...") for a name not in strategy_names().

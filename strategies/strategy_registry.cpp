@@ -1,6 +1,7 @@
 #include <functional>
 #include <utility>
 
+#include "collectives/collective_model.h"
 #include "core/error.h"
 #include "core/join.h"
 #include "strategies/accumulate.h"
@@ -24,6 +25,12 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
   return r;
 }
 }  // namespace
+
+Plan Strategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+  Plan p = build(trace, cluster, knobs);
+  choose_collectives(p, cluster);
+  return p;
+}
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> names;

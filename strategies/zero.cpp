@@ -33,7 +33,7 @@ std::vector<GradBucket> zero_reduce_buckets(const ModelTrace& trace, std::int64_
 
 }  // namespace
 
-Plan ZeroStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("zero", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   const int world = plan.world_size;
@@ -62,8 +62,7 @@ Plan ZeroStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, con
       op.dtype = knobs.wire_dtype.value_or(buckets[b].dtype);
       op.bytes = elems * dtype_size_bytes(op.dtype);
       op.reduce_op = knobs.reduce_op;
-      op.algorithm = knobs.algorithm;
-      op.channels = knobs.channels;
+      op.request = collective_request(knobs);
       op.bucket = static_cast<int>(b);
       for (std::int64_t got = 0; got < elems; ++next_slice) {
         op.slices.push_back(owned.slices[next_slice]);
@@ -86,8 +85,7 @@ Plan ZeroStrategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, con
     op.kind = OpKind::allgather;
     op.name = "allgather:params" + std::to_string(i);
     op.stream = comm;
-    op.algorithm = Algorithm::ring;
-    op.channels = knobs.channels;
+    op.request = collective_request(knobs);
     op.deps = {opt};
     for (int r = 0; r < world; ++r) {
       const auto lo = part.bounds[static_cast<std::size_t>(r)] + off;

@@ -13,7 +13,8 @@ class ZeroStrategy final : public Strategy {
   std::string_view description() const override {
     return "ZeRO stage 1/2: buckets reduced to their owners, sharded optimizer, parameters all-gathered";
   }
-  Plan plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
+  protected:
+  Plan build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const override;
 };
 
 }  // namespace redsim

@@ -79,7 +79,7 @@ TEST_CASE("cluster validation rejects impossible clusters", "[core][json]") {
   auto bad = c;
   bad["inter_node"]["nics_per_node"] = 3;
   CHECK_THAT(error_of([&] { cluster_from_json(bad, "c.json"); }),
-             Catch::StartsWith("c.json: $.inter_node.nics_per_node: expected a divisor of devices_per_node"));
+             Catch::StartsWith("c.json: $.inter_node.nics_per_node: expected a divisor or a multiple of devices_per_node"));
   bad = c;
   bad.erase("inter_node");
   CHECK_THAT(error_of([&] { cluster_from_json(bad, "c.json"); }), Catch::StartsWith("c.json: $.inter_node: missing"));

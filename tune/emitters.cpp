@@ -215,23 +215,29 @@ std::string nccl_env(const EmitInputs& in) {
   const Candidate& c = in.chosen;
   std::string s = header(in, "#", c, in.chosen_objective_s);
   s += "# Load with: set -a; . ./nccl.env; set +a\n";
-  const auto alg = c.family == "zero" ? Algorithm::ring : c.knobs.algorithm;
-  if (alg == Algorithm::tree) {
-    s += "# NCCL_ALGO: allreduce as a double binary tree (reduce-scatter, allgather, reduce, broadcast stay rings).\n";
-    s += "NCCL_ALGO=Tree\n";
-  } else if (alg == Algorithm::hierarchical) {
+  // Only what the chosen setting pins is written: an unset knob is NCCL's own choice, which the
+  // simulation already followed.
+  const auto alg = c.family == "zero" ? std::optional<Algorithm>() : c.knobs.algorithm;
+  if (!alg) {
+    s += "# NCCL_ALGO: not set: NCCL's own choice per size is what redsim simulated (keep the default).\n";
+  } else if (*alg == Algorithm::hierarchical) {
     s += "# NCCL has no hierarchical allreduce of its own: Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE=1 (horovod.env)\n";
     s += "# builds it from NCCL calls whose levels run rings.\n";
     s += "NCCL_ALGO=Ring\n";
   } else {
-    s += std::string("# NCCL_ALGO: rings") + (c.family == "zero" ? " (ZeRO's reduce-scatter, reduce and allgather always run rings)" : "") +
-         ".\n";
-    s += "NCCL_ALGO=Ring\n";
+    s += "# NCCL_ALGO: allreduce runs " + std::string(algorithm_name(*alg)) +
+         " (reduce-scatter, allgather, reduce and broadcast stay rings).\n";
+    s += "NCCL_ALGO=" + std::string(nccl_algorithm_name(*alg)) + "\n";
   }
-  s += "# Channels: redsim's channels are NCCL channels (one ring or tree each), each carrying 1/" +
-       std::to_string(c.knobs.channels) + " of a collective's bytes;\n# min = max pins the count.\n";
-  s += "NCCL_MIN_NCHANNELS=" + std::to_string(c.knobs.channels) + "\n";
-  s += "NCCL_MAX_NCHANNELS=" + std::to_string(c.knobs.channels) + "\n";
+  if (c.knobs.protocol) s += "NCCL_PROTO=" + std::string(nccl_protocol_name(*c.knobs.protocol)) + "\n";
+  if (c.knobs.channels > 0) {
+    s += "# Channels: redsim's channels are NCCL channels (one ring or tree each), each carrying 1/" +
+         std::to_string(c.knobs.channels) + " of a collective's bytes;\n# min = max pins the count.\n";
+    s += "NCCL_MIN_NCHANNELS=" + std::to_string(c.knobs.channels) + "\n";
+    s += "NCCL_MAX_NCHANNELS=" + std::to_string(c.knobs.channels) + "\n";
+  } else {
+    s += "# Channels: not set: NCCL's own count, as simulated.\n";
+  }
   return s;
 }
 

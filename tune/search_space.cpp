@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "collectives/nccl_tuning.h"
 #include "core/error.h"
 #include "core/join.h"
 #include "core/units.h"
@@ -72,7 +73,7 @@ void validate(const SearchAxes& a, const TuneConstraints& c) {
   for (auto b : a.allgather_bucket_bytes)
     if (b <= 0) throw InputError("", "", "tune: allgather bucket sizes must be positive");
   for (int ch : a.channels)
-    if (ch < 1 || ch > 64) throw InputError("", "", "tune: channel counts must be 1 to 64, got " + std::to_string(ch));
+    if (ch < 0 || ch > 64) throw InputError("", "", "tune: channel counts must be 1 to 64 (0: auto), got " + std::to_string(ch));
   for (int s : a.zero_stages)
     if (s != 1 && s != 2) throw InputError("", "", "tune: ZeRO stages are 1 or 2, got " + std::to_string(s));
   for (int h : a.localsgd_periods)
@@ -113,9 +114,22 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
                       "i.e. " + std::to_string(m) + " of their steps per optimizer step of " + std::to_string(m) +
                       " micro-batches");
 
-  std::vector<Algorithm> algorithms;
+  std::vector<std::optional<Algorithm>> algorithms;
+  std::vector<int> channel_axis = a.channels;
   bool dropped_hier = false;
-  for (auto alg : a.algorithms) {
+  if (cluster.library == CollectiveLibrary::nccl) {
+    // What NCCL users can set: NCCL_ALGO (auto = NCCL's own per-size choice, searched first so
+    // that a tie keeps the default) and channel counts NCCL would pick itself.
+    const nccl::Tuning nt(cluster);
+    algorithms = {std::nullopt};
+    for (auto alg : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree})
+      if (nt.supported(OpKind::allreduce, alg, alg == Algorithm::nvls || alg == Algorithm::nvls_tree ? Protocol::simple : Protocol::ll))
+        algorithms.push_back(alg);
+    channel_axis = {0};
+    g.notes.push_back("collectives: NCCL's settings are searched: NCCL_ALGO auto (NCCL's own choice per size) and each "
+                      "algorithm NCCL runs on this cluster; channels stay NCCL's own");
+  }
+  for (auto alg : cluster.library == CollectiveLibrary::nccl ? std::vector<std::optional<Algorithm>>{} : a.algorithms) {
     if (alg == Algorithm::hierarchical && (cluster.nodes < 2 || cluster.devices_per_node < 2)) {
       dropped_hier = true;
       continue;
@@ -144,7 +158,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   };
   auto key = [](const std::string& family, const Knobs& k) {
     return family + "|" + std::to_string(k.first_bucket_cap_bytes) + "|" + std::string(bucket_order_name(k.bucket_order)) +
-           "|" + std::to_string(k.channels) + "|" + std::string(algorithm_name(k.algorithm)) + "|" +
+           "|" + std::to_string(k.channels) + "|" + algorithm_label(k) + "|" +
            (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
            "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period);
   };
@@ -156,7 +170,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
       base.strategy = "flat";
       for (const auto& w : a.wire_dtypes)
         for (auto alg : algorithms)
-          for (int ch : a.channels) {
+          for (int ch : channel_axis) {
             Knobs k = base;
             k.wire_dtype = w;
             k.algorithm = alg;
@@ -170,7 +184,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
       if (base.strategy == "bucketed") base.microbatches = 1;
       for (const auto& w : a.wire_dtypes)
         for (auto alg : algorithms)
-          for (int ch : a.channels)
+          for (int ch : channel_axis)
             for (auto order : a.bucket_orders)
               for (auto first : a.first_bucket_bytes)
                 for (auto bucket : a.bucket_bytes) {
@@ -189,7 +203,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     } else if (family == "zero") {
       base.strategy = "zero";
       for (const auto& w : a.wire_dtypes)
-        for (int ch : a.channels)
+        for (int ch : channel_axis)
           for (int stage : a.zero_stages)
             for (auto ag : a.allgather_bucket_bytes)
               for (auto bucket : a.bucket_bytes) {
@@ -204,7 +218,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     } else if (family == "localsgd") {
       base.strategy = "localsgd";
       for (auto alg : algorithms)
-        for (int ch : a.channels)
+        for (int ch : channel_axis)
           for (int h : a.localsgd_periods)
             for (auto bucket : a.bucket_bytes) {
               Knobs k = base;
@@ -219,6 +233,9 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   // Lines are filled in ascending bucket order already (the bucket loop is innermost).
   return g;
 }
+
+std::string algorithm_label(const Knobs& k) { return k.algorithm ? std::string(algorithm_name(*k.algorithm)) : "auto"; }
+std::string channels_label(const Knobs& k) { return k.channels > 0 ? std::to_string(k.channels) : "auto"; }
 
 std::string format_bytes_binary(std::int64_t b) {
   char buf[64];
@@ -249,12 +266,12 @@ std::string format_GB(std::int64_t bytes) {
 
 std::string describe_knobs(const Candidate& c) {
   const Knobs& k = c.knobs;
-  std::string coll = std::string(algorithm_name(k.algorithm)) + " x" + std::to_string(k.channels);
+  std::string coll = algorithm_label(k) + " x" + channels_label(k);
   std::string wire = k.wire_dtype ? ", wire " + std::string(dtype_name(*k.wire_dtype)) : std::string();
   if (c.family == "flat") return coll + wire;
   if (c.family == "zero")
     return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", allgather " + format_bytes_binary(k.allgather_bucket_bytes) +
-           ", stage " + std::to_string(k.zero_stage) + ", ring x" + std::to_string(k.channels) + wire;
+           ", stage " + std::to_string(k.zero_stage) + ", ring x" + channels_label(k) + wire;
   if (c.family == "localsgd")
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +

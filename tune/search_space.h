@@ -31,8 +31,8 @@ struct TuneConstraints {
 struct SearchAxes {
   std::vector<std::int64_t> bucket_bytes;        // DDP bucket_cap / ZeRO reduce bucket (the "line" axis)
   std::vector<std::int64_t> first_bucket_bytes;  // DDP first bucket; only values <= the bucket cap are used
-  std::vector<int> channels;
-  std::vector<Algorithm> algorithms;
+  std::vector<int> channels;                        // 0 = auto (NCCL's own count)
+  std::vector<std::optional<Algorithm>> algorithms;  // nullopt = auto (NCCL's own choice)
   std::vector<BucketOrder> bucket_orders;
   std::vector<int> zero_stages;
   std::vector<std::int64_t> allgather_bucket_bytes;
@@ -41,7 +41,8 @@ struct SearchAxes {
 };
 
 // The standard axes: buckets 1 MiB .. 1 GiB in powers of two, first bucket 1/4/16 MiB, channels
-// 1/2/4/8/16, ring/tree/hierarchical, both bucket orders, ZeRO stages 2 and 1, allgather buckets
+// 1/2/4/8/16, ring/tree/hierarchical (on a cluster with NCCL collectives build_grid replaces these
+// two with NCCL's own settings: auto, and each NCCL_ALGO NCCL can run there), both bucket orders, ZeRO stages 2 and 1, allgather buckets
 // 16/64/256/1024 MiB, LocalSGD periods 1, 2, 4, ... max, wire dtype native (+ fp16, bf16 with
 // allow_compression).
 SearchAxes standard_axes(const TuneConstraints& constraints);
@@ -72,6 +73,8 @@ std::int64_t memory_limit_bytes(const TuneConstraints& constraints, const Cluste
 
 // Human-readable knob descriptions for tables: "bucket 32 MiB, first 1 MiB, execution, ring x 8".
 std::string describe_knobs(const Candidate& c);
+std::string algorithm_label(const Knobs& k);  // "ring", or "auto"
+std::string channels_label(const Knobs& k);   // "8", or "auto"
 std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
 std::string format_GB(std::int64_t bytes);  // decimal, as --memory-per-device-gb: "12.35 GB", "52.43 MB"
 

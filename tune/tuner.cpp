@@ -102,11 +102,15 @@ class Search {
 
 namespace {
 
-// Points whose knobs differ only in channels and algorithm share a plan structure.
-std::string structure_key(const Candidate& c) {
+// On a cluster with ideal collectives, points whose knobs differ only in channels and algorithm
+// share a plan structure. With NCCL's model each collective's choice depends on its size, so
+// every setting is planned on its own.
+std::string structure_key(const Candidate& c, const ClusterSpec& cluster) {
   Knobs k = c.knobs;
-  k.channels = 1;
-  k.algorithm = Algorithm::ring;
+  if (cluster.library == CollectiveLibrary::ideal) {
+    k.channels = 1;
+    k.algorithm = Algorithm::ring;
+  }
   return c.family + "|" + knobs_to_json(k).dump();
 }
 
@@ -122,11 +126,14 @@ std::vector<std::pair<int, Algorithm>> collective_variants(const Plan& plan) {
 // collective that took the channel count (algorithm) of the knobs takes the new one.
 void apply_variant(Plan& plan, const std::vector<std::pair<int, Algorithm>>& original, const Knobs& from, const Knobs& to) {
   std::size_t j = 0;
+  const Algorithm from_alg = from.algorithm.value_or(Algorithm::ring), to_alg = to.algorithm.value_or(Algorithm::ring);
+  const int from_ch = std::max(1, from.channels), to_ch = std::max(1, to.channels);
   for (auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
     const auto [ch, alg] = original[j++];
-    op.channels = ch == from.channels ? to.channels : ch;
-    op.algorithm = alg == from.algorithm ? to.algorithm : alg;
+    op.channels = ch == from_ch ? to_ch : ch;
+    op.algorithm = alg == from_alg ? to_alg : alg;
+    op.request = collective_request(to);
   }
 }
 
@@ -152,7 +159,7 @@ void Search::prepare(bool keep_compact) {
     std::map<std::string, std::size_t> index;
     std::set<std::string> verified_family;
     for (std::size_t p = 0; p < n; ++p) {
-      const auto key = derive ? structure_key(r_.grid.points[p]) : std::to_string(p);
+      const auto key = derive ? structure_key(r_.grid.points[p], cluster_) : std::to_string(p);
       auto [it, inserted] = index.try_emplace(key, groups_.size());
       if (inserted) {
         groups_.emplace_back();
@@ -165,8 +172,8 @@ void Search::prepare(bool keep_compact) {
     parallel_for(groups_.size(), threads_, [&](std::size_t gi) {
       auto& g = groups_[gi];
       const Knobs base = r_.grid.points[g.points.front()].knobs;
-      g.channels = base.channels;
-      g.algorithm = base.algorithm;
+      g.channels = std::max(1, base.channels);
+      g.algorithm = base.algorithm.value_or(Algorithm::ring);
       Plan plan = plan_of(g.points.front());
       const auto original = collective_variants(plan);
       if (keep_compact) g.compact = compact_plan(plan, r_.objective_samples);
@@ -208,7 +215,7 @@ void Search::prepare(bool keep_compact) {
 ClassMap Search::class_map(std::size_t p) const {
   const auto& g = groups_[group_of_[p]];
   const auto& k = r_.grid.points[p].knobs;
-  return {g.channels, k.channels, g.algorithm, k.algorithm};
+  return {g.channels, std::max(1, k.channels), g.algorithm, k.algorithm.value_or(Algorithm::ring)};
 }
 
 std::vector<std::uint32_t> Search::classes_of(std::size_t p) const {

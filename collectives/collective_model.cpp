@@ -1,0 +1,146 @@
+#include "collectives/collective_model.h"
+
+#include <algorithm>
+#include <map>
+
+#include "collectives/nccl_tuning.h"
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+using nccl::Hw;
+
+void choose_ideal(PlanOp& op) {
+  const Algorithm a = op.request.algorithm.value_or(Algorithm::ring);
+  if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::hierarchical)
+    throw InputError("", "", "algorithm " + std::string(algorithm_name(a)) +
+                                 " needs a cluster with \"collective_library\": \"nccl\" (this one has ideal collectives)");
+  if (op.request.protocol)
+    throw InputError("", "", "protocol " + std::string(protocol_name(*op.request.protocol)) +
+                                 " needs a cluster with \"collective_library\": \"nccl\" (this one has ideal collectives)");
+  // As in NCCL, collectives other than allreduce run rings whatever the algorithm knob says.
+  op.algorithm = op.kind == OpKind::allreduce ? a : Algorithm::ring;
+  op.protocol.reset();
+  op.channels = op.request.channels > 0 ? op.request.channels : 1;
+}
+
+void choose_nccl(PlanOp& op, const ClusterSpec& cluster, const nccl::Tuning& t) {
+  const auto& req = op.request;
+  if (op.kind == OpKind::allreduce && req.algorithm == Algorithm::hierarchical) {
+    // A two-level ring NCCL does not offer: its phases are rings, with the ring's protocol.
+    auto ring_req = req;
+    ring_req.algorithm = Algorithm::ring;
+    const auto ring = t.choose(op.kind, op.bytes, op.dtype, op.reduce_op, ring_req);
+    op.algorithm = Algorithm::hierarchical;
+    op.protocol = ring.protocol;
+    op.channels = ring.channels;
+    return;
+  }
+  const auto c = t.choose(op.kind, op.bytes, op.dtype, op.reduce_op, req);
+  op.algorithm = c.algorithm;
+  op.protocol = c.protocol;
+  op.channels = c.channels;
+  (void)cluster;
+}
+
+}  // namespace
+
+void choose_collective(PlanOp& op, const ClusterSpec& cluster) {
+  if (!op_kind_is_collective(op.kind)) return;
+  if (cluster.library == CollectiveLibrary::ideal) return choose_ideal(op);
+  choose_nccl(op, cluster, nccl::Tuning(cluster, op.request.channels));
+}
+
+void choose_collectives(Plan& plan, const ClusterSpec& cluster) {
+  if (cluster.library == CollectiveLibrary::ideal) {
+    for (auto& op : plan.ops)
+      if (op_kind_is_collective(op.kind)) choose_ideal(op);
+    return;
+  }
+  std::map<int, nccl::Tuning> tunings;  // by pinned channel count
+  for (auto& op : plan.ops) {
+    if (!op_kind_is_collective(op.kind)) continue;
+    auto it = tunings.find(op.request.channels);
+    if (it == tunings.end()) it = tunings.emplace(op.request.channels, nccl::Tuning(cluster, op.request.channels)).first;
+    choose_nccl(op, cluster, it->second);
+  }
+}
+
+namespace {
+
+// Tree depth of NCCL's tree: a chain through the node, then a binary tree over the nodes.
+int tree_depth(const ClusterSpec& c) {
+  int d = c.devices_per_node - 1;
+  for (int n = c.nodes; n > 1; n >>= 1) ++d;
+  return std::max(1, d);
+}
+
+// Chunk a tree or NVLS channel moves per step, after NCCL's halving rules (enqueue.cc
+// L1312-1369): small collectives use smaller chunks so that the pipeline still fills.
+std::int64_t tree_chunk(std::int64_t bytes, int channels, int depth, std::int64_t chunk) {
+  auto per = [&](std::int64_t ch) { return bytes / (static_cast<std::int64_t>(channels) * ch); };
+  while (per(chunk) < depth * 8 && chunk > 131072) chunk /= 2;
+  while (per(chunk) < depth * 4 && chunk > 65536) chunk /= 2;
+  while (per(chunk) < depth && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
+std::int64_t nvls_chunk(std::int64_t bytes, int channels, int heads) {
+  const std::int64_t ops = static_cast<std::int64_t>(channels) * heads;
+  std::int64_t chunk = nccl::kNvlsChunkBytes;
+  if (bytes < 64 * ops * chunk) chunk = 65536;
+  if (bytes < 8 * ops * chunk) chunk = 32768;
+  if (bytes < 2 * ops * chunk) chunk = 16384;
+  return chunk;
+}
+
+}  // namespace
+
+Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
+  Mechanics m;
+  if (c.library != CollectiveLibrary::nccl || !op.protocol || world < 2) return m;
+  const Protocol p = *op.protocol;
+  const bool nvls = op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree;
+  const Algorithm a = op.algorithm == Algorithm::hierarchical ? Algorithm::ring : op.algorithm;
+  const int ai = nccl::algo_index(a), pi = nccl::proto_index(p);
+  const nccl::Tuning t(c, op.request.channels);
+  const auto& topo = t.topology();
+  const bool chain = op.kind == OpKind::reduce || op.kind == OpKind::broadcast;
+
+  m.wire_factor = p == Protocol::ll ? 2.0 : p == Protocol::ll128 ? 128.0 / 120.0 : 1.0;
+  // NVLS: the model's 5/6 bus-to-algorithm ratio is an efficiency of the switch's reduction and
+  // multicast; charged as extra bytes on the devices' ports.
+  if (nvls) m.wire_factor = 6.0 / 5.0;
+  double plateau = 1.0;
+  if (a == Algorithm::ring && p == Protocol::simple && c.nodes > 1 && op.kind == OpKind::allreduce)
+    plateau = c.device.compute_capability >= 8.0 ? 1.4 : 1.9;
+  m.base_latency_s = nccl::kBaseLatUs[static_cast<std::size_t>(ai)][static_cast<std::size_t>(pi)] * plateau * 1e-6;
+  const int lat_algo = chain && p == Protocol::simple ? nccl::algo_index(Algorithm::tree) : ai;
+  for (int h = 0; h < 3; ++h) {
+    double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][static_cast<std::size_t>(lat_algo)][static_cast<std::size_t>(pi)];
+    if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
+      us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
+    m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
+  }
+  const auto e = t.entry(op.kind, a, p);
+  const int channels = std::max(1, topo.comm_channels);
+  if (a == Algorithm::ring) {
+    m.channel_cap_Bps = e.bus_bw_GBps / channels * 1e9;  // a ring link carries the bus bandwidth
+    m.chunk_bytes = p == Protocol::ll      ? nccl::kLlStepPayloadBytes
+                    : p == Protocol::ll128 ? nccl::kLl128StepPayloadBytes
+                                           : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
+    m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
+  } else if (a == Algorithm::tree) {
+    m.channel_cap_Bps = e.bw_GBps * nccl::tree_correction(p, op.bytes) / channels * 1e9;
+    const std::int64_t base = p == Protocol::ll ? nccl::kLlStepPayloadBytes
+                              : p == Protocol::ll128 ? nccl::kLl128StepPayloadBytes
+                                                     : nccl::kSimpleStepBytes;
+    m.chunk_bytes = p == Protocol::ll ? base : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
+  } else if (nvls) {
+    m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
+  }
+  return m;
+}
+
+}  // namespace redsim

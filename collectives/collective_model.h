@@ -1,0 +1,37 @@
+// The collective model both fidelities share: which algorithm, protocol and channel count each
+// collective of a Plan runs (NCCL's choice on an `nccl` cluster, the knobs' on an `ideal` one),
+// and how that choice moves bytes: the protocol's payload efficiency, per-step synchronisation
+// latency, per-channel throughput, chunking and base latency (collectives/README.md).
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "collectives/nccl_constants.h"
+#include "core/cluster.h"
+#include "core/plan.h"
+
+namespace redsim {
+
+// Fills op.algorithm, op.protocol and op.channels from op.request for every collective of the
+// plan. Throws InputError for a request the cluster cannot run (NVLS without NVLS hardware, ...).
+void choose_collectives(Plan& plan, const ClusterSpec& cluster);
+void choose_collective(PlanOp& op, const ClusterSpec& cluster);
+
+// How one collective channel moves its bytes.
+struct Mechanics {
+  double wire_factor = 1.0;  // bytes on the wire per payload byte
+  // Synchronisation latency per step (one slice crossing one hop), by hop class (NVLink, PCI,
+  // network): a step costs at least this, whatever the link's own latency. 0: the link's only.
+  std::array<double, 3> hop_latency_s{};
+  double base_latency_s = 0;  // once per collective, before the first step
+  double channel_cap_Bps = 0;  // payload a channel moves per second at most (0: the links decide)
+  // Payload a channel moves per step; a collective larger than channels x ranks x chunk runs in
+  // several loops of steps. 0: one loop (ideal collectives).
+  std::int64_t chunk_bytes = 0;
+  int slices = 1;  // synchronisations per chunk (Simple ring: 2)
+  double hop_latency(nccl::Hw hw) const { return hop_latency_s[static_cast<std::size_t>(hw)]; }
+};
+
+Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& cluster, int world);
+
+}  // namespace redsim

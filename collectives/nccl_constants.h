@@ -1,0 +1,90 @@
+// NCCL's own published tuning constants (NVIDIA/nccl v2.18.5-1, the version of the published
+// nccl-tests tables this project checks against), restated as data. Each table names the file
+// and lines it comes from; collectives/README.md explains how they are used. Facts only: the
+// model that uses them (nccl_tuning.cpp) is redsim's own.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "core/collective_types.h"
+
+namespace redsim::nccl {
+
+// NCCL's indices (src/include/devcomm.h L14-31): the selection breaks ties towards the lower
+// (algorithm, protocol) index, so the order matters.
+inline constexpr int kAlgoCount = 6;  // Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree
+inline constexpr int kProtoCount = 3;  // LL, LL128, Simple
+int algo_index(Algorithm a);  // -1 for algorithms NCCL does not have (hierarchical)
+int proto_index(Protocol p);
+Algorithm algo_of_index(int i);
+Protocol proto_of_index(int i);
+
+// Hardware class of a hop (tuning.cc L61-64).
+enum class Hw { nvlink = 0, pci = 1, net = 2 };
+
+using AlgoProto = std::array<std::array<double, kProtoCount>, kAlgoCount>;
+
+// Base latency per (algorithm, protocol), us (tuning.cc L54-59).
+inline constexpr AlgoProto kBaseLatUs{{{6.8, 14.0, 0.0},    // Tree
+                                       {6.6, 14.0, 8.4},    // Ring
+                                       {6.8, 14.0, 0.0},    // CollNetDirect
+                                       {6.8, 14.0, 0.0},    // CollNetChain
+                                       {0.0, 0.0, 23.0},    // NVLS
+                                       {0.0, 0.0, 23.0}}};  // NVLSTree
+
+// Per-hop latency per hardware class, us (tuning.cc L61-78).
+inline constexpr std::array<AlgoProto, 3> kHwLatUs{{
+    {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 4.75}, {0, 0, 0}, {0, 0, 0}}},     // NVLink
+    {{{1.0, 1.9, 6.0}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}}},      // PCI
+    {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 10.7}, {0, 0, 14.0}, {0, 0, 18.0}, {0, 0, 19.0}}},  // NET
+}};
+
+// Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper][nodes: 1, 2, >2]
+// (tuning.cc L85-106). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is
+// the host CPU (row 0 Intel, row 1 AMD) rather than the GPU: redsim assumes Intel hosts.
+using GenNodes = std::array<std::array<double, 3>, 3>;
+inline constexpr GenNodes kLlMaxBwGBps{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}};
+inline constexpr GenNodes kPerChMaxRingLl128GBps{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}}};
+inline constexpr GenNodes kPerChMaxTreeLl128GBps{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}}};
+inline constexpr GenNodes kPerChMaxTreeGBps{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}}};
+
+// Tree bandwidth correction by size, [protocol][floor(log2(bytes/64))] for sizes below 512 MiB
+// (tuning.cc L373-379): "trees are not perfectly sticking to the model for medium sizes".
+inline constexpr std::array<std::array<double, 23>, 3> kTreeCorrection{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}};
+double tree_correction(Protocol p, std::int64_t bytes);
+
+// Network post overhead, us, on x86 Intel hosts (tuning.cc L108-118): used only with several
+// nodes, and tripled for Simple.
+inline constexpr double kNetOverheadUs = 1.0;
+
+// Protocol buffers per channel and peer (src/init.cc L500-522, devcomm.h L34-73): NCCL_STEPS
+// slots each. Payload per step: LL carries 8 data bytes in every 16-byte line, LL128 120 in 128.
+inline constexpr int kSteps = 8;
+inline constexpr std::int64_t kLlStepPayloadBytes = 524288 / kSteps / 2;   // 32 KiB
+inline constexpr std::int64_t kLl128StepPayloadBytes = 4915200 / kSteps / 16 * 15;  // 576,000
+inline constexpr std::int64_t kSimpleStepBytes = (std::int64_t{1} << 22) / kSteps;  // 512 KiB
+// Ring allreduce, allgather and reduce-scatter send Simple chunks of 4 steps as 2 slices
+// (src/include/collectives.h L113-124); broadcast and reduce send 1-step chunks.
+inline constexpr int kRingChunkSteps = 4;
+inline constexpr int kRingSliceSteps = 2;
+// NVLS chunk (enqueue.cc L1312-1369).
+inline constexpr std::int64_t kNvlsChunkBytes = 128 * 1024;
+inline constexpr int kNvlsChannels = 16;  // NCCL_NVLS_NCHANNELS default (transport/nvls.cc L231)
+
+// Threads per channel and the bytes each must have before NCCL uses another channel
+// (devcomm.h L53-72, comm.h L32-34): LL 8 (Ring LL: 8 x ranks), LL128 8, Simple 64.
+inline constexpr std::array<int, kProtoCount> kMaxThreads{512, 640, 512};
+inline constexpr std::array<int, kProtoCount> kThreadThreshold{8, 8, 64};
+inline constexpr int kMaxChannels = 32;  // MAXCHANNELS (devcomm.h L52)
+
+// The per-channel speeds NCCL's topology search tries, GB/s (src/graph/search.cc L807-815).
+inline constexpr std::array<double, 13> kSpeedIntra{40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+inline constexpr std::array<double, 19> kSpeedInter{48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+inline constexpr std::array<double, 9> kSm90SpeedIntra{60, 40, 30, 24, 20, 15, 12, 6, 3};
+inline constexpr std::array<double, 16> kSm90SpeedInter{48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+
+}  // namespace redsim::nccl

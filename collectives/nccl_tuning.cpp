@@ -1,0 +1,188 @@
+#include "collectives/nccl_tuning.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace redsim::nccl {
+namespace {
+
+int nodes_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
+std::size_t u(int i) { return static_cast<std::size_t>(i); }
+
+// Steps a ring takes for one collective (tuning.cc L158-163), and how many cross nodes.
+int ring_steps(OpKind kind, int n) {
+  if (kind == OpKind::allreduce) return 2 * (n - 1);
+  if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return n - 1;
+  return n;
+}
+int inter_steps(OpKind kind, int nodes) {
+  if (kind == OpKind::allreduce) return nodes > 1 ? 2 * nodes : 0;
+  if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return nodes - 1;
+  return nodes;
+}
+int log2i(int v) {
+  int r = 0;
+  while (v > 1) v >>= 1, ++r;
+  return r;
+}
+
+}  // namespace
+
+Tuning::Tuning(const ClusterSpec& cluster, int forced_channels)
+    : cluster_(cluster), topo_(topology_of(cluster, forced_channels)) {}
+
+bool Tuning::supported(OpKind kind, Algorithm a, Protocol p, DType dtype, ReduceOp op) const {
+  return unsupported_reason(cluster_, *this, kind, a, p, dtype, op).empty();
+}
+
+std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kind, Algorithm a, Protocol p, DType dtype,
+                               ReduceOp op) {
+  const auto& topo = t.topology();
+  if (a == Algorithm::hierarchical) return "hierarchical is not an NCCL algorithm";
+  if (kind != OpKind::allreduce && a != Algorithm::ring)
+    return "NCCL 2.18 runs " + std::string(op_kind_name(kind)) + " with rings only";
+  if (p == Protocol::ll128 && !topo.ll128)
+    return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
+  switch (a) {
+    case Algorithm::collnet_direct:
+    case Algorithm::collnet_chain:
+      return "CollNet needs in-network reduction (SHARP) switches, which redsim does not model";
+    case Algorithm::nvls:
+    case Algorithm::nvls_tree:
+      if (!topo.nvls) return "NVLS needs an NVSwitch with NVLink SHARP (intra_node.nvls) and more than 2 devices";
+      if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
+      if (a == Algorithm::nvls && c.nodes > 1) return "NVLS across nodes needs CollNet (SHARP); NCCL uses NVLSTree there";
+      if (a == Algorithm::nvls_tree && c.nodes == 1) return "NVLSTree needs several nodes";
+      if (op == ReduceOp::prod || ((op == ReduceOp::max || op == ReduceOp::min) && dtype == DType::fp32))
+        return "NVLS reduces float with sum only, half and bfloat16 with sum, min or max";
+      return "";
+    default:
+      return "";
+  }
+}
+
+Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p) const {
+  Entry e;
+  const int ai = algo_index(a), pi = proto_index(p);
+  if (ai < 0) return e;
+  const int n = topo_.ranks, N = topo_.nodes, ppn = n / N, gen = topo_.generation, ni = nodes_index(N);
+  const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring ? topo_.ring : topo_.nvls_graph;
+  if (g.channels == 0) return e;
+  // Per-channel bandwidth: inside the node on up to 2 nodes (a quirk NCCL keeps), else across.
+  const double b = N <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps;
+  double bus = g.channels * b;
+  const double ll_max = kLlMaxBwGBps[u(N == 1 ? gen : 0)][u(ni)];
+  if (a == Algorithm::ring && p == Protocol::ll) {
+    const double f = (N > 1 || kind == OpKind::allreduce || kind == OpKind::reduce) ? 1.0 / 4 : 1.0 / 3;
+    bus = std::min(ll_max, bus * f);
+  } else if (a == Algorithm::ring && p == Protocol::ll128) {
+    bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), g.channels * kPerChMaxRingLl128GBps[u(gen)][u(ni)]);
+  } else if (a == Algorithm::tree) {
+    bus = std::min(bus * 0.92, g.channels * kPerChMaxTreeGBps[u(gen)][u(ni)]);
+    if (p == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
+    if (p == Protocol::ll128) bus = std::min(bus * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.channels * kPerChMaxTreeLl128GBps[u(gen)][u(ni)]);
+    if (g.tree_pattern) bus *= 0.85;
+  }
+  double ratio = 0.5;
+  if (a == Algorithm::ring) ratio = static_cast<double>(n) / ring_steps(kind, n);
+  if (a == Algorithm::nvls) ratio = 5.0 / 6.0;
+  if (a == Algorithm::nvls_tree) ratio = 0.70 * N / (2.0 * (N - 1));
+  e.bus_bw_GBps = bus;
+  e.bw_GBps = bus * ratio;
+
+  // Latency (tuning.cc L202-239).
+  const Hw intra_hw = g.intra_hw;
+  const Hw hw = N == 1 ? intra_hw : Hw::net;
+  const double intra_lat = kHwLatUs[u(static_cast<int>(intra_hw))][u(ai)][u(pi)];
+  const double inter_lat = kHwLatUs[u(static_cast<int>(Hw::net))][u(ai)][u(pi)];
+  double lat = kBaseLatUs[u(ai)][u(pi)];
+  const int nsteps = ring_steps(kind, n), ninter = inter_steps(kind, N);
+  if (a == Algorithm::ring && (kind == OpKind::broadcast || kind == OpKind::reduce)) {
+    const int lat_algo = p == Protocol::simple ? algo_index(Algorithm::tree) : ai;  // "some chunk latency"
+    lat += nsteps * kHwLatUs[u(static_cast<int>(hw))][u(lat_algo)][u(pi)];
+  } else if (a == Algorithm::ring) {
+    const double net_overhead = N > 1 ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0.0;
+    lat += (nsteps - ninter) * std::max(intra_lat, net_overhead) + ninter * inter_lat;
+  } else if (a == Algorithm::tree) {
+    lat += 2 * ((n / N - 1) * intra_lat + log2i(N) * inter_lat);
+  } else if (a == Algorithm::nvls) {
+    if (N > 1) lat += inter_lat;
+  } else if (a == Algorithm::nvls_tree) {
+    lat += 2 * (N - 1) * inter_lat;
+  }
+  e.latency_us = lat;
+  e.enabled = e.bw_GBps > 0;
+  return e;
+}
+
+double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes) const {
+  const Entry e = entry(kind, a, p);
+  if (!e.enabled) return std::numeric_limits<double>::infinity();
+  double bw = e.bw_GBps;
+  if (a == Algorithm::tree) bw *= tree_correction(p, bytes);
+  double lat = e.latency_us;
+  // "Plateau effect of ring" (tuning.cc L392).
+  if (a == Algorithm::ring && p == Protocol::simple && topo_.nodes > 1 && kind == OpKind::allreduce &&
+      bytes / (static_cast<std::int64_t>(topo_.comm_channels) * topo_.ranks) >= 64)
+    lat *= cluster_.device.compute_capability >= 8.0 ? 1.4 : 1.9;
+  return lat + static_cast<double>(bytes) / (1000.0 * bw);
+}
+
+int Tuning::channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes, int* threads) const {
+  if (a == Algorithm::nvls || a == Algorithm::nvls_tree) {
+    if (threads) *threads = 640;
+    return topo_.nvls_channels;
+  }
+  int nc = topo_.comm_channels;
+  int nt = kMaxThreads[u(proto_index(p))];
+  if (a == Algorithm::ring && p == Protocol::simple && topo_.ring.bw_intra_GBps * topo_.ring.channels <= 12.0) nt = 256;
+  std::int64_t threshold = kThreadThreshold[u(proto_index(p))];
+  if (a == Algorithm::ring && p == Protocol::ll) threshold *= topo_.ranks;
+  // Fewer channels, then fewer threads, while each thread would get less than its threshold
+  // (enqueue.cc getAlgoInfo L1189-1221).
+  while (bytes < static_cast<std::int64_t>(nc) * nt * threshold) {
+    if (nc >= 2) --nc;
+    else if (nt % 128 == 0) nt /= 2;
+    else break;
+  }
+  if (p == Protocol::simple) nt += a == Algorithm::ring ? 32 : a == Algorithm::tree ? 128 : 0;
+  if (threads) *threads = std::max(nt, 96);
+  (void)kind;
+  return nc;
+}
+
+Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
+  // NCCL_ALGO applies to allreduce; the other collectives run rings whatever it says.
+  const bool pin_algo = kind == OpKind::allreduce && req.algorithm.has_value();
+  const Algorithm pinned_algo = pin_algo ? *req.algorithm : Algorithm::ring;
+  const bool pin_proto = req.protocol.has_value();
+  const Protocol pinned_proto = pin_proto ? *req.protocol : Protocol::simple;
+  Choice best;
+  best.model_time_us = std::numeric_limits<double>::infinity();
+  std::string why;
+  for (int ai = 0; ai < kAlgoCount; ++ai)
+    for (int pi = 0; pi < kProtoCount; ++pi) {
+      const Algorithm a = algo_of_index(ai);
+      const Protocol p = proto_of_index(pi);
+      if ((pin_algo && pinned_algo != a) || (pin_proto && pinned_proto != p)) continue;
+      if (auto r = unsupported_reason(cluster_, *this, kind, a, p, dtype, op); !r.empty()) {
+        if (why.empty()) why = r;
+        continue;
+      }
+      const double t = time_us(kind, a, p, bytes);
+      if (t < best.model_time_us) best = {a, p, 0, 0, t};
+    }
+  if (!std::isfinite(best.model_time_us)) {
+    std::string asked = pin_algo ? std::string(algorithm_name(pinned_algo)) : "any algorithm";
+    asked += pin_proto ? " with " + std::string(protocol_name(pinned_proto)) : "";
+    throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL has no " + asked + " for " +
+                                 std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));
+  }
+  best.channels = channels_for(kind, best.algorithm, best.protocol, bytes, &best.threads);
+  return best;
+}
+
+}  // namespace redsim::nccl

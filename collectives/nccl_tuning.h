@@ -1,0 +1,57 @@
+// NCCL's cost model as it chooses an algorithm, protocol and channel count for one collective
+// (NCCL 2.18.5: src/graph/tuning.cc ncclTopoTuneModel / ncclTopoGetAlgoTime, src/enqueue.cc
+// getAlgoInfo). The model ranks choices; the engines then simulate the chosen one.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "collectives/nccl_topology.h"
+#include "core/cluster.h"
+#include "core/collective_types.h"
+#include "core/dtype.h"
+#include "core/plan.h"
+
+namespace redsim::nccl {
+
+// One (collective, algorithm, protocol) entry of NCCL's tuning table.
+struct Entry {
+  bool enabled = false;
+  double latency_us = 0;
+  double bus_bw_GBps = 0;  // after the per-protocol refinements, before the bus-to-algorithm ratio
+  double bw_GBps = 0;      // algorithm bandwidth: the model's time is latency + bytes / bw
+};
+
+struct Choice {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int channels = 1;  // channels the collective runs on at this size
+  int threads = 0;   // threads per channel
+  double model_time_us = 0;
+};
+
+class Tuning {
+ public:
+  explicit Tuning(const ClusterSpec& cluster, int forced_channels = 0);
+
+  const Topology& topology() const { return topo_; }
+  // Whether NCCL runs (kind, a, p) on this cluster for this dtype and reduce op.
+  bool supported(OpKind kind, Algorithm a, Protocol p, DType dtype = DType::fp32, ReduceOp op = ReduceOp::sum) const;
+  Entry entry(OpKind kind, Algorithm a, Protocol p) const;
+  // NCCL's predicted time, us, for `bytes` (allgather and reduce-scatter: the whole buffer).
+  double time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes) const;
+  // The channels and threads NCCL launches for (a, p) at this size.
+  int channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes, int* threads = nullptr) const;
+  // The fastest supported (algorithm, protocol) by the model, within what `request` pins.
+  // Throws InputError when the request leaves nothing NCCL would run on this cluster.
+  Choice choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& request) const;
+
+ private:
+  const ClusterSpec& cluster_;
+  Topology topo_;
+};
+
+// Why (a, p) is not available for `kind` on this cluster, in words; empty when it is.
+std::string unsupported_reason(const ClusterSpec& cluster, const Tuning& t, OpKind kind, Algorithm a, Protocol p,
+                               DType dtype, ReduceOp op);
+
+}  // namespace redsim::nccl
