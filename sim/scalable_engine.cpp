@@ -15,18 +15,9 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-const char* link_kind_name(scalable::LinkKind k) {
-  switch (k) {
-    case scalable::LinkKind::device:
-      return "dev";
-    case scalable::LinkKind::pcie_uplink:
-      return "pcie";
-    case scalable::LinkKind::nic:
-      return "nic";
-    case scalable::LinkKind::leaf_uplink:
-      return "leaf";
-  }
-  return "link";
+const char* link_kind_name(LinkKind k) {
+  constexpr const char* names[] = {"dev", "pcie", "nic", "leaf", "socket", "nvlink", "gpupcie"};
+  return names[static_cast<int>(k)];
 }
 
 // The SimGrid side: a star zone where each interned route is the uplink list of its own source
@@ -50,8 +41,8 @@ FlowPlatform build_flow_platform(const ClusterSpec& cluster, const scalable::Rou
     auto it = links.find(both.key());
     if (it != links.end()) return it->second;
     auto* link = zone->create_split_duplex_link(std::string(link_kind_name(l.kind)) + std::to_string(l.index),
-                                                scalable::link_bandwidth_Bps(cluster, l.kind));
-    link->set_latency(scalable::link_latency_s(cluster, l.kind));
+                                                link_bandwidth_Bps(cluster, l));
+    link->set_latency(link_latency_s(cluster, l));
     link->seal();
     links.emplace(both.key(), link);
     return link;

@@ -376,9 +376,9 @@ std::pair<bool, bool> Model::trees_in_phase(std::uint32_t stream, int channels) 
       for (int c = 0; c < channels && !shared; ++c) {
         double peak = 0;
         for (const auto& [key, n] : count[static_cast<std::size_t>(c)])
-          peak = std::max(peak, n / link_bandwidth_Bps(cluster_, static_cast<LinkKind>(key >> 40)));
+          peak = std::max(peak, n / link_bandwidth_Bps(cluster_, LinkRef::from_key(key)));
         for (const auto& [key, n] : count[static_cast<std::size_t>(c)]) {
-          if (n / link_bandwidth_Bps(cluster_, static_cast<LinkKind>(key >> 40)) < peak * (1 - 1e-9)) continue;
+          if (n / link_bandwidth_Bps(cluster_, LinkRef::from_key(key)) < peak * (1 - 1e-9)) continue;
           for (int o = 0; o < channels && !shared; ++o)
             shared = o != c && count[static_cast<std::size_t>(o)].count(key) > 0;
         }

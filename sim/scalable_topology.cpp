@@ -7,99 +7,6 @@
 
 namespace redsim::scalable {
 
-Fold choose_fold(const ClusterSpec& c, bool allow) {
-  Fold f;
-  f.nodes = c.nodes;
-  f.period_nodes = c.nodes;
-  if (allow && c.nodes > 1) {
-    if (c.inter.topology == InterTopology::star) {
-      f.period_nodes = 1;
-    } else {
-      const int npl = c.inter.nodes_per_leaf;
-      const int leaves = (c.nodes + npl - 1) / npl;
-      if (leaves == 1)
-        f.period_nodes = 1;  // no path crosses the spine: alike a star
-      else if (c.nodes % npl == 0)
-        f.period_nodes = npl;
-    }
-  }
-  f.period_ranks = f.period_nodes * c.devices_per_node;
-  return f;
-}
-
-namespace {
-int fold_node(int node, const Fold& f) { return node % f.period_nodes; }
-}  // namespace
-
-Route route_between(const ClusterSpec& c, int src, int dst, const Fold& f) {
-  Route route;
-  const int dpn = c.devices_per_node;
-  const int ns = c.node_of(src), nd = c.node_of(dst);
-  const int fs = fold_node(ns, f), fd = fold_node(nd, f);
-  if (ns == nd) {
-    route.push_back({LinkKind::device, fs * dpn + c.local_of(src), true});
-    const bool pcie = c.intra.fabric == IntraFabric::pcie && c.intra.devices_per_pcie_switch > 0 && c.intra.pcie_uplink_GBps > 0;
-    if (pcie) {
-      const int per_switch = c.intra.devices_per_pcie_switch;
-      const int switches = dpn / per_switch;
-      const int ss = c.local_of(src) / per_switch, sd = c.local_of(dst) / per_switch;
-      if (ss != sd) {
-        route.push_back({LinkKind::pcie_uplink, fs * switches + ss, true});
-        route.push_back({LinkKind::pcie_uplink, fd * switches + sd, false});
-      }
-    }
-    route.push_back({LinkKind::device, fd * dpn + c.local_of(dst), false});
-  } else {
-    const int k = c.inter.nics_per_node;
-    route.push_back({LinkKind::nic, fs * k + c.nic_of_local(c.local_of(src)), true});
-    if (c.inter.topology == InterTopology::fat_tree) {
-      const int npl = c.inter.nodes_per_leaf;
-      const int ls = ns / npl, ld = nd / npl;
-      if (ls != ld) {
-        route.push_back({LinkKind::leaf_uplink, fs / npl, true});
-        route.push_back({LinkKind::leaf_uplink, fd / npl, false});
-      }
-    }
-    route.push_back({LinkKind::nic, fd * k + c.nic_of_local(c.local_of(dst)), false});
-  }
-  return route;
-}
-
-double link_bandwidth_Bps(const ClusterSpec& c, LinkKind kind) {
-  switch (kind) {
-    case LinkKind::device:
-      return GBps_to_Bps(c.intra.link_bandwidth_GBps);
-    case LinkKind::pcie_uplink:
-      return GBps_to_Bps(c.intra.pcie_uplink_GBps);
-    case LinkKind::nic:
-      return gbps_to_Bps(c.inter.nic_bandwidth_gbps);
-    case LinkKind::leaf_uplink:
-      return c.inter.nodes_per_leaf * c.inter.nics_per_node * gbps_to_Bps(c.inter.nic_bandwidth_gbps) /
-             c.inter.oversubscription;
-  }
-  return 0;
-}
-
-double link_latency_s(const ClusterSpec& c, LinkKind kind) {
-  switch (kind) {
-    case LinkKind::device:
-      return us_to_s(c.intra.latency_us) / 2;
-    case LinkKind::pcie_uplink:
-      return 0.0;
-    case LinkKind::nic:
-      return us_to_s(c.inter.latency_us) / 2;
-    case LinkKind::leaf_uplink:
-      return us_to_s(c.inter.spine_latency_us) / 2;
-  }
-  return 0;
-}
-
-double route_latency_s(const ClusterSpec& c, const Route& route) {
-  double s = 0;
-  for (const auto& l : route) s += link_latency_s(c, l.kind);
-  return s;
-}
-
 std::size_t RouteTable::Hash::operator()(const std::vector<std::uint64_t>& v) const {
   std::uint64_t h = 1469598103934665603ULL;
   for (auto x : v) h = (h ^ x) * 1099511628211ULL;
@@ -141,7 +48,7 @@ class FairShare {
       for (const auto& l : routes.routes()[flows[f]]) {
         auto [it, fresh] = index.emplace(l.key(), static_cast<std::uint32_t>(capacity_.size()));
         if (fresh) {
-          capacity_.push_back(link_bandwidth_Bps(routes.cluster(), l.kind));
+          capacity_.push_back(link_bandwidth_Bps(routes.cluster(), l));
           on_.emplace_back();
         }
         on_[it->second].push_back(static_cast<std::uint32_t>(f));

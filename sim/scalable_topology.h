@@ -1,7 +1,6 @@
-// The scalable fidelity's view of the cluster network: the same links as platform.cpp (device
-// ports, PCIe switch uplinks, NICs, fat-tree leaf uplinks, all split-duplex) named by value
-// rather than built, the route between two ranks, and the fold that maps a large symmetric
-// cluster onto the links of one period of it (sim/README.md, "Scalable fidelity").
+// The scalable fidelity's view of the cluster network (sim/network.h names the links and routes
+// them for both fidelities): routes interned by value, and max-min fair rates of flows over them
+// (sim/README.md, "Scalable fidelity").
 //
 // No SimGrid here: this is plain arithmetic, so the folding and routing rules are testable alone.
 #pragma once
@@ -10,48 +9,19 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "sim/network.h"
 
 namespace redsim::scalable {
 
-enum class LinkKind : std::uint8_t { device = 0, pcie_uplink = 1, nic = 2, leaf_uplink = 3 };
-
-// One direction of one split-duplex link. `up` is SimGrid's Direction::UP (towards the switch).
-struct LinkRef {
-  LinkKind kind = LinkKind::device;
-  std::int32_t index = 0;  // device: rank; pcie: node*switches+switch; nic: node*nics+nic; leaf: leaf
-  bool up = true;
-  std::uint64_t key() const {
-    return (static_cast<std::uint64_t>(kind) << 40) | (static_cast<std::uint64_t>(up ? 1 : 0) << 32) |
-           static_cast<std::uint32_t>(index);
-  }
-};
-using Route = std::vector<LinkRef>;
-
-// Translation symmetry used to fold the cluster. Shifting every rank by `period_nodes` nodes maps
-// each link onto a link of the same kind and capacity and each ring edge onto a ring edge, so
-// the traffic of a ring-shaped collective on the whole cluster loads every link of one period
-// exactly as it loads the corresponding link of any other period. The fold simulates the links
-// of nodes [0, period_nodes) only; an edge that leaves the period wraps around to its start.
-struct Fold {
-  int period_nodes = 1;
-  int period_ranks = 1;
-  int nodes = 1;
-  bool folds() const { return period_nodes < nodes; }
-};
-
-// The period: one node on a star (all nodes alike behind one non-blocking switch), one leaf
-// (nodes_per_leaf nodes) on a fat-tree whose leaves are all full, otherwise the whole cluster
-// (no folding). `allow` = false never folds (for checking the fold itself).
-Fold choose_fold(const ClusterSpec& cluster, bool allow = true);
-
-// The links of the route src -> dst (as platform.cpp routes it), each mapped into the period of
-// `fold` (an unfolded Fold leaves indices as they are).
-Route route_between(const ClusterSpec& cluster, int src, int dst, const Fold& fold);
-
-// Capacity (bytes/s per direction) and latency (s) of a link, as platform.cpp sets them.
-double link_bandwidth_Bps(const ClusterSpec& cluster, LinkKind kind);
-double link_latency_s(const ClusterSpec& cluster, LinkKind kind);
-double route_latency_s(const ClusterSpec& cluster, const Route& route);
+using redsim::Fold;
+using redsim::LinkKind;
+using redsim::LinkRef;
+using redsim::Route;
+using redsim::choose_fold;
+using redsim::link_bandwidth_Bps;
+using redsim::link_latency_s;
+using redsim::route_between;
+using redsim::route_latency_s;
 
 // Interns routes: every distinct route gets a small id (in order of first use, so ids are
 // deterministic). The engine gives each id one source host whose links are the route.
