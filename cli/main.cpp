@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "redsim 0.1.0");
   redsim::cli::add_simulate_command(app);
+  redsim::cli::add_collective_command(app);
   redsim::cli::add_trace_commands(app);
   redsim::cli::add_run_command(app);
   redsim::cli::add_validate_command(app);

@@ -1,10 +1,12 @@
 #include "collectives/collective_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "collectives/nccl_tuning.h"
 #include "core/error.h"
+#include "core/pipeline.h"
 
 namespace redsim {
 namespace {
@@ -96,6 +98,24 @@ std::int64_t nvls_chunk(std::int64_t bytes, int channels, int heads) {
 }
 
 }  // namespace
+
+std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) {
+  return m.wire_factor == 1.0 ? payload : static_cast<std::int64_t>(std::llround(static_cast<double>(payload) * m.wire_factor));
+}
+
+int nvls_loops(const Mechanics& m, std::int64_t bytes, int heads) {
+  const std::int64_t per_loop = static_cast<std::int64_t>(std::max(1, heads)) * std::max<std::int64_t>(1, m.chunk_bytes);
+  return static_cast<int>(std::max<std::int64_t>(1, (bytes + per_loop - 1) / per_loop));
+}
+
+std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop) {
+  return bytes / loops + (loop < bytes % loops ? 1 : 0);
+}
+
+int Mechanics::chunks(std::int64_t bytes) const {
+  if (chunk_bytes <= 0) return pipeline_chunks(bytes);
+  return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));
+}
 
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   Mechanics m;

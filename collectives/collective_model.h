@@ -30,8 +30,26 @@ struct Mechanics {
   std::int64_t chunk_bytes = 0;
   int slices = 1;  // synchronisations per chunk (Simple ring: 2)
   double hop_latency(nccl::Hw hw) const { return hop_latency_s[static_cast<std::size_t>(hw)]; }
+  // Pipeline chunks of a chain or tree channel carrying `bytes`: the protocol's chunk, or 512 KiB
+  // pieces for ideal collectives (core/pipeline.h).
+  int chunks(std::int64_t bytes) const;
 };
 
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& cluster, int world);
+
+// NVLS (NVLink SHARP) allreduce of one channel's `bytes` inside a node of `heads` devices, in
+// loops of heads x chunk: in a loop each device sends its whole slice up to the switch, which
+// reduces it and sends each device its own piece (slice / heads); each device then sends its
+// piece up once more and the switch multicasts it to every device. Per loop a device sends and
+// receives slice + piece.
+int nvls_loops(const Mechanics& m, std::int64_t bytes, int heads);
+std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop);
+inline std::int64_t nvls_piece(std::int64_t slice, int heads, int head) {
+  return slice / heads + (head < slice % heads ? 1 : 0);
+}
+
+// Bytes on the wire for `payload` bytes (LL doubles them, LL128 adds 1/15); both fidelities
+// convert a rank's payload for an op once, so that they count alike.
+std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload);
 
 }  // namespace redsim

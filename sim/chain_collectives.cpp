@@ -2,7 +2,6 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "core/pipeline.h"
 #include "sim/ring_allreduce.h"
 #include "sim/ring_pass.h"
 
@@ -26,12 +25,15 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
   auto* in = ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::chain), rank);
   auto* out = ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::chain), next);
   const std::int64_t bytes = split_piece(op.bytes, op.channels, c);
-  const int chunks = pipeline_chunks(bytes);
+  const auto& m = ctx.mechanics(op);
+  const int chunks = m.chunks(bytes);
   TransferTally t;
   // Round r: receive chunk r and forward chunk r-1 (the head sends chunk r), concurrently.
   const int rounds = chunks + (has_prev && has_next ? 1 : 0);
   for (int r = 0; r < rounds; ++r) {
     std::vector<simgrid::s4u::CommPtr> pending;
+    const double started = simgrid::s4u::Engine::get_clock();
+    std::int64_t sent = 0;
     const int send_chunk = has_prev ? r - 1 : r;
     std::int64_t got_bytes = 0;
     void* got = nullptr;
@@ -41,10 +43,12 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
     }
     if (has_next && send_chunk >= 0 && send_chunk < chunks) {
       const auto b = split_piece(bytes, chunks, send_chunk);
-      pending.push_back(out->put_async(&g_payload, static_cast<std::uint64_t>(b)));
+      pending.push_back(out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, b))));
       t.bytes_sent += b;
+      sent = b;
     }
     simgrid::s4u::Comm::wait_all(pending);
+    if (sent > 0) ctx.pace_step(m, rank, next, sent, started);
     t.bytes_received += got_bytes;
     if (toward_root) ctx.charge_reduction(got_bytes);
   }

@@ -153,6 +153,17 @@ double link_latency_s(const ClusterSpec& c, const LinkRef& l) {
   }
 }
 
+int route_hw(const ClusterSpec& c, const Route& route) {
+  int hw = 0;
+  for (const auto& l : route) {
+    if (l.kind == LinkKind::nic) return 2;
+    if (l.kind == LinkKind::pcie_uplink || l.kind == LinkKind::socket || l.kind == LinkKind::gpu_pcie ||
+        (l.kind == LinkKind::device && c.intra.fabric == IntraFabric::pcie))
+      hw = 1;
+  }
+  return hw;
+}
+
 double route_latency_s(const ClusterSpec& c, const Route& route) {
   double s = 0;
   for (const auto& l : route) s += link_latency_s(c, l);

@@ -69,4 +69,8 @@ double link_bandwidth_Bps(const ClusterSpec& cluster, const LinkRef& link);
 double link_latency_s(const ClusterSpec& cluster, const LinkRef& link);
 double route_latency_s(const ClusterSpec& cluster, const Route& route);
 
+// The hardware class NCCL's latencies key on for a route: network if it crosses a NIC, PCI if
+// it crosses PCIe, a CPU or host memory, else NVLink. 0 NVLink, 1 PCI, 2 network (nccl::Hw).
+int route_hw(const ClusterSpec& cluster, const Route& route);
+
 }  // namespace redsim

@@ -1,6 +1,6 @@
 #include "sim/ring_allreduce.h"
 
-#include "sim/ring_order.h"
+#include "collectives/shapes.h"
 #include "sim/ring_pass.h"
 
 namespace redsim {

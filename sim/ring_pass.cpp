@@ -1,5 +1,6 @@
 #include "sim/ring_pass.h"
 
+#include <algorithm>
 #include <string>
 
 #include <simgrid/s4u.hpp>
@@ -22,23 +23,40 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
   auto* in = ctx.mailbox(op.stream, channel, static_cast<int>(pass.phase), rank);
   const int rs_steps = pass.reduce_scatter ? n - 1 : 0;
   const int steps = rs_steps + (pass.allgather ? n - 1 : 0);
-  for (int step = 0; step < steps; ++step) {
-    const bool scatter = step < rs_steps;
-    const int k = scatter ? step : step - rs_steps;
-    const int send_chunk = scatter ? mod(pass.pos - k, n) : mod(pass.pos + 1 - k, n);
-    const int recv_chunk = scatter ? mod(pass.pos - k - 1, n) : mod(pass.pos - k, n);
-    const auto send_bytes = pass.chunk_bytes[static_cast<std::size_t>(send_chunk)];
-    const auto recv_bytes = pass.chunk_bytes[static_cast<std::size_t>(recv_chunk)];
-    auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(send_bytes));
-    void* got = nullptr;
-    auto recv = in->get_async(&got);
-    send->wait();
-    recv->wait();
-    t.bytes_sent += send_bytes;
-    t.bytes_received += recv_bytes;
-    if (scatter) ctx.charge_reduction(recv_bytes);
-  }
+  // The protocol's chunking: a chunk position carries at most chunk_bytes per loop, each step
+  // is sent as `slices` synchronised pieces (collectives/collective_model.h).
+  const auto& m = ctx.mechanics(op);
+  const int loops = ring_loops(m, pass.chunk_bytes);
+  const int slices = std::max(1, m.slices);
+  for (int loop = 0; loop < loops; ++loop)
+    for (int step = 0; step < steps; ++step) {
+      const bool scatter = step < rs_steps;
+      const int k = scatter ? step : step - rs_steps;
+      const int send_chunk = scatter ? mod(pass.pos - k, n) : mod(pass.pos + 1 - k, n);
+      const int recv_chunk = scatter ? mod(pass.pos - k - 1, n) : mod(pass.pos - k, n);
+      const auto send_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(send_chunk)], loops, loop);
+      const auto recv_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(recv_chunk)], loops, loop);
+      for (int sl = 0; sl < slices; ++sl) {
+        const auto sb = split_piece(send_bytes, slices, sl), rb = split_piece(recv_bytes, slices, sl);
+        const double started = sg4::Engine::get_clock();
+        auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sb)));
+        void* got = nullptr;
+        auto recv = in->get_async(&got);
+        send->wait();
+        recv->wait();
+        ctx.pace_step(m, rank, next, sb, started);
+        t.bytes_sent += sb;
+        t.bytes_received += rb;
+        if (scatter) ctx.charge_reduction(rb);
+      }
+    }
   return t;
+}
+
+int ring_loops(const Mechanics& m, const std::vector<std::int64_t>& chunk_bytes) {
+  if (m.chunk_bytes <= 0 || chunk_bytes.empty()) return 1;
+  const auto largest = *std::max_element(chunk_bytes.begin(), chunk_bytes.end());
+  return static_cast<int>(std::max<std::int64_t>(1, (largest + m.chunk_bytes - 1) / m.chunk_bytes));
 }
 
 std::vector<std::int64_t> chunks_for_shards(const std::vector<int>& ring, const std::vector<std::int64_t>& shard_of_rank) {

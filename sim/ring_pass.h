@@ -33,6 +33,10 @@ struct RingPass {
 
 TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, const RingPass& pass);
 
+// How many loops a ring of these chunks runs under the protocol's chunk size (NCCL's loopSize
+// = channels x ranks x chunk): 1 for ideal collectives.
+int ring_loops(const Mechanics& m, const std::vector<std::int64_t>& chunk_bytes);
+
 // Chunk sizes so that after reduce-scatter the rank at each position owns the given shard:
 // chunk j belongs to the rank at position j-1.
 std::vector<std::int64_t> chunks_for_shards(const std::vector<int>& ring, const std::vector<std::int64_t>& shard_of_rank);

@@ -26,6 +26,7 @@ const char* link_kind_name(LinkKind k) {
 struct FlowPlatform {
   std::vector<sg4::Host*> sources;  // by route id
   std::vector<sg4::Link*> pace;     // by route id: the pace link of a paced route, else null
+  std::vector<double> latency_s;    // by route id
   sg4::Host* sink = nullptr;
 };
 constexpr double kUncappedBps = 1e18;
@@ -60,6 +61,7 @@ FlowPlatform build_flow_platform(const ClusterSpec& cluster, const scalable::Rou
     for (const auto& l : routes.routes()[id]) lr.emplace_back(link_of(l), l.up ? Dir::UP : Dir::DOWN);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, lr, false);
     fp.sources.push_back(host);
+    fp.latency_s.push_back(routes.latency_s(static_cast<std::uint32_t>(id)));
   }
   fp.sink = zone->create_host("sink", 1e9);
   zone->add_route(nullptr, fp.sink->get_netpoint(), nullptr, nullptr, {}, false);
@@ -73,6 +75,15 @@ sg4::CommPtr start_flow(const scalable::Flow& f, const FlowPlatform& fp) {
   if (auto* pace = fp.pace[f.route]) pace->set_bandwidth(f.rate_cap_Bps > 0 ? f.rate_cap_Bps : kUncappedBps);
   comm->start();
   return comm;
+}
+
+// How long a flow took, its protocol's throughput cap included (a transfer lasts at least
+// min_transfer_s after the route's latency).
+double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg4::CommPtr& comm) {
+  const double d = comm->get_finish_time() - comm->get_start_time();
+  if (f.min_transfer_s <= 0) return d;
+  const double lat = fp.latency_s[f.route];
+  return std::max(d, lat + f.min_transfer_s);
 }
 
 // A dataflow stage: each flow starts once the flows it comes after are done; the stage ends
@@ -106,7 +117,7 @@ void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::C
     double ready = 0;
     for (auto a : f.after)
       if (a >= 0) ready = std::max(ready, path[static_cast<std::size_t>(a)]);
-    path[k] = ready + f.after_extra_s + (inflight[i]->get_finish_time() - inflight[i]->get_start_time());
+    path[k] = ready + f.after_extra_s + flow_duration_s(f, fp, inflight[i]) + f.hop_extra_s;
     end = std::max(end, begin + path[k] + f.post_delay_s);
     inflight[i] = inflight.back();
     inflight.pop_back();
@@ -138,8 +149,10 @@ void run_stages(const std::vector<scalable::Stage>& stages, const scalable::Rout
       for (const auto& f : st.flows) {
         auto comm = start_flow(f, fp);
         comm->wait();
-        round_s.push_back(comm->get_finish_time() - comm->get_start_time() + f.round_extra_s);
-        if (f.post_delay_s > 0) sg4::this_actor::sleep_for(f.post_delay_s);
+        const double took = flow_duration_s(f, fp, comm);
+        round_s.push_back(took + f.round_extra_s + f.hop_extra_s);
+        const double wait = took - (comm->get_finish_time() - comm->get_start_time()) + f.post_delay_s;
+        if (wait > 0) sg4::this_actor::sleep_for(wait);
       }
       const double lap = sg4::Engine::get_clock() - wave_start;
       if (st.repeat > 1 && lap > 0) sg4::this_actor::sleep_for(lap * (st.repeat - 1));
@@ -160,8 +173,9 @@ void run_stages(const std::vector<scalable::Stage>& stages, const scalable::Rout
     for (std::size_t k = 0; k < st.flows.size(); ++k) {
       const auto& f = st.flows[k];
       const double lat = routes.latency_s(f.route);
-      round_s[k] = scalable::round_time_s(f, lat, comms[k]->get_finish_time() - comms[k]->get_start_time());
-      end = std::max(end, comms[k]->get_finish_time() + f.post_delay_s);
+      const double took = flow_duration_s(f, fp, comms[k]);
+      round_s[k] = scalable::round_time_s(f, lat, took);
+      end = std::max(end, comms[k]->get_start_time() + took + f.post_delay_s);
     }
     if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
     run.stage_end_s.push_back(sg4::Engine::get_clock());
@@ -238,12 +252,15 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       std::fill(sent.begin(), sent.end(), 0);
       std::fill(received.begin(), received.end(), 0);
       if (collective) {
-        if (const double launch_s = cluster.launch_us(op.kind) * 1e-6; launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
+        const auto& mech = model.mech(op);
+        if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
         if (world > 1) run_collective(op, end_s, sent, received);
       } else if (op.duration_s > 0) {
         sg4::this_actor::sleep_for(op.duration_s);
       }
       const double end = sg4::Engine::get_clock();
+      const Mechanics op_mech = collective ? model.mech(op) : Mechanics{};
       for (int r = 0; r < world; ++r) {
         auto& t = tl.at(r, id);
         t.ready_s = ready;
@@ -251,8 +268,9 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         // A rank that leaves a chain or tree early is shown ending early, but its next op waits
         // for the collective's slowest rank (see sim/README.md).
         t.end_s = collective && world > 1 ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)])) : end;
-        t.bytes_sent = sent[static_cast<std::size_t>(r)];
-        t.bytes_received = received[static_cast<std::size_t>(r)];
+        // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
+        t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
+        t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);
       }
       {
         std::unique_lock<sg4::Mutex> lock(*mutex);

@@ -6,11 +6,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/pipeline.h"
-#include "sim/ring_order.h"
+#include "collectives/shapes.h"
 #include "sim/ring_pass.h"
 #include "sim/sim_context.h"
-#include "sim/tree_allreduce.h"
 
 namespace redsim::scalable {
 namespace {
@@ -29,24 +27,30 @@ int chunk_bin(std::int64_t v) {
   return static_cast<int>(std::floor(std::log(static_cast<double>(v)) / std::log1p(kChunkTolerance)));
 }
 
-int tree_depth(int q) {
-  int d = 0;
-  for (int x = q + 1; x > 1; x >>= 1) ++d;
-  return d;
-}
-
-// Height of heap position q in a heap of n: how many levels its deepest descendant lies below it.
-int tree_height(int q, int n) {
-  int h = 0;
-  for (std::int64_t first = 2 * static_cast<std::int64_t>(q) + 1; first < n; first = 2 * first + 1) ++h;
-  return h;
-}
-
 }  // namespace
 
 double round_time_s(const Flow& flow, double route_latency_s, double duration_s) {
-  const double transfer = std::max(0.0, duration_s - route_latency_s);
-  return route_latency_s + transfer / std::max(1, flow.rounds) + flow.round_extra_s;
+  const double transfer = std::max(std::max(0.0, duration_s - route_latency_s), flow.min_transfer_s);
+  return route_latency_s + transfer / std::max(1, flow.rounds) + flow.round_extra_s + flow.hop_extra_s;
+}
+
+const Mechanics& Model::mech(const PlanOp& op) {
+  auto it = mech_.find(op.id);
+  if (it == mech_.end()) it = mech_.emplace(op.id, mechanics_of(op, cluster_, plan_.world_size)).first;
+  return it->second;
+}
+
+void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor) const {
+  if (m.channel_cap_Bps <= 0 && m.wire_factor == 1.0 && round_factor == 1 && m.hop_latency_s == std::array<double, 3>{}) return;
+  const double lat = routes_.latency_s(f.route);
+  const double hop = m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[f.route])));
+  const int rounds = f.rounds * round_factor;
+  f.hop_extra_s = std::max(0.0, hop - lat);
+  // Each added round pays the route's latency; every round pays the hop's extra.
+  f.post_delay_s += (rounds - f.rounds) * lat + rounds * f.hop_extra_s;
+  if (m.channel_cap_Bps > 0) f.min_transfer_s = static_cast<double>(f.bytes) / m.channel_cap_Bps;
+  f.bytes = wire_bytes(m, f.bytes);
+  f.rounds = rounds;
 }
 
 Model::Model(const Plan& plan, const ClusterSpec& cluster, bool allow_fold)
@@ -81,37 +85,6 @@ const Model::WorldRing& Model::world_ring(int channel, int channels) {
     wr.wave_routes.push_back(
         routes_.between(wr.ring[static_cast<std::size_t>(p)], wr.ring[static_cast<std::size_t>((p + 1) % n)], wave_fold_));
   return world_rings_.emplace(key, std::move(wr)).first->second;
-}
-
-const Model::Tree& Model::tree(std::uint32_t stream, int channel, int channels) {
-  auto key = std::make_tuple(stream, channel, channels);
-  auto it = trees_.find(key);
-  if (it != trees_.end()) return it->second;
-  Tree t;
-  t.order = tree_order(cluster_, channel, channels);
-  const int n = static_cast<int>(t.order.size());
-  t.pos.assign(static_cast<std::size_t>(n), 0);
-  for (int i = 0; i < n; ++i) t.pos[static_cast<std::size_t>(t.order[static_cast<std::size_t>(i)])] = i;
-  t.up.assign(static_cast<std::size_t>(n), 0);
-  t.down.assign(static_cast<std::size_t>(n), 0);
-  t.up_paced.assign(static_cast<std::size_t>(n), 0);
-  t.down_paced.assign(static_cast<std::size_t>(n), 0);
-  // A binary heap has no translation symmetry: trees run on the unfolded links. Paced copies,
-  // one per edge, stream and channel, so that flows never share a pace link.
-  for (int q = 1; q < n; ++q) {
-    const int child = t.order[static_cast<std::size_t>(q)], parent = t.order[static_cast<std::size_t>((q - 1) / 2)];
-    t.up[static_cast<std::size_t>(q)] = routes_.between(child, parent, unfolded_);
-    t.down[static_cast<std::size_t>(q)] = routes_.between(parent, child, unfolded_);
-    if (n - 1 <= kMaxDataflowFlows) {  // larger trees are computed, not run as flows
-      t.up_paced[static_cast<std::size_t>(q)] = routes_.between(child, parent, unfolded_, true);
-      t.down_paced[static_cast<std::size_t>(q)] = routes_.between(parent, child, unfolded_, true);
-    }
-  }
-  if (n > 1) {
-    t.up_rate = fair_rates(routes_, std::vector<std::uint32_t>(t.up.begin() + 1, t.up.end()), false);
-    t.down_rate = fair_rates(routes_, std::vector<std::uint32_t>(t.down.begin() + 1, t.down.end()), false);
-  }
-  return trees_.emplace(key, std::move(t)).first->second;
 }
 
 const Model::IntraRings& Model::intra_rings(int channel, int channels) {
@@ -151,8 +124,14 @@ const Model::NodeRings& Model::node_rings() {
 void Model::prepare(const PlanOp& op) {
   if (plan_.world_size < 2) return;
   for (int c = 0; c < op.channels; ++c) {
-    if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
-      tree(op.stream, c, op.channels);
+    if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) {
+      for (int r = 0; r < fold_.period_ranks; ++r) {
+        const int sw = switch_endpoint(cluster_, cluster_.node_of(r));
+        routes_.between(r, sw, fold_);
+        routes_.between(sw, r, fold_);
+      }
+    } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
+      tree(c, op.channels);
     } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
       if (cluster_.devices_per_node > 1) intra_rings(c, op.channels);
       if (cluster_.nodes > 1) node_rings();
@@ -232,6 +211,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
       fl.bytes = cmax * visits;
       fl.rounds = visits;
       fl.post_delay_s = (visits - 1) * routes_.latency_s(fl.route) + static_cast<double>(cmax) * follow_rs[p] * reduce_s_per_byte_;
+      if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
       st.flows.push_back(fl);
     }
   } else {
@@ -241,6 +221,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
       fl.bytes = stay_rs[p] + stay_ag[p];
       fl.rounds = steps;
       fl.post_delay_s = (steps - 1) * routes_.latency_s(fl.route) + static_cast<double>(stay_rs[p]) * reduce_s_per_byte_;
+      if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
       st.flows.push_back(fl);
     }
   }
@@ -277,6 +258,7 @@ std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
     fl.bytes = bytes;
     fl.rounds = steps;
     fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte_;
+    if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
     return fl;
   };
 
@@ -340,168 +322,6 @@ std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
   return stages;
 }
 
-std::pair<double, double> Model::tree_round(Tree& t, std::int64_t chunk) {
-  auto it = t.round_s.find(chunk);
-  if (it != t.round_s.end()) return it->second;
-  std::pair<double, double> r{0, 0};
-  const auto c = static_cast<double>(chunk);
-  if (plan_.world_size - 1 <= kMaxDataflowFlows) {
-    r.first = fluid_round_s(routes_, std::vector<std::uint32_t>(t.up.begin() + 1, t.up.end()), c);
-    r.second = fluid_round_s(routes_, std::vector<std::uint32_t>(t.down.begin() + 1, t.down.end()), c);
-  } else {
-    // Large trees: the slowest edge at its (unweighted) fair rate among all the phase's edges.
-    for (std::size_t q = 1; q < t.up.size(); ++q) {
-      r.first = std::max(r.first, routes_.latency_s(t.up[q]) + c / t.up_rate[q - 1]);
-      r.second = std::max(r.second, routes_.latency_s(t.down[q]) + c / t.down_rate[q - 1]);
-    }
-  }
-  return t.round_s.emplace(chunk, r).first->second;
-}
-
-std::pair<bool, bool> Model::trees_in_phase(std::uint32_t stream, int channels) {
-  auto key = std::make_pair(stream, channels);
-  auto it = trees_in_phase_.find(key);
-  if (it != trees_in_phase_.end()) return it->second;
-  std::pair<bool, bool> locked{channels > 1, channels > 1};
-  if (channels > 1) {
-    for (int phase = 0; phase < 2; ++phase) {
-      // Per channel: flows per link, and the links where its demand per unit of capacity peaks.
-      std::vector<std::unordered_map<std::uint64_t, int>> count(static_cast<std::size_t>(channels));
-      for (int c = 0; c < channels; ++c) {
-        const auto& t = tree(stream, c, channels);
-        for (std::size_t q = 1; q < t.up.size(); ++q)
-          for (const auto& l : routes_.routes()[phase == 0 ? t.up[q] : t.down[q]]) count[static_cast<std::size_t>(c)][l.key()] += 1;
-      }
-      bool shared = false;
-      for (int c = 0; c < channels && !shared; ++c) {
-        double peak = 0;
-        for (const auto& [key, n] : count[static_cast<std::size_t>(c)])
-          peak = std::max(peak, n / link_bandwidth_Bps(cluster_, LinkRef::from_key(key)));
-        for (const auto& [key, n] : count[static_cast<std::size_t>(c)]) {
-          if (n / link_bandwidth_Bps(cluster_, LinkRef::from_key(key)) < peak * (1 - 1e-9)) continue;
-          for (int o = 0; o < channels && !shared; ++o)
-            shared = o != c && count[static_cast<std::size_t>(o)].count(key) > 0;
-        }
-      }
-      (phase == 0 ? locked.first : locked.second) = shared;
-    }
-  }
-  return trees_in_phase_.emplace(key, locked).first->second;
-}
-
-const std::vector<std::vector<double>>& Model::joint_tree_rates(std::uint32_t stream, int channels, bool up) {
-  auto key = std::make_tuple(stream, channels, up);
-  auto it = joint_rates_.find(key);
-  if (it != joint_rates_.end()) return it->second;
-  std::vector<std::uint32_t> all;
-  for (int c = 0; c < channels; ++c) {
-    const auto& t = tree(stream, c, channels);
-    all.insert(all.end(), (up ? t.up : t.down).begin() + 1, (up ? t.up : t.down).end());
-  }
-  const auto rate = fair_rates(routes_, all, false);
-  std::vector<std::vector<double>> per(static_cast<std::size_t>(channels));
-  const std::size_t edges = all.size() / static_cast<std::size_t>(channels);
-  for (std::size_t c = 0; c < per.size(); ++c)
-    per[c].assign(rate.begin() + static_cast<std::ptrdiff_t>(c * edges), rate.begin() + static_cast<std::ptrdiff_t>((c + 1) * edges));
-  return joint_rates_.emplace(key, std::move(per)).first->second;
-}
-
-std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, int c, Tree& t, std::int64_t bytes) {
-  const int n = plan_.world_size;
-  const int P = pipeline_chunks(bytes);
-  const auto first_chunk = static_cast<double>(split_piece(bytes, P, 0));
-  const double chunk = static_cast<double>(bytes) / P;
-  auto kids = [n](int q) { return (2 * q + 1 < n ? 1 : 0) + (2 * q + 2 < n ? 1 : 0); };
-  if (t.up_level_rate.empty()) {
-    // Each wave level's edges share the links among themselves.
-    for (int phase = 0; phase < 2; ++phase) {
-      std::map<int, std::vector<int>> by_level;
-      for (int q = 1; q < n; ++q) by_level[phase == 0 ? tree_height(q, n) : tree_depth(q)].push_back(q);
-      auto& out = phase == 0 ? t.up_level_rate : t.down_level_rate;
-      out.assign(static_cast<std::size_t>(n - 1), 0.0);
-      for (const auto& [level, qs] : by_level) {
-        std::vector<std::uint32_t> ids;
-        for (int q : qs) ids.push_back((phase == 0 ? t.up : t.down)[static_cast<std::size_t>(q)]);
-        const auto r = fair_rates(routes_, ids, false);
-        for (std::size_t i = 0; i < qs.size(); ++i) out[static_cast<std::size_t>(qs[i] - 1)] = r[i];
-      }
-    }
-  }
-  const auto locked = trees_in_phase(op.stream, op.channels);
-  std::vector<Stage> stages;
-  for (int phase = 1; phase <= 2; ++phase) {
-    const bool up = phase == 1;
-    const auto& ids = up ? t.up : t.down;
-    const auto& level_rate = up ? t.up_level_rate : t.down_level_rate;
-    // The first chunk: the critical path through the tree with each edge at its level's rate.
-    std::vector<double> done(static_cast<std::size_t>(n), 0.0);  // up: q has sent; down: q has received
-    double wave = 0;
-    if (up) {
-      for (int q = n - 1; q >= 0; --q) {
-        double ready = 0;
-        for (int k = 2 * q + 1; k <= 2 * q + 2 && k < n; ++k) ready = std::max(ready, done[static_cast<std::size_t>(k)]);
-        ready += kids(q) > 0 ? chunk * kids(q) * reduce_s_per_byte_ : 0.0;
-        if (q == 0) {
-          wave = ready;
-          break;
-        }
-        const auto id = ids[static_cast<std::size_t>(q)];
-        done[static_cast<std::size_t>(q)] = ready + routes_.latency_s(id) + first_chunk / level_rate[static_cast<std::size_t>(q - 1)];
-      }
-    } else {
-      for (int q = 1; q < n; ++q) {
-        const auto id = ids[static_cast<std::size_t>(q)];
-        done[static_cast<std::size_t>(q)] = done[static_cast<std::size_t>((q - 1) / 2)] + routes_.latency_s(id) +
-                                            first_chunk / level_rate[static_cast<std::size_t>(q - 1)];
-        wave = std::max(wave, done[static_cast<std::size_t>(q)]);
-      }
-    }
-    Stage w;
-    w.fixed_s = wave;
-    w.tree_phase = phase;
-    w.level = 0;
-    w.dataflow = true;
-    if (!up) w.fixed_round_s.assign(done.begin() + 1, done.end());  // arrival of each q >= 1
-    stages.push_back(std::move(w));
-    if (P > 1) {
-      // The other P-1 chunks: rounds of the channel alone (paced channels), or with every
-      // channel's edges sharing the links (channels locked in phase).
-      const auto rest_chunk = split_piece(bytes, P, 1);
-      double round = 0;
-      if (up ? locked.first : locked.second) {
-        const auto& joint = joint_tree_rates(op.stream, op.channels, up)[static_cast<std::size_t>(c)];
-        for (int q = 1; q < n; ++q)
-          round = std::max(round, routes_.latency_s(ids[static_cast<std::size_t>(q)]) + rest_chunk / joint[static_cast<std::size_t>(q - 1)]);
-      } else {
-        const auto r = tree_round(t, rest_chunk);
-        round = up ? r.first : r.second;
-      }
-      double extra = 0;
-      if (up)
-        for (int q = 0; q < n; ++q) extra = std::max(extra, chunk * kids(q) * reduce_s_per_byte_);
-      Stage rest;
-      rest.fixed_s = (P - 1) * (round + extra);
-      rest.tree_phase = phase;
-      stages.push_back(std::move(rest));
-    }
-  }
-  return stages;
-}
-
-void Model::pace(Stage& st, double round_s) const {
-  // Each flow is capped at one chunk per round of its channel alone (the round: its edges'
-  // lockstep round, plus the slowest reduction), its latency inside the round.
-  double extra = 0;
-  for (const auto& f : st.flows) extra = std::max(extra, f.round_extra_s);
-  const double round = round_s + extra;
-  st.paced = true;
-  for (auto& f : st.flows) {
-    const double span = f.rounds * round - routes_.latency_s(f.route);
-    f.rate_cap_Bps = span > 0 && f.bytes > 0 ? static_cast<double>(f.bytes) / span : 0.0;
-    f.post_delay_s = 0;
-  }
-}
-
 std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
   std::vector<Stage> stages;
   const int n = plan_.world_size;
@@ -509,70 +329,16 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
   const std::int64_t bytes = split_piece(op.bytes, op.channels, c);
   const int dpn = cluster_.devices_per_node, nodes = cluster_.nodes;
 
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree && n - 1 > kMaxDataflowFlows) {
-    stages = computed_tree_stages(op, c, const_cast<Tree&>(tree(op.stream, c, op.channels)), bytes);
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) {
+    stages = nvls_stages(op, bytes);
   } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
-    auto& t = const_cast<Tree&>(tree(op.stream, c, op.channels));
-    const int P = pipeline_chunks(bytes);
-    const std::int64_t first_chunk = split_piece(bytes, P, 0);
-    const double chunk = static_cast<double>(bytes) / P;
-    const auto locked = trees_in_phase(op.stream, op.channels);
-    for (int phase = 1; phase <= 2; ++phase) {
-      const bool up = phase == 1;
-      const bool paced = !(up ? locked.first : locked.second);
-      // The first chunk as a dataflow: up, an edge carries it once its child has heard from
-      // its own children and reduced; down, once the parent has received it.
-      Stage wave;
-      Stage rest;
-      for (int q = 1; q < n; ++q) {
-        const int parent = (q - 1) / 2;
-        const int kids = (2 * parent + 1 < n ? 1 : 0) + (2 * parent + 2 < n ? 1 : 0);
-        Flow f;
-        f.route = up ? t.up[static_cast<std::size_t>(q)] : t.down[static_cast<std::size_t>(q)];
-        f.round_extra_s = up ? chunk * kids * reduce_s_per_byte_ : 0.0;  // the parent reduces its children's chunks
-        f.bytes = first_chunk;
-        f.rounds = 1;
-        f.post_delay_s = f.round_extra_s;
-        f.group = 0;
-        if (up) {
-          // Flow q-1 carries q's chunk up once q's children (flows 2q, 2q+1) have delivered
-          // theirs and q has reduced them.
-          const int own_kids = (2 * q + 1 < n ? 1 : 0) + (2 * q + 2 < n ? 1 : 0);
-          if (2 * q + 1 < n) f.after[0] = 2 * q;
-          if (2 * q + 2 < n) f.after[1] = 2 * q + 1;
-          f.after_extra_s = chunk * own_kids * reduce_s_per_byte_;
-        } else if (parent > 0) {
-          f.after[0] = parent - 1;  // down: once the parent has received it
-        }
-        wave.flows.push_back(f);
-        if (P > 1) {
-          if (paced) f.route = up ? t.up_paced[static_cast<std::size_t>(q)] : t.down_paced[static_cast<std::size_t>(q)];
-          f.bytes = bytes - first_chunk;
-          f.rounds = P - 1;
-          f.post_delay_s = (P - 2) * routes_.latency_s(f.route) + (P - 1) * f.round_extra_s;
-          rest.flows.push_back(f);
-        }
-      }
-      wave.tree_phase = phase;
-      wave.level = 0;
-      wave.dataflow = true;
-      stages.push_back(std::move(wave));
-      if (P > 1) {
-        rest.tree_phase = phase;
-        // Channels that share a bottleneck lock into phase: their flows then share links round
-        // by round, each round paying its latency (post delays as set above). Otherwise each
-        // channel is paced at its own round.
-        if (paced) {
-          const auto round = tree_round(t, split_piece(bytes, P, 1));
-          pace(rest, up ? round.first : round.second);
-        }
-        stages.push_back(std::move(rest));
-      }
-    }
+    stages = tree_stages(op, c, bytes);
   } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
     std::vector<std::int64_t> intra_chunks;
     for (int j = 0; j < dpn; ++j) intra_chunks.push_back(split_piece(bytes, dpn, j));
     RingFamily intra;
+    intra.mech = &mech(op);
+    intra.step_factor = ring_loops(*intra.mech, intra_chunks) * std::max(1, intra.mech->slices);
     if (dpn > 1) {
       const auto& ir = intra_rings(c, op.channels);
       intra.n = intra.period = dpn;
@@ -587,6 +353,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
       const auto& nr = node_rings();
       const int shift = local_shift(c, op.channels);
       RingFamily inter;
+      inter.mech = intra.mech;
       inter.n = nodes;
       inter.period = fold_.period_nodes;
       for (int l = 0; l < dpn; ++l) {
@@ -597,6 +364,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
         inter.chunks.push_back(std::move(ch));
         inter.routes.push_back(&nr.routes[static_cast<std::size_t>(l)]);
       }
+      inter.step_factor = ring_loops(*inter.mech, inter.chunks.front()) * std::max(1, inter.mech->slices);
       for (auto& s : ring_family_stages(inter)) stages.push_back(std::move(s));
     }
     if (dpn > 1) {
@@ -608,7 +376,8 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
     const auto& wr = world_ring(c, op.channels);
     const bool reduce = op.kind == OpKind::reduce;
     const int period = static_cast<int>(wr.routes.size());
-    const int P = pipeline_chunks(bytes);
+    const auto& m = mech(op);
+    const int P = m.chunks(bytes);
     const std::int64_t first_chunk = split_piece(bytes, P, 0);
     const double round_extra = reduce ? static_cast<double>(bytes) / P * reduce_s_per_byte_ : 0.0;
     const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];
@@ -628,6 +397,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
       f.round_extra_s = round_extra;
       f.post_delay_s = round_extra;
       f.group = mod(first + h, wave_period);
+      apply_protocol(f, m, 1);
       wave.flows.push_back(f);
     }
     stages.push_back(std::move(wave));
@@ -645,6 +415,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
         f.round_extra_s = round_extra;
         f.post_delay_s = (P - 2) * routes_.latency_s(f.route) + (P - 1) * round_extra;
         f.group = p;
+        apply_protocol(f, m, 1);
         rest.flows.push_back(f);
       }
       stages.push_back(std::move(rest));
@@ -656,6 +427,8 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
     fam.n = n;
     fam.period = static_cast<int>(wr.routes.size());
     fam.chunks.push_back(world_chunks(op, c, wr));
+    fam.mech = &mech(op);
+    fam.step_factor = ring_loops(*fam.mech, fam.chunks.back()) * std::max(1, fam.mech->slices);
     fam.routes.push_back(&wr.routes);
     fam.reduce_scatter = op.kind != OpKind::allgather;
     fam.allgather = op.kind != OpKind::reduce_scatter;
@@ -702,30 +475,7 @@ void Model::merge_rank_ends(const PlanOp& op, int c, const std::vector<Stage>& s
     }
     return;
   }
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
-    // A rank is done once the last chunk has reached it and it has passed it on to its
-    // children: the down wave's arrival times, then the other P-1 chunks (the down phase's
-    // last stage).
-    const auto& t = tree(op.stream, c, op.channels);
-    double wave_start = run.start_s, rest_s = 0;
-    std::vector<double> arrival(static_cast<std::size_t>(n), 0.0);  // per position, from wave_start
-    for (std::size_t k = 0; k < stages.size(); ++k) {
-      const double begin = k == 0 ? run.start_s : run.stage_end_s[k - 1];
-      if (stages[k].tree_phase != 2) continue;
-      if (stages[k].level < 0) {
-        rest_s = run.stage_end_s[k] - begin;
-      } else {
-        wave_start = begin;
-        for (int q = 1; q < n; ++q) arrival[static_cast<std::size_t>(q)] = run.round_s[k][static_cast<std::size_t>(q - 1)];
-      }
-    }
-    for (int q = 0; q < n; ++q) {
-      double through = arrival[static_cast<std::size_t>(q)];
-      for (int k = 2 * q + 1; k <= 2 * q + 2 && k < n; ++k) through = std::max(through, arrival[static_cast<std::size_t>(k)]);
-      merge(t.order[static_cast<std::size_t>(q)], wave_start + through + rest_s);
-    }
-    return;
-  }
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) return merge_tree_ends(op, c, stages, run, end_s);
   for (int r = 0; r < n; ++r) merge(r, end);
 }
 
@@ -737,16 +487,8 @@ void Model::add_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& s
     sent[static_cast<std::size_t>(rank)] += s;
     received[static_cast<std::size_t>(rank)] += r;
   };
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
-    const auto& t = tree(op.stream, c, op.channels);
-    for (int q = 0; q < n; ++q) {
-      const std::int64_t kids = (2 * q + 1 < n ? 1 : 0) + (2 * q + 2 < n ? 1 : 0);
-      const std::int64_t parent = q > 0 ? 1 : 0;
-      // Up: to the parent, from each child; down: from the parent, to each child.
-      add(t.order[static_cast<std::size_t>(q)], (parent + kids) * bytes, (kids + parent) * bytes);
-    }
-    return;
-  }
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) return add_nvls_rank_bytes(op, bytes, sent, received);
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) return add_tree_rank_bytes(op, c, bytes, sent, received);
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
     const int dpn = cluster_.devices_per_node, nodes = cluster_.nodes;
     const int shift = local_shift(c, op.channels);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "collectives/collective_model.h"
 #include "core/plan.h"
 #include "sim/scalable_topology.h"
 
@@ -39,9 +40,14 @@ struct Flow {
   double round_extra_s = 0;   // reduction per round (pipelined stages: part of the round time)
   std::int32_t group = 0;     // waves: the edge's ring position (chains) or level (trees)
   double rate_cap_Bps = 0;    // paced flows: the most bytes/s the flow may take (0: no cap)
+  // The protocol (collectives/collective_model.h): each round waits at least this much beyond
+  // the route's latency (NCCL's per-hop synchronisation), and the flow's transfer lasts at least
+  // min_transfer_s (its payload at the channel's throughput cap).
+  double hop_extra_s = 0;
+  double min_transfer_s = 0;
   // Dataflow stages: the flows (indices in the stage) this one starts after, and the time its
   // source then spends (reducing) before sending, counted on the stage's critical path.
-  std::int32_t after[2] = {-1, -1};
+  std::int32_t after[3] = {-1, -1, -1};
   double after_extra_s = 0;
 };
 
@@ -113,6 +119,8 @@ class Model {
   void add_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent, std::vector<std::int64_t>& received);
 
   ModelStats& stats() { return stats_; }
+  // The op's protocol mechanics (cached).
+  const Mechanics& mech(const PlanOp& op);
 
  private:
   struct WorldRing {
@@ -122,15 +130,15 @@ class Model {
     // and folded onto one node their first chunks would meet on links they never share.
     std::vector<std::uint32_t> wave_routes;
   };
+  // NCCL's tree of one channel (collectives/shapes.h), by breadth-first position: position 0 is
+  // the root, a parent comes before its children. Routes are unfolded (a tree has no translation
+  // symmetry).
   struct Tree {
-    std::vector<int> order, pos;
-    std::vector<std::uint32_t> up, down;  // per position q >= 1: child->parent, parent->child
-    std::vector<std::uint32_t> up_paced, down_paced;  // the same, on routes with a pace link
-    std::vector<double> up_rate, down_rate;  // each edge's unweighted fair rate when all edges of the phase run
-    std::map<std::int64_t, std::pair<double, double>> round_s;  // chunk bytes -> (up, down) lockstep round
-    // Computed trees: each edge's rate among the edges of its wave level (up: by height, down:
-    // by depth), per position q >= 1 (index q-1).
-    std::vector<double> up_level_rate, down_level_rate;
+    std::vector<int> rank;                 // by position
+    std::vector<int> parent;               // by position; -1 for the root
+    std::vector<std::vector<int>> kids;    // by position
+    std::vector<std::uint32_t> up, down;   // by position q >= 1: q -> parent, parent -> q
+    std::vector<int> height, depth;        // by position: levels below it; levels above it
   };
   struct IntraRings {
     std::vector<std::vector<int>> rings;               // the local rings of the period's nodes
@@ -147,23 +155,34 @@ class Model {
     std::vector<const std::vector<std::uint32_t>*> routes;  // per ring, per position in [0, period)
     bool reduce_scatter = true;
     bool allgather = true;
+    const Mechanics* mech = nullptr;  // the op's protocol; each step repeats per loop and slice
+    int step_factor = 1;              // loops x slices
   };
+  // Turns a flow built for ideal collectives (payload bytes, `rounds` steps paying the route's
+  // latency) into one under the op's protocol: wire bytes, rounds x round_factor steps, each at
+  // least the hop's synchronisation latency, the transfer at least the payload at the cap.
+  void apply_protocol(Flow& f, const Mechanics& m, int round_factor) const;
+
+  // NVLS (scalable_nvls.cpp): every device of the period to and from its NVSwitch.
+  std::vector<Stage> nvls_stages(const PlanOp& op, std::int64_t bytes);
+  void add_nvls_rank_bytes(const PlanOp& op, std::int64_t bytes, std::vector<std::int64_t>& sent,
+                           std::vector<std::int64_t>& received);
 
   const WorldRing& world_ring(int channel, int channels);
-  const Tree& tree(std::uint32_t stream, int channel, int channels);
+  const Tree& tree(int channel, int channels);
   const IntraRings& intra_rings(int channel, int channels);
   const NodeRings& node_rings();
   std::vector<Stage> ring_family_stages(const RingFamily& family) const;
   std::vector<Stage> uneven_ring_stages(const RingFamily& family) const;
-  void pace(Stage& stage, double round_s) const;
-  std::pair<double, double> tree_round(Tree& tree, std::int64_t chunk_bytes);
-  // Whether the channels of a tree allreduce lock into phase (up, down): some channel's
-  // bottleneck link also carries another channel's flows.
-  std::pair<bool, bool> trees_in_phase(std::uint32_t stream, int channels);
-  std::vector<Stage> computed_tree_stages(const PlanOp& op, int channel, Tree& tree, std::int64_t bytes);
-  // Locked-in-phase trees: each channel's edge rates when all channels' edges of a phase share
-  // the links (per channel, per position q >= 1).
-  const std::vector<std::vector<double>>& joint_tree_rates(std::uint32_t stream, int channels, bool up);
+  // Trees (scalable_tree.cpp): the first chunk up as a dataflow, the other chunks up and down
+  // at once, the last chunk down as a dataflow; computed from fair rates beyond
+  // kMaxDataflowFlows edges.
+  std::vector<Stage> tree_stages(const PlanOp& op, int channel, std::int64_t bytes);
+  std::vector<Stage> computed_tree_stages(const PlanOp& op, const Tree& tree, std::int64_t bytes);
+  void merge_tree_ends(const PlanOp& op, int channel, const std::vector<Stage>& stages, const ChannelRun& run,
+                       std::vector<double>& end_s);
+  void add_tree_rank_bytes(const PlanOp& op, int channel, std::int64_t bytes, std::vector<std::int64_t>& sent,
+                           std::vector<std::int64_t>& received);
   std::vector<std::int64_t> world_chunks(const PlanOp& op, int channel, const WorldRing& wr) const;
   int local_shift(int channel, int channels) const;
 
@@ -175,11 +194,10 @@ class Model {
   RouteTable routes_;
   double reduce_s_per_byte_ = 0;
   std::map<std::pair<int, int>, WorldRing> world_rings_;
-  std::map<std::tuple<std::uint32_t, int, int>, Tree> trees_;
-  std::map<std::pair<std::uint32_t, int>, std::pair<bool, bool>> trees_in_phase_;
-  std::map<std::tuple<std::uint32_t, int, bool>, std::vector<std::vector<double>>> joint_rates_;
+  std::map<std::pair<int, int>, Tree> trees_;
   std::map<std::pair<int, int>, IntraRings> intra_;
   std::vector<NodeRings> node_rings_;  // zero or one
+  std::map<std::uint32_t, Mechanics> mech_;  // by op id
   ModelStats stats_;
 };
 

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "sim/chain_collectives.h"
 #include "sim/hierarchical_allreduce.h"
+#include "sim/nvls_allreduce.h"
 #include "sim/ring_allreduce.h"
 #include "sim/ring_scatter_gather.h"
 #include "sim/tree_allreduce.h"
@@ -15,6 +16,7 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
   static const RingAllreduce ring_allreduce;
   static const TreeAllreduce tree_allreduce;
   static const HierarchicalAllreduce hierarchical_allreduce;
+  static const NvlsAllreduce nvls_allreduce;
   static const RingReduceScatter reduce_scatter;
   static const RingAllgather allgather;
   static const RingReduce reduce;
@@ -28,6 +30,8 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
           return tree_allreduce;
         case Algorithm::hierarchical:
           return hierarchical_allreduce;
+        case Algorithm::nvls:
+          return nvls_allreduce;
         default:
           break;
       }

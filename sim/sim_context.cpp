@@ -1,10 +1,14 @@
 #include "sim/sim_context.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/ring_order.h"
+#include "collectives/nccl_topology.h"
+#include "sim/network.h"
+#include "collectives/shapes.h"
 
 namespace redsim {
 
@@ -47,6 +51,36 @@ const std::vector<int>& SimContext::ring(int channel, int channels) { return rin
 const std::vector<int>& SimContext::ring_position(int channel, int channels) {
   return ring_entry(channel, channels).second;
 }
+
+const TreeShape& SimContext::tree(int channel, int channels) {
+  auto key = std::make_pair(channel, channels);
+  auto it = trees_.find(key);
+  if (it == trees_.end()) it = trees_.emplace(key, tree_shape(cluster, channel, channels)).first;
+  return it->second;
+}
+
+const Mechanics& SimContext::mechanics(const PlanOp& op) {
+  auto it = mechanics_.find(op.id);
+  if (it == mechanics_.end()) it = mechanics_.emplace(op.id, mechanics_of(op, cluster, plan.world_size)).first;
+  return it->second;
+}
+
+void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, double started_s) {
+  const double hop = m.hop_latency(nccl::hop_hw(cluster, from, to));
+  if (hop <= 0 && m.channel_cap_Bps <= 0) return;  // ideal collectives: the network alone decides
+  auto key = std::make_pair(from, to);
+  auto it = route_latency_s_.find(key);
+  if (it == route_latency_s_.end())
+    it = route_latency_s_.emplace(key, route_latency_s(cluster, route_between(cluster, from, to, unfolded(cluster)))).first;
+  const double route = it->second;
+  const double elapsed = simgrid::s4u::Engine::get_clock() - started_s;
+  double transfer = std::max(0.0, elapsed - route);
+  if (m.channel_cap_Bps > 0) transfer = std::max(transfer, static_cast<double>(payload) / m.channel_cap_Bps);
+  const double want = std::max(hop, route) + transfer;
+  if (want > elapsed * (1 + 1e-12)) simgrid::s4u::this_actor::sleep_for(want - elapsed);
+}
+
+std::int64_t SimContext::wire_bytes(const Mechanics& m, std::int64_t payload) const { return redsim::wire_bytes(m, payload); }
 
 std::int64_t split_piece(std::int64_t total, int parts, int index) {
   return total / parts + (index < total % parts ? 1 : 0);

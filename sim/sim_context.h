@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "collectives/collective_model.h"
+#include "collectives/shapes.h"
 #include "core/plan.h"
 #include "sim/platform.h"
 
@@ -32,9 +34,22 @@ struct SimContext {
   // Ring order of a channel and each rank's position in it (cached).
   const std::vector<int>& ring(int channel, int channels);
   const std::vector<int>& ring_position(int channel, int channels);
+  // Channel c's tree (collectives/shapes.h), cached.
+  const TreeShape& tree(int channel, int channels);
+  // How the op's protocol moves bytes (collectives/collective_model.h), cached per op.
+  const Mechanics& mechanics(const PlanOp& op);
+  // Makes a step that moved `payload` bytes from `from` to `to` last as long as the protocol
+  // says: at least its hop's synchronisation latency plus the payload at the channel's cap.
+  // `started_s` is when the step's transfers began.
+  void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, double started_s);
+  // Bytes on the wire for `payload` bytes of an op (LL doubles them, LL128 adds 1/15).
+  std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) const;
 
  private:
   double reduce_s_per_byte_ = 0;
+  std::unordered_map<std::uint32_t, Mechanics> mechanics_;
+  std::map<std::pair<int, int>, double> route_latency_s_;
+  std::map<std::pair<int, int>, TreeShape> trees_;
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::map<std::pair<int, int>, std::pair<std::vector<int>, std::vector<int>>> rings_;
   const std::pair<std::vector<int>, std::vector<int>>& ring_entry(int channel, int channels);

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "sim/child_process.h"
-#include "core/pipeline.h"
+#include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
 #include "sim/sim_collective.h"
 #include "sim/sim_context.h"
@@ -45,20 +45,27 @@ std::int64_t estimated_exact_transfers(const Plan& plan, const ClusterSpec& clus
   std::int64_t total = 0;
   for (const auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
-    const std::int64_t chunks = pipeline_chunks(split_piece(op.bytes, op.channels, 0));
+    const auto mech = mechanics_of(op, cluster, plan.world_size);
+    const std::int64_t channel_bytes = split_piece(op.bytes, op.channels, 0);
+    const std::int64_t chunks = mech.chunks(channel_bytes);
+    // Ring steps repeat per loop and slice (collectives/collective_model.h).
+    const std::int64_t ring_rounds =
+        ring_loops(mech, {channel_bytes / std::max<std::int64_t>(1, n)}) * std::max(1, mech.slices);
     std::int64_t per_channel = 0;
     switch (op.kind) {
       case OpKind::allreduce:
         if (op.algorithm == Algorithm::tree)
           per_channel = 2 * (n - 1) * chunks;
         else if (op.algorithm == Algorithm::hierarchical)
-          per_channel = 2 * (d - 1) * d * m + 2 * (m - 1) * m * d;
+          per_channel = (2 * (d - 1) * d * m + 2 * (m - 1) * m * d) * ring_rounds;
+        else if (op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree)
+          per_channel = 2 * n * chunks;
         else
-          per_channel = 2 * (n - 1) * n;
+          per_channel = 2 * (n - 1) * n * ring_rounds;
         break;
       case OpKind::reduce_scatter:
       case OpKind::allgather:
-        per_channel = (n - 1) * n;
+        per_channel = (n - 1) * n * ring_rounds;
         break;
       default:  // reduce, broadcast: a pipelined chain
         per_channel = (n - 1) * chunks;
@@ -156,10 +163,12 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       if (op_kind_is_collective(op.kind)) {
         if (barriers[id]) barriers[id]->wait();
         t.start_s = sg4::Engine::get_clock();
-        if (const double launch_s = cluster.launch_us(op.kind) * 1e-6; launch_s > 0) sg4::this_actor::sleep_for(launch_s);
+        const auto& mech = ctx.mechanics(op);
+        // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
+        if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
         auto tally = sim_collective_for(op).run(op, rank, ctx);
-        t.bytes_sent = tally.bytes_sent;
-        t.bytes_received = tally.bytes_received;
+        t.bytes_sent = ctx.wire_bytes(mech, tally.bytes_sent);
+        t.bytes_received = ctx.wire_bytes(mech, tally.bytes_received);
       } else {
         t.start_s = t.ready_s;
         if (op.duration_s > 0) sg4::this_actor::execute(op.duration_s * SimPlatform::kHostSpeedFlops);

@@ -4,92 +4,122 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "core/pipeline.h"
-#include "sim/ring_order.h"
+#include "collectives/shapes.h"
 #include "sim/ring_pass.h"
 
 namespace redsim {
 namespace sg4 = simgrid::s4u;
 namespace {
 char g_payload;
-}  // namespace
 
-std::vector<int> tree_order(const ClusterSpec& cluster, int channel, int channels) {
-  auto order = ring_order(cluster, channel, channels);
-  if (channel % 2 == 1) std::reverse(order.begin(), order.end());
-  return order;
+// Each child slot of a parent has its own mailbox, so one fast child cannot take another's turn.
+int up_phase(int slot) { return static_cast<int>(MailPhase::tree_up) + 4 + slot; }
+
+struct Node {
+  int parent = -1;
+  int slot = 0;  // this rank's index among its parent's children
+  std::vector<int> children;
+};
+
+Node node_of(const TreeShape& t, int rank) {
+  Node n;
+  n.parent = t.parent[static_cast<std::size_t>(rank)];
+  n.children = t.children[static_cast<std::size_t>(rank)];
+  if (n.parent >= 0) {
+    const auto& sib = t.children[static_cast<std::size_t>(n.parent)];
+    n.slot = static_cast<int>(std::find(sib.begin(), sib.end(), rank) - sib.begin());
+  }
+  return n;
 }
+
+// Up: round r receives chunk r from every child and forwards chunk r-1 (leaves send chunk r).
+// The root hands each reduced chunk to the way down.
+void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t bytes, int chunks, SimContext& ctx,
+            const sg4::SemaphorePtr& reduced, TransferTally& t) {
+  const auto& m = ctx.mechanics(op);
+  const bool kids = !nd.children.empty(), up = nd.parent >= 0;
+  const int rounds = chunks + (kids && up ? 1 : 0);
+  std::vector<void*> got(nd.children.size());
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<sg4::CommPtr> pending;
+    const double started = sg4::Engine::get_clock();
+    std::int64_t received = 0, sent = 0;
+    if (r < chunks)
+      for (std::size_t k = 0; k < nd.children.size(); ++k) {
+        pending.push_back(ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank)->get_async(&got[k]));
+        received += split_piece(bytes, chunks, r);
+      }
+    const int send_chunk = kids ? r - 1 : r;
+    if (up && send_chunk >= 0 && send_chunk < chunks) {
+      sent = split_piece(bytes, chunks, send_chunk);
+      pending.push_back(ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent)
+                            ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
+    }
+    sg4::Comm::wait_all(pending);
+    if (sent > 0) ctx.pace_step(m, rank, nd.parent, sent, started);
+    t.bytes_sent += sent;
+    t.bytes_received += received;
+    ctx.charge_reduction(received);
+    if (!up && r < chunks) reduced->release();
+  }
+}
+
+// Down: round r receives chunk r from the parent and forwards chunk r-1 to the children (the
+// root sends chunk r once it is reduced).
+void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t bytes, int chunks, SimContext& ctx,
+              const sg4::SemaphorePtr& reduced, TransferTally& t) {
+  const auto& m = ctx.mechanics(op);
+  const bool kids = !nd.children.empty(), up = nd.parent >= 0;
+  const int rounds = chunks + (kids && up ? 1 : 0);
+  void* got = nullptr;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<sg4::CommPtr> pending;
+    const int send_chunk = up ? r - 1 : r;
+    if (!up) reduced->acquire();
+    const double started = sg4::Engine::get_clock();
+    std::int64_t sent = 0;
+    if (up && r < chunks) {
+      pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), rank)->get_async(&got));
+      t.bytes_received += split_piece(bytes, chunks, r);
+    }
+    if (send_chunk >= 0 && send_chunk < chunks)
+      for (int child : nd.children) {
+        sent = split_piece(bytes, chunks, send_chunk);
+        pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), child)
+                              ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
+        t.bytes_sent += sent;
+      }
+    sg4::Comm::wait_all(pending);
+    if (sent > 0) ctx.pace_step(m, rank, nd.children.front(), sent, started);
+  }
+}
+
+}  // namespace
 
 void TreeAllreduce::add_pairs(const PlanOp& op, const ClusterSpec& cluster, RankPairs& pairs) const {
   for (int c = 0; c < op.channels; ++c) {
-    auto order = tree_order(cluster, c, op.channels);
-    for (std::size_t p = 1; p < order.size(); ++p) {
-      pairs.emplace(order[p], order[(p - 1) / 2]);
-      pairs.emplace(order[(p - 1) / 2], order[p]);
-    }
+    const auto t = tree_shape(cluster, c, op.channels);
+    for (int r = 0; r < cluster.world_size(); ++r)
+      if (const int p = t.parent[static_cast<std::size_t>(r)]; p >= 0) {
+        pairs.emplace(r, p);
+        pairs.emplace(p, r);
+      }
   }
 }
 
 TransferTally TreeAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) const {
-  const int n = ctx.plan.world_size;
-  if (n < 2) return {};
+  if (ctx.plan.world_size < 2) return {};
   return run_channels(rank, op.channels, [&](int c) {
-    const auto order = tree_order(ctx.cluster, c, op.channels);
-    const auto pos = static_cast<std::size_t>(std::find(order.begin(), order.end(), rank) - order.begin());
-    const bool has_parent = pos > 0;
-    const int parent = has_parent ? order[(pos - 1) / 2] : -1;
-    std::vector<int> children;
-    for (std::size_t k = 2 * pos + 1; k <= 2 * pos + 2 && k < order.size(); ++k) children.push_back(order[k]);
-    // Left and right children send into different mailboxes, so one fast child cannot take
-    // the other's turn.
-    auto up_phase = [](std::size_t child_pos) {
-      return static_cast<int>(child_pos % 2 == 1 ? MailPhase::tree_up : MailPhase::tree_up_right);
-    };
+    const Node nd = node_of(ctx.tree(c, op.channels), rank);
     const std::int64_t bytes = split_piece(op.bytes, op.channels, c);
-    const int chunks = pipeline_chunks(bytes);
-    TransferTally t;
-    std::vector<void*> got(2);
-
-    // Up: round r receives chunk r from every child and forwards chunk r-1 (leaves send chunk r).
-    const int up_rounds = chunks + (!children.empty() && has_parent ? 1 : 0);
-    for (int r = 0; r < up_rounds; ++r) {
-      std::vector<sg4::CommPtr> pending;
-      std::int64_t received = 0;
-      if (r < chunks)
-        for (std::size_t k = 0; k < children.size(); ++k) {
-          pending.push_back(ctx.mailbox(op.stream, c, up_phase(2 * pos + 1 + k), rank)->get_async(&got[k]));
-          received += split_piece(bytes, chunks, r);
-        }
-      const int send_chunk = children.empty() ? r : r - 1;
-      if (has_parent && send_chunk >= 0 && send_chunk < chunks) {
-        const auto b = split_piece(bytes, chunks, send_chunk);
-        pending.push_back(ctx.mailbox(op.stream, c, up_phase(pos), parent)->put_async(&g_payload, static_cast<std::uint64_t>(b)));
-        t.bytes_sent += b;
-      }
-      sg4::Comm::wait_all(pending);
-      t.bytes_received += received;
-      ctx.charge_reduction(received);
-    }
-    // Down: round r receives chunk r from the parent and forwards chunk r-1 to the children
-    // (the root sends chunk r).
-    const int down_rounds = chunks + (!children.empty() && has_parent ? 1 : 0);
-    for (int r = 0; r < down_rounds; ++r) {
-      std::vector<sg4::CommPtr> pending;
-      if (has_parent && r < chunks) {
-        pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), rank)->get_async(&got[0]));
-        t.bytes_received += split_piece(bytes, chunks, r);
-      }
-      const int send_chunk = has_parent ? r - 1 : r;
-      if (send_chunk >= 0 && send_chunk < chunks)
-        for (int child : children) {
-          const auto b = split_piece(bytes, chunks, send_chunk);
-          pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), child)
-                                ->put_async(&g_payload, static_cast<std::uint64_t>(b)));
-          t.bytes_sent += b;
-        }
-      sg4::Comm::wait_all(pending);
-    }
-    return t;
+    const int chunks = ctx.mechanics(op).chunks(bytes);
+    auto reduced = sg4::Semaphore::create(0);
+    TransferTally up, down;
+    auto helper = sg4::Actor::create("r" + std::to_string(rank) + "ch" + std::to_string(c) + "down", sg4::this_actor::get_host(),
+                                     [&] { run_down(op, rank, c, nd, bytes, chunks, ctx, reduced, down); });
+    run_up(op, rank, c, nd, bytes, chunks, ctx, reduced, up);
+    helper->join();
+    return TransferTally{up.bytes_sent + down.bytes_sent, up.bytes_received + down.bytes_received};
   });
 }
 

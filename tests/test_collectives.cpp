@@ -86,6 +86,18 @@ TEST_CASE("tree allreduce on a full binary tree: 2D(a + 2S/B)", "[sim][collectiv
   }
 }
 
+TEST_CASE("tree allreduce pipelines its ways up and down at once", "[sim][collectives][tree]") {
+  // As NCCL's TreeUpDown: 15 ranks on a star (depth 3), 32 chunks of c. The first chunk climbs
+  // 3 levels (a + 2c/B: two children share a parent's link), the other 31 move up and down
+  // together, a round limited by an inner node's link carrying one chunk to its parent and one
+  // to each child (a + 3c/B), and the last chunk descends 3 levels (a + 2c/B).
+  const int n = 15, P = 32, D = 3;
+  const double c = static_cast<double>(kPipelineChunkBytes);
+  auto tl = simulate(testing::single_collective_plan(n, OpKind::allreduce, Algorithm::tree, P * kPipelineChunkBytes, 1),
+                     testing::ideal_star(n, B, alpha));
+  CHECK(end_of(tl) == Approx(2 * D * (alpha + 2 * c / B) + (P - 1) * (alpha + 3 * c / B)).epsilon(0.01));
+}
+
 TEST_CASE("hierarchical allreduce costs the sum of its three phases", "[sim][collectives][hierarchical]") {
   const double Bi = 4e10, ai = 2e-6, Be = 5e9, ae = 6e-6;
   const std::int64_t S = 96'000'000;

@@ -1,0 +1,210 @@
+// redsim collective: a simulated nccl-tests. One collective (or all five) over a size sweep on a
+// cluster file, printed with nccl-tests' columns and bus-bandwidth factors, plus the algorithm,
+// protocol and channel count the collective model chose at each size.
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "collectives/cluster_subset.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "sim/collective_sweep.h"
+
+namespace redsim::cli {
+namespace {
+
+struct CollectiveOptions {
+  std::string cluster_file;
+  std::string op = "allreduce";
+  std::string ops;
+  std::string min_bytes = "32M", max_bytes = "32M", step_bytes = "1M";
+  double step_factor = 1;
+  std::string datatype = "float";
+  std::string redop = "sum";
+  int root = 0;
+  int gpus = 1;
+  int ranks = 0;
+  std::string algorithm = "auto", protocol = "auto", channels = "auto";
+  std::string fidelity = "auto";
+  std::string json_file;
+};
+
+// nccl-tests' sizes: a number with an optional K, M or G suffix (powers of 1024).
+std::int64_t parse_size(const std::string& text, const char* flag) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  for (auto& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
+  const double bytes = v * mult;
+  if (used == 0 || mult < 0 || !(bytes >= 1) || bytes > 1099511627776.0)
+    throw InputError("", "", std::string(flag) + ": expected a size in bytes with an optional K, M or G suffix (1 B .. 1 TiB), got \"" +
+                                 text + "\"");
+  return static_cast<std::int64_t>(bytes);
+}
+
+OpKind parse_op(const std::string& name) {
+  for (OpKind k : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce})
+    if (name == op_kind_name(k)) return k;
+  throw InputError("", "", "--op: expected allreduce|reduce_scatter|allgather|broadcast|reduce, got \"" + name + "\"");
+}
+
+std::vector<OpKind> parse_ops(const CollectiveOptions& o) {
+  if (o.ops.empty()) return {parse_op(o.op)};
+  if (o.ops == "all") return {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce};
+  std::vector<OpKind> out;
+  std::size_t start = 0;
+  while (start <= o.ops.size()) {
+    const auto comma = o.ops.find(',', start);
+    out.push_back(parse_op(o.ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+SweepOptions sweep_options(const CollectiveOptions& o) {
+  SweepOptions s;
+  s.ops = parse_ops(o);
+  s.min_bytes = parse_size(o.min_bytes, "-b");
+  s.max_bytes = parse_size(o.max_bytes, "-e");
+  s.step_bytes = parse_size(o.step_bytes, "-i");
+  s.step_factor = o.step_factor;
+  if (o.datatype == "float" || o.datatype == "fp32") s.dtype = DType::fp32;
+  else if (o.datatype == "half" || o.datatype == "fp16") s.dtype = DType::fp16;
+  else if (o.datatype == "bfloat16" || o.datatype == "bf16") s.dtype = DType::bf16;
+  else throw InputError("", "", "-d: expected float|half|bfloat16, got \"" + o.datatype + "\"");
+  auto r = parse_reduce_op(o.redop);
+  if (!r) throw InputError("", "", "-o: expected sum|prod|max|min|avg, got \"" + o.redop + "\"");
+  s.redop = *r;
+  s.root = o.root;
+  s.gpus_per_process = o.gpus;
+  if (o.algorithm != "auto") {
+    s.request.algorithm = parse_algorithm(o.algorithm);
+    if (!s.request.algorithm) throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|hierarchical, got \"" + o.algorithm + "\"");
+  }
+  if (o.protocol != "auto") {
+    s.request.protocol = parse_protocol(o.protocol);
+    if (!s.request.protocol) throw InputError("", "", "--protocol: expected auto|ll|ll128|simple, got \"" + o.protocol + "\"");
+  }
+  if (o.channels != "auto") {
+    std::size_t used = 0;
+    int c = 0;
+    try {
+      c = std::stoi(o.channels, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != o.channels.size() || c < 1 || c > 64)
+      throw InputError("", "", "--channels: expected auto or 1 to 64, got \"" + o.channels + "\"");
+    s.request.channels = c;
+  }
+  s.fidelity = parse_fidelity(o.fidelity);
+  return s;
+}
+
+const char* nccl_type(DType t) { return t == DType::fp16 ? "half" : t == DType::bf16 ? "bfloat16" : "float"; }
+
+void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOptions& s, double& sum_busbw, int& count) {
+  std::cout << "#\n# " << op_kind_name(kind) << " (simulated)\n";
+  std::cout << "#       size         count      type   redop    root     time   algbw   busbw #wrong   algorithm protocol channels\n";
+  std::cout << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  for (const auto& r : rows) {
+    if (r.kind != kind) continue;
+    char line[256];
+    const bool reducing = kind != OpKind::allgather && kind != OpKind::broadcast;
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7.*f  %6.2f  %6.2f  %5s   %9s %8s %8d\n",
+                  static_cast<long long>(r.size_bytes), static_cast<long long>(r.count), nccl_type(s.dtype),
+                  reducing ? std::string(reduce_op_name(s.redop)).c_str() : "none", r.root, r.time_us < 100 ? 2 : r.time_us < 10000 ? 1 : 0,
+                  r.time_us, r.algbw_GBps, r.busbw_GBps, "N/A", std::string(algorithm_name(r.algorithm)).c_str(),
+                  r.protocol ? std::string(protocol_name(*r.protocol)).c_str() : "-", r.channels);
+    std::cout << line;
+    sum_busbw += r.busbw_GBps;
+    ++count;
+  }
+}
+
+nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& s) {
+  auto arr = nlohmann::json::array();
+  for (const auto& r : rows)
+    arr.push_back({{"op", op_kind_name(r.kind)},
+                   {"size_bytes", r.size_bytes},
+                   {"count", r.count},
+                   {"type", nccl_type(s.dtype)},
+                   {"redop", reduce_op_name(s.redop)},
+                   {"root", r.root},
+                   {"time_us", r.time_us},
+                   {"algbw_GBps", r.algbw_GBps},
+                   {"busbw_GBps", r.busbw_GBps},
+                   {"algorithm", algorithm_name(r.algorithm)},
+                   {"protocol", r.protocol ? nlohmann::json(protocol_name(*r.protocol)) : nlohmann::json(nullptr)},
+                   {"channels", r.channels}});
+  return arr;
+}
+
+void run_collective(const CollectiveOptions& o) {
+  const auto full = load_cluster(o.cluster_file);
+  const auto s = sweep_options(o);
+  const auto cluster = cluster_subset(full, o.ranks > 0 ? o.ranks : full.world_size());
+  Fidelity used = Fidelity::exact;
+  const auto rows = collective_sweep(cluster, s, &used);
+  std::cout << "# redsim collective: simulated nccl-tests on " << cluster.name << ", " << cluster.world_size() << " ranks ("
+            << cluster.nodes << " x " << cluster.devices_per_node << "), "
+            << (cluster.library == CollectiveLibrary::nccl ? "NCCL 2.18 collective model" : "ideal collectives") << ", "
+            << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << "\n";
+  double sum = 0;
+  int count = 0;
+  for (OpKind kind : s.ops) print_table(rows, kind, s, sum, count);
+  std::cout << "# Avg bus bandwidth    : " << (count > 0 ? sum / count : 0.0) << "\n#\n";
+  if (!o.json_file.empty()) {
+    nlohmann::json j = {{"format", "redsim-collective"},
+                        {"version", 1},
+                        {"cluster", {{"file", o.cluster_file}, {"name", cluster.name}, {"ranks", cluster.world_size()}}},
+                        {"fidelity", fidelity_name(used)},
+                        {"gpus_per_process", s.gpus_per_process},
+                        {"rows", rows_json(rows, s)}};
+    write_file_atomically(o.json_file, j.dump(1) + "\n");
+    std::cout << "json: " << o.json_file << "\n";
+  }
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+  auto o = std::make_shared<CollectiveOptions>();
+  auto* cmd = app.add_subcommand("collective", "a simulated nccl-tests: one collective over a size sweep on a cluster");
+  cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
+  cmd->add_option("--op", o->op, "allreduce|reduce_scatter|allgather|broadcast|reduce")->capture_default_str();
+  cmd->add_option("--ops", o->ops, "several collectives, comma-separated, or all (the five)");
+  cmd->add_option("-b,--minbytes", o->min_bytes, "smallest size, bytes (K, M, G suffixes: powers of 1024), as nccl-tests")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", o->max_bytes, "largest size, bytes (K, M, G suffixes)")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", o->step_factor, "multiply the size by this between rows (1: add -i)")->capture_default_str();
+  cmd->add_option("-i,--stepbytes", o->step_bytes, "add this many bytes between rows when -f is 1")->capture_default_str();
+  cmd->add_option("-d,--datatype", o->datatype, "float|half|bfloat16")->capture_default_str();
+  cmd->add_option("-o,--redop", o->redop, "reduction: sum|prod|max|min|avg")->capture_default_str();
+  cmd->add_option("-r,--root", o->root, "root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("-g,--ngpus", o->gpus,
+                  "devices one process drives (nccl-tests' -g): an iteration lasts at least this many launches "
+                  "(collective_launch_us each), as one thread launches them in turn")
+      ->capture_default_str();
+  cmd->add_option("--ranks", o->ranks, "simulate the first N ranks only: up to one node's devices, or whole nodes");
+  cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical (NCCL_ALGO)")
+      ->capture_default_str();
+  cmd->add_option("--protocol", o->protocol, "auto|ll|ll128|simple (NCCL_PROTO)")->capture_default_str();
+  cmd->add_option("--channels", o->channels, "auto or 1-64 (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)")->capture_default_str();
+  cmd->add_option("--fidelity", o->fidelity, "exact|scalable|auto")->capture_default_str();
+  cmd->add_option("--json", o->json_file, "also write the rows as JSON here");
+  cmd->callback([o] { run_collective(*o); });
+}
+
+}  // namespace redsim::cli

@@ -1,0 +1,49 @@
+#include "collectives/cluster_subset.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+// Part of one node: the first `d` devices, with the PCIe switches, sockets and NICs that serve them.
+ClusterSpec part_of_node(const ClusterSpec& c, int d) {
+  ClusterSpec s = c;
+  s.nodes = 1;
+  s.devices_per_node = d;
+  auto& in = s.intra;
+  if (in.devices_per_pcie_switch >= d) in.devices_per_pcie_switch = 0;
+  if (in.devices_per_pcie_switch > 0 && d % in.devices_per_pcie_switch != 0) in.devices_per_pcie_switch = 0;
+  const int switches = s.pcie_switches_per_node();
+  in.sockets = switches % c.intra.sockets == 0 ? std::min(c.intra.sockets, switches) : 1;
+  if (in.fabric == IntraFabric::nvlink) {
+    in.nvlinks.resize(static_cast<std::size_t>(d));
+    for (auto& row : in.nvlinks) row.resize(static_cast<std::size_t>(d));
+  }
+  if (d <= 2) in.nvls = false;  // NCCL turns NVLS off with 2 devices or fewer
+  s.inter.nics_per_node = std::max(1, c.inter.nics_per_node * d / c.devices_per_node);
+  s.name = c.name + " (" + std::to_string(d) + " of " + std::to_string(c.devices_per_node) + " devices)";
+  return s;
+}
+
+}  // namespace
+
+ClusterSpec cluster_subset(const ClusterSpec& c, int ranks) {
+  const int d = c.devices_per_node, world = c.world_size();
+  if (ranks == world) return c;
+  if (ranks < 1 || ranks > world)
+    throw InputError("", "", "--ranks: expected 1 to " + std::to_string(world) + " (the cluster's ranks), got " + std::to_string(ranks));
+  if (ranks < d) return part_of_node(c, ranks);
+  if (ranks % d != 0)
+    throw InputError("", "", "--ranks: expected at most one node's " + std::to_string(d) + " devices or a multiple of " +
+                                 std::to_string(d) + " (whole nodes), got " + std::to_string(ranks));
+  ClusterSpec s = c;
+  s.nodes = ranks / d;
+  if (s.inter.topology == InterTopology::fat_tree) s.inter.nodes_per_leaf = std::min(s.inter.nodes_per_leaf, s.nodes);
+  s.name = c.name + " (" + std::to_string(s.nodes) + " of " + std::to_string(c.nodes) + " nodes)";
+  return s;
+}
+
+}  // namespace redsim

@@ -1,0 +1,12 @@
+// A cluster restricted to its first N ranks, as `redsim collective --ranks N` (and nccl-tests
+// run on part of a machine) uses it: N devices of one node, or N / devices_per_node whole nodes.
+#pragma once
+#include "core/cluster.h"
+
+namespace redsim {
+
+// Throws InputError when N is neither at most one node's devices nor a whole number of nodes
+// the cluster has.
+ClusterSpec cluster_subset(const ClusterSpec& cluster, int ranks);
+
+}  // namespace redsim

@@ -1,0 +1,71 @@
+#include "collectives/shapes.h"
+
+#include <deque>
+
+#include "collectives/nccl_topology.h"
+
+namespace redsim {
+namespace {
+
+// The devices of a node in channel c's order.
+std::vector<int> local_order(const ClusterSpec& cluster, int channel, int channels) {
+  const int dpn = cluster.devices_per_node;
+  std::vector<int> base(static_cast<std::size_t>(dpn));
+  for (int i = 0; i < dpn; ++i) base[static_cast<std::size_t>(i)] = i;
+  if (cluster.intra.fabric == IntraFabric::nvlink && dpn > 1) {
+    const auto rings = nccl::topology_of(cluster).rings;
+    if (!rings.empty()) base = rings[static_cast<std::size_t>(channel) % rings.size()];
+  }
+  const int shift = channels > 0 ? (channel * dpn / channels) % dpn : 0;
+  std::vector<int> order;
+  for (int i = 0; i < dpn; ++i) order.push_back(base[static_cast<std::size_t>((i + shift) % dpn)]);
+  return order;
+}
+
+}  // namespace
+
+std::vector<int> ring_order(const ClusterSpec& cluster, int channel, int channels) {
+  const int dpn = cluster.devices_per_node;
+  const auto local = local_order(cluster, channel, channels);
+  std::vector<int> order;
+  order.reserve(static_cast<std::size_t>(cluster.world_size()));
+  for (int n = 0; n < cluster.nodes; ++n)
+    for (int l : local) order.push_back(n * dpn + l);
+  return order;
+}
+
+TreeShape tree_shape(const ClusterSpec& cluster, int channel, int channels) {
+  const int dpn = cluster.devices_per_node, nodes = cluster.nodes, world = cluster.world_size();
+  const auto local = local_order(cluster, channel, channels);
+  // Heap over the nodes, mirrored on odd channels.
+  auto node_at = [&](int q) { return channel % 2 == 1 ? nodes - 1 - q : q; };
+  auto head = [&](int node) { return node * dpn + local.front(); };
+  TreeShape t;
+  t.parent.assign(static_cast<std::size_t>(world), -1);
+  t.children.assign(static_cast<std::size_t>(world), {});
+  for (int q = 0; q < nodes; ++q) {
+    const int node = node_at(q);
+    for (int i = 1; i < dpn; ++i) {  // the chain inside the node
+      const int r = node * dpn + local[static_cast<std::size_t>(i)];
+      const int p = node * dpn + local[static_cast<std::size_t>(i - 1)];
+      t.parent[static_cast<std::size_t>(r)] = p;
+      t.children[static_cast<std::size_t>(p)].push_back(r);
+    }
+    if (q > 0) {
+      const int p = head(node_at((q - 1) / 2));
+      t.parent[static_cast<std::size_t>(head(node))] = p;
+      t.children[static_cast<std::size_t>(p)].push_back(head(node));
+    }
+  }
+  t.root = head(node_at(0));
+  std::deque<int> todo{t.root};
+  while (!todo.empty()) {
+    const int r = todo.front();
+    todo.pop_front();
+    t.order.push_back(r);
+    for (int k : t.children[static_cast<std::size_t>(r)]) todo.push_back(k);
+  }
+  return t;
+}
+
+}  // namespace redsim

@@ -1,0 +1,54 @@
+#include "sim/nvls_allreduce.h"
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/network.h"
+#include "sim/ring_pass.h"
+
+namespace redsim {
+namespace sg4 = simgrid::s4u;
+
+void NvlsAllreduce::add_pairs(const PlanOp&, const ClusterSpec& cluster, RankPairs& pairs) const {
+  for (int r = 0; r < cluster.world_size(); ++r) {
+    const int sw = switch_endpoint(cluster, cluster.node_of(r));
+    pairs.emplace(r, sw);
+    pairs.emplace(sw, r);
+  }
+}
+
+TransferTally NvlsAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) const {
+  const auto& c = ctx.cluster;
+  if (c.devices_per_node < 2) return {};
+  const int heads = c.devices_per_node, head = c.local_of(rank);
+  auto* me = ctx.platform.hosts[static_cast<std::size_t>(rank)];
+  auto* sw = ctx.platform.hosts[static_cast<std::size_t>(switch_endpoint(c, c.node_of(rank)))];
+  const auto& m = ctx.mechanics(op);
+  return run_channels(rank, op.channels, [&](int ch) {
+    const std::int64_t bytes = split_piece(op.bytes, op.channels, ch);
+    const int loops = nvls_loops(m, bytes, heads);
+    TransferTally t;
+    // Step k: loop k's reduce-scatter beside loop k-1's allgather.
+    for (int k = 0; k <= loops; ++k) {
+      std::int64_t up = 0, down = 0;
+      if (k < loops) {
+        const auto slice = nvls_slice(bytes, loops, k);
+        up += slice;
+        down += nvls_piece(slice, heads, head);
+      }
+      if (k > 0) {
+        const auto slice = nvls_slice(bytes, loops, k - 1);
+        up += nvls_piece(slice, heads, head);
+        down += slice;
+      }
+      auto a = sg4::Comm::sendto_async(me, sw, static_cast<std::uint64_t>(ctx.wire_bytes(m, up)));
+      auto b = sg4::Comm::sendto_async(sw, me, static_cast<std::uint64_t>(ctx.wire_bytes(m, down)));
+      a->wait();
+      b->wait();
+      t.bytes_sent += up;
+      t.bytes_received += down;
+    }
+    return t;
+  });
+}
+
+}  // namespace redsim

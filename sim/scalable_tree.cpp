@@ -1,0 +1,192 @@
+// The scalable fidelity's tree allreduce (NCCL's tree, collectives/shapes.h). The exact fidelity
+// pipelines chunks up the tree and down again at once; here a channel is three stages:
+//   1. the first chunk up, as a dataflow: an edge starts once its source has heard from all its
+//      children and reduced their chunks, so the stage lasts the heaviest leaf-to-root path;
+//   2. the other P-1 chunks, up and down at once, one flow per edge and direction;
+//   3. the last chunk down, as a dataflow from the root to the leaves.
+// Trees beyond kMaxDataflowFlows edges are computed instead: each edge's rate is its max-min fair
+// share among the edges of its wave level (stages 1 and 3) or of its direction (stage 2).
+#include <algorithm>
+#include <map>
+
+#include "collectives/shapes.h"
+#include "sim/scalable_model.h"
+#include "sim/sim_context.h"
+
+namespace redsim::scalable {
+
+const Model::Tree& Model::tree(int channel, int channels) {
+  auto key = std::make_pair(channel, channels);
+  auto it = trees_.find(key);
+  if (it != trees_.end()) return it->second;
+  const auto shape = tree_shape(cluster_, channel, channels);
+  Tree t;
+  t.rank = shape.order;
+  const auto n = t.rank.size();
+  std::vector<int> pos(n);
+  for (std::size_t q = 0; q < n; ++q) pos[static_cast<std::size_t>(t.rank[q])] = static_cast<int>(q);
+  t.parent.assign(n, -1);
+  t.kids.assign(n, {});
+  t.up.assign(n, 0);
+  t.down.assign(n, 0);
+  t.depth.assign(n, 0);
+  t.height.assign(n, 0);
+  for (std::size_t q = 1; q < n; ++q) {
+    const int p = pos[static_cast<std::size_t>(shape.parent[static_cast<std::size_t>(t.rank[q])])];
+    t.parent[q] = p;
+    t.kids[static_cast<std::size_t>(p)].push_back(static_cast<int>(q));
+    t.depth[q] = t.depth[static_cast<std::size_t>(p)] + 1;
+    t.up[q] = routes_.between(t.rank[q], t.rank[static_cast<std::size_t>(p)], unfolded_);
+    t.down[q] = routes_.between(t.rank[static_cast<std::size_t>(p)], t.rank[q], unfolded_);
+  }
+  for (std::size_t q = n; q-- > 1;)
+    t.height[static_cast<std::size_t>(t.parent[q])] = std::max(t.height[static_cast<std::size_t>(t.parent[q])], t.height[q] + 1);
+  return trees_.emplace(key, std::move(t)).first->second;
+}
+
+std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t bytes) {
+  const Tree& t = tree(c, op.channels);
+  const int n = static_cast<int>(t.rank.size());
+  if (n - 1 > kMaxDataflowFlows) return computed_tree_stages(op, t, bytes);
+  const auto& m = mech(op);
+  const int P = m.chunks(bytes);
+  const auto first = split_piece(bytes, P, 0), last = split_piece(bytes, P, P - 1);
+  const double chunk = static_cast<double>(bytes) / P;
+  auto reduce_s = [&](int q) { return chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * reduce_s_per_byte_; };
+  Stage up_wave, steady, down_wave;
+  for (int q = 1; q < n; ++q) {
+    const int p = t.parent[static_cast<std::size_t>(q)];
+    Flow f;  // q's chunk to its parent, once q has its children's and has reduced them
+    f.route = t.up[static_cast<std::size_t>(q)];
+    f.bytes = first;
+    f.round_extra_s = reduce_s(p);
+    f.post_delay_s = f.round_extra_s;
+    int k = 0;
+    for (int kid : t.kids[static_cast<std::size_t>(q)]) f.after[k++] = kid - 1;
+    f.after_extra_s = reduce_s(q);
+    apply_protocol(f, m, 1);
+    up_wave.flows.push_back(f);
+    Flow d;  // the parent's last chunk to q, once the parent has it
+    d.route = t.down[static_cast<std::size_t>(q)];
+    d.bytes = last;
+    if (p > 0) d.after[0] = p - 1;
+    apply_protocol(d, m, 1);
+    down_wave.flows.push_back(d);
+    if (P > 1)
+      for (bool up : {true, false}) {
+        Flow s;
+        s.route = up ? t.up[static_cast<std::size_t>(q)] : t.down[static_cast<std::size_t>(q)];
+        s.bytes = bytes - (up ? first : last);
+        s.rounds = P - 1;
+        s.round_extra_s = up ? reduce_s(p) : 0.0;
+        s.post_delay_s = (P - 2) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;
+        apply_protocol(s, m, 1);
+        steady.flows.push_back(s);
+      }
+  }
+  up_wave.dataflow = down_wave.dataflow = true;
+  up_wave.tree_phase = 1;
+  steady.tree_phase = 3;
+  down_wave.tree_phase = 2;
+  std::vector<Stage> stages{std::move(up_wave)};
+  if (P > 1) stages.push_back(std::move(steady));
+  stages.push_back(std::move(down_wave));
+  return stages;
+}
+
+std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, std::int64_t bytes) {
+  const int n = static_cast<int>(t.rank.size());
+  const auto& m = mech(op);
+  const int P = m.chunks(bytes);
+  const double chunk = static_cast<double>(bytes) / P;
+  const double wire = m.wire_factor;
+  // Each edge's rate among the edges of its wave level (up: by height, down: by depth).
+  auto level_rates = [&](bool up) {
+    std::map<int, std::vector<int>> by_level;
+    for (int q = 1; q < n; ++q) by_level[up ? t.height[static_cast<std::size_t>(q)] : t.depth[static_cast<std::size_t>(q)]].push_back(q);
+    std::vector<double> rate(static_cast<std::size_t>(n), 0.0);
+    for (const auto& [level, qs] : by_level) {
+      std::vector<std::uint32_t> ids;
+      for (int q : qs) ids.push_back((up ? t.up : t.down)[static_cast<std::size_t>(q)]);
+      const auto r = fair_rates(routes_, ids, false);
+      for (std::size_t i = 0; i < qs.size(); ++i) rate[static_cast<std::size_t>(qs[i])] = r[i];
+    }
+    return rate;
+  };
+  const auto up_rate = level_rates(true), down_rate = level_rates(false);
+  auto hop = [&](std::uint32_t route, double payload, double rate) {
+    const double lat = routes_.latency_s(route);
+    const double h = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[route]))));
+    double transfer = payload * wire / rate;
+    if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
+    return h + transfer;
+  };
+  // Up: a position is done once its children are and it has reduced them and sent its chunk.
+  std::vector<double> done(static_cast<std::size_t>(n), 0.0), arrive(static_cast<std::size_t>(n), 0.0);
+  double up_wave = 0, down_wave = 0, round = 0;
+  for (int q = n - 1; q >= 0; --q) {
+    double ready = 0;
+    for (int k : t.kids[static_cast<std::size_t>(q)]) ready = std::max(ready, done[static_cast<std::size_t>(k)]);
+    ready += chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * reduce_s_per_byte_;
+    if (q == 0) up_wave = ready;
+    else done[static_cast<std::size_t>(q)] = ready + hop(t.up[static_cast<std::size_t>(q)], chunk, up_rate[static_cast<std::size_t>(q)]);
+  }
+  for (int q = 1; q < n; ++q) {
+    arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(t.parent[static_cast<std::size_t>(q)])] +
+                                          hop(t.down[static_cast<std::size_t>(q)], chunk, down_rate[static_cast<std::size_t>(q)]);
+    down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)]);
+  }
+  if (P > 1) {
+    // The other chunks: every edge of a direction at once; a round lasts its slowest edge.
+    for (bool up : {true, false}) {
+      std::vector<std::uint32_t> ids((up ? t.up : t.down).begin() + 1, (up ? t.up : t.down).end());
+      const auto r = fair_rates(routes_, ids, false);
+      for (int q = 1; q < n; ++q) round = std::max(round, hop(ids[static_cast<std::size_t>(q - 1)], chunk, r[static_cast<std::size_t>(q - 1)]));
+    }
+  }
+  Stage a, b, d;
+  a.fixed_s = up_wave;
+  a.tree_phase = 1;
+  a.dataflow = true;
+  b.fixed_s = (P - 1) * round;
+  b.tree_phase = 3;
+  d.fixed_s = down_wave;
+  d.tree_phase = 2;
+  d.dataflow = true;
+  d.fixed_round_s.assign(arrive.begin() + 1, arrive.end());
+  std::vector<Stage> stages{std::move(a)};
+  if (P > 1) stages.push_back(std::move(b));
+  stages.push_back(std::move(d));
+  return stages;
+}
+
+void Model::merge_tree_ends(const PlanOp& op, int c, const std::vector<Stage>& stages, const ChannelRun& run,
+                            std::vector<double>& end_s) {
+  // A rank is done once the last chunk has reached it and it has passed it to its children.
+  const Tree& t = tree(c, op.channels);
+  const int n = static_cast<int>(t.rank.size());
+  const std::size_t k = stages.size() - 1;  // the down wave
+  const double begin = k == 0 ? run.start_s : run.stage_end_s[k - 1];
+  const double end = run.stage_end_s.back();
+  std::vector<double> arrival(static_cast<std::size_t>(n), 0.0);
+  for (int q = 1; q < n; ++q) arrival[static_cast<std::size_t>(q)] = run.round_s[k][static_cast<std::size_t>(q - 1)];
+  for (int q = 0; q < n; ++q) {
+    double through = arrival[static_cast<std::size_t>(q)];
+    for (int kid : t.kids[static_cast<std::size_t>(q)]) through = std::max(through, arrival[static_cast<std::size_t>(kid)]);
+    auto& e = end_s[static_cast<std::size_t>(t.rank[static_cast<std::size_t>(q)])];
+    e = std::max(e, std::min(begin + through, end));
+  }
+}
+
+void Model::add_tree_rank_bytes(const PlanOp& op, int c, std::int64_t bytes, std::vector<std::int64_t>& sent,
+                                std::vector<std::int64_t>& received) {
+  // Up: to the parent, from each child; down: from the parent, to each child.
+  const Tree& t = tree(c, op.channels);
+  for (std::size_t q = 0; q < t.rank.size(); ++q) {
+    const auto links = static_cast<std::int64_t>(t.kids[q].size()) + (q > 0 ? 1 : 0);
+    sent[static_cast<std::size_t>(t.rank[q])] += links * bytes;
+    received[static_cast<std::size_t>(t.rank[q])] += links * bytes;
+  }
+}
+
+}  // namespace redsim::scalable
