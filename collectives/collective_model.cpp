@@ -97,6 +97,15 @@ std::int64_t nvls_chunk(std::int64_t bytes, int channels, int heads) {
   return chunk;
 }
 
+// NVLSTree's chunk (enqueue.cc L1312-1369): 512 KiB, halved down to 32 KiB for smaller buffers.
+std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads) {
+  const std::int64_t ops = static_cast<std::int64_t>(channels) * heads;
+  std::int64_t chunk = nccl::kSimpleStepBytes;
+  for (int factor : {32, 16, 4, 1})
+    if (bytes < factor * ops * chunk) chunk /= 2;
+  return chunk;
+}
+
 }  // namespace
 
 std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) {
@@ -157,6 +166,8 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                               : p == Protocol::ll128 ? nccl::kLl128StepPayloadBytes
                                                      : nccl::kSimpleStepBytes;
     m.chunk_bytes = p == Protocol::ll ? base : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
+  } else if (op.algorithm == Algorithm::nvls_tree) {
+    m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {
     m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
   }

@@ -68,4 +68,22 @@ TreeShape tree_shape(const ClusterSpec& cluster, int channel, int channels) {
   return t;
 }
 
+TreeShape node_tree(const ClusterSpec& cluster, int channel) {
+  const int dpn = cluster.devices_per_node, nodes = cluster.nodes, world = cluster.world_size();
+  auto node_at = [&](int q) { return channel % 2 == 1 ? nodes - 1 - q : q; };
+  TreeShape t;
+  t.parent.assign(static_cast<std::size_t>(world), -1);
+  t.children.assign(static_cast<std::size_t>(world), {});
+  for (int q = 1; q < nodes; ++q)
+    for (int l = 0; l < dpn; ++l) {
+      const int r = node_at(q) * dpn + l, p = node_at((q - 1) / 2) * dpn + l;
+      t.parent[static_cast<std::size_t>(r)] = p;
+      t.children[static_cast<std::size_t>(p)].push_back(r);
+    }
+  t.root = node_at(0) * dpn;
+  for (int q = 0; q < nodes; ++q)
+    for (int l = 0; l < dpn; ++l) t.order.push_back(node_at(q) * dpn + l);
+  return t;
+}
+
 }  // namespace redsim

@@ -24,4 +24,9 @@ struct TreeShape {
 };
 TreeShape tree_shape(const ClusterSpec& cluster, int channel, int channels);
 
+// NVLSTree's tree across nodes for channel c (the same binary tree of nodes, mirrored on odd
+// channels): each device is linked to the device with its local index in its parent and child
+// nodes (NVLS joins the devices of a node).
+TreeShape node_tree(const ClusterSpec& cluster, int channel);
+
 }  // namespace redsim

@@ -22,6 +22,7 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
   const int i = mod(pos - first_pos, n);  // index along the chain
   const bool has_prev = i > 0, has_next = i < n - 1;
   const int next = ring[static_cast<std::size_t>(mod(pos + 1, n))];
+  const int prev = ring[static_cast<std::size_t>(mod(pos - 1, n))];
   auto* in = ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::chain), rank);
   auto* out = ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::chain), next);
   const std::int64_t bytes = split_piece(op.bytes, op.channels, c);
@@ -31,24 +32,25 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
   // Round r: receive chunk r and forward chunk r-1 (the head sends chunk r), concurrently.
   const int rounds = chunks + (has_prev && has_next ? 1 : 0);
   for (int r = 0; r < rounds; ++r) {
-    std::vector<simgrid::s4u::CommPtr> pending;
-    const double started = simgrid::s4u::Engine::get_clock();
+    simgrid::s4u::CommPtr recv, send;
     std::int64_t sent = 0;
     const int send_chunk = has_prev ? r - 1 : r;
     std::int64_t got_bytes = 0;
     void* got = nullptr;
     if (has_prev && r < chunks) {
-      pending.push_back(in->get_async(&got));
+      recv = in->get_async(&got);
       got_bytes = split_piece(bytes, chunks, r);
     }
     if (has_next && send_chunk >= 0 && send_chunk < chunks) {
       const auto b = split_piece(bytes, chunks, send_chunk);
-      pending.push_back(out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, b))));
+      send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, b)));
       t.bytes_sent += b;
       sent = b;
     }
-    simgrid::s4u::Comm::wait_all(pending);
-    if (sent > 0) ctx.pace_step(m, rank, next, sent, started);
+    if (recv) recv->wait();
+    if (send) send->wait();
+    if (send) ctx.pace_step(m, rank, next, sent, send);
+    if (recv) ctx.pace_step(m, prev, rank, got_bytes, recv);
     t.bytes_received += got_bytes;
     if (toward_root) ctx.charge_reduction(got_bytes);
   }

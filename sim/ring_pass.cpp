@@ -19,6 +19,7 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
   if (n < 2) return t;
   const int rank = pass.ring[static_cast<std::size_t>(pass.pos)];
   const int next = pass.ring[static_cast<std::size_t>(mod(pass.pos + 1, n))];
+  const int prev = pass.ring[static_cast<std::size_t>(mod(pass.pos - 1, n))];
   auto* out = ctx.mailbox(op.stream, channel, static_cast<int>(pass.phase), next);
   auto* in = ctx.mailbox(op.stream, channel, static_cast<int>(pass.phase), rank);
   const int rs_steps = pass.reduce_scatter ? n - 1 : 0;
@@ -38,13 +39,13 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
       const auto recv_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(recv_chunk)], loops, loop);
       for (int sl = 0; sl < slices; ++sl) {
         const auto sb = split_piece(send_bytes, slices, sl), rb = split_piece(recv_bytes, slices, sl);
-        const double started = sg4::Engine::get_clock();
         auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sb)));
         void* got = nullptr;
         auto recv = in->get_async(&got);
         send->wait();
         recv->wait();
-        ctx.pace_step(m, rank, next, sb, started);
+        ctx.pace_step(m, rank, next, sb, send);
+        ctx.pace_step(m, prev, rank, rb, recv);
         t.bytes_sent += sb;
         t.bytes_received += rb;
         if (scatter) ctx.charge_reduction(rb);

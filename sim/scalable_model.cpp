@@ -124,7 +124,7 @@ const Model::NodeRings& Model::node_rings() {
 void Model::prepare(const PlanOp& op) {
   if (plan_.world_size < 2) return;
   for (int c = 0; c < op.channels; ++c) {
-    if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) {
+    if (op.kind == OpKind::allreduce && (op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree)) {
       for (int r = 0; r < fold_.period_ranks; ++r) {
         const int sw = switch_endpoint(cluster_, cluster_.node_of(r));
         routes_.between(r, sw, fold_);
@@ -331,6 +331,8 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
 
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) {
     stages = nvls_stages(op, bytes);
+  } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls_tree) {
+    stages = nvls_tree_stages(op, c, bytes);
   } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) {
     stages = tree_stages(op, c, bytes);
   } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
@@ -488,6 +490,7 @@ void Model::add_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& s
     received[static_cast<std::size_t>(rank)] += r;
   };
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) return add_nvls_rank_bytes(op, bytes, sent, received);
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls_tree) return add_nvls_tree_rank_bytes(op, c, bytes, sent, received);
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) return add_tree_rank_bytes(op, c, bytes, sent, received);
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
     const int dpn = cluster_.devices_per_node, nodes = cluster_.nodes;

@@ -3,6 +3,7 @@
 // exact fidelity's steps, collectives' nvls_* arithmetic).
 #include <algorithm>
 
+#include "collectives/shapes.h"
 #include "sim/network.h"
 #include "sim/scalable_model.h"
 #include "sim/sim_context.h"
@@ -15,6 +16,8 @@ struct NvlsTotals {
   std::int64_t up = 0, down = 0;  // payload a device sends and receives
   std::int64_t steps_max = 0;     // sum over pipeline steps of the busier direction
   int steps = 0;
+  std::int64_t pieces = 0;        // the device's own pieces, over all loops
+  std::int64_t first_piece = 0;
 };
 
 NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int head) {
@@ -35,7 +38,9 @@ NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int he
     t.up += up;
     t.down += down;
     t.steps_max += std::max(up, down);
+    if (k < loops) t.pieces += nvls_piece(nvls_slice(bytes, loops, k), heads, head);
   }
+  t.first_piece = nvls_piece(nvls_slice(bytes, loops, 0), heads, head);
   t.steps = loops + 1;
   return t;
 }
@@ -71,6 +76,64 @@ void Model::add_nvls_rank_bytes(const PlanOp& op, std::int64_t bytes, std::vecto
     const auto t = nvls_totals(m, bytes, cluster_.devices_per_node, cluster_.local_of(r));
     sent[static_cast<std::size_t>(r)] += t.up;
     received[static_cast<std::size_t>(r)] += t.down;
+  }
+}
+
+std::vector<Stage> Model::nvls_tree_stages(const PlanOp& op, int c, std::int64_t bytes) {
+  // The switch's reduce-scatter and multicast run as NVLS does, in flows; the tree across nodes
+  // overlaps them loop by loop. It is computed: its busiest NIC direction (over every channel's
+  // tree: channels alternate between the two mirrored trees) carries its pieces at the NIC's
+  // rate, and the first piece climbs and the last descends the tree hop by hop. What the tree
+  // needs beyond the switch's flows is charged after them.
+  auto stages = nvls_stages(op, bytes);
+  const auto& m = mech(op);
+  const int heads = cluster_.devices_per_node, nodes = cluster_.nodes;
+  const auto t0 = nvls_totals(m, bytes, heads, 0);
+  const double nic_Bps = link_bandwidth_Bps(cluster_, LinkRef{LinkKind::nic, 0, true});
+  const int links_per_node = std::min(cluster_.inter.nics_per_node, heads);
+  const int ranks_per_link = heads / links_per_node;
+  // A node's NIC link, over both trees: up to its parent and down to its children.
+  double busiest = 0;
+  int depth = 0;
+  for (int tree = 0; tree < 2; ++tree) {
+    const auto shape = node_tree(cluster_, tree);
+    for (int node = 0; node < nodes; ++node) {
+      const int r = node * heads;
+      const double load = (shape.parent[static_cast<std::size_t>(r)] >= 0 ? 1 : 0) + static_cast<double>(shape.children[static_cast<std::size_t>(r)].size());
+      busiest = std::max(busiest, load);
+    }
+  }
+  for (int n = nodes; n > 1; n >>= 1) ++depth;
+  const double share = std::max(1, op.channels) * ranks_per_link;  // channels and devices on one NIC link
+  const double wire = m.wire_factor;
+  const double tree_bw_s = static_cast<double>(t0.pieces) * wire * busiest * share / nic_Bps;
+  const double hop = std::max(m.hop_latency(nccl::Hw::net), route_latency_s(cluster_, route_between(cluster_, 0, heads, unfolded_)));
+  const double piece_s = static_cast<double>(t0.first_piece) * wire * share / nic_Bps;
+  const double wave_s = 2 * depth * (hop + piece_s);
+  const double steady_s = std::max(tree_bw_s, nvls_loops(m, bytes, heads) * hop);
+  double switch_s = 0;
+  // Every channel's switch flows share the devices' ports.
+  for (const auto& f : stages.front().flows)
+    switch_s = std::max(switch_s, static_cast<double>(f.bytes) * std::max(1, op.channels) /
+                                      link_bandwidth_Bps(cluster_, routes_.routes()[f.route].front()));
+  Stage extra;
+  extra.fixed_s = wave_s + std::max(0.0, steady_s - switch_s);
+  stages.push_back(std::move(extra));
+  (void)c;
+  return stages;
+}
+
+void Model::add_nvls_tree_rank_bytes(const PlanOp& op, int c, std::int64_t bytes, std::vector<std::int64_t>& sent,
+                                     std::vector<std::int64_t>& received) {
+  add_nvls_rank_bytes(op, bytes, sent, received);
+  const auto& m = mech(op);
+  const auto shape = node_tree(cluster_, c % 2);
+  for (int r = 0; r < plan_.world_size; ++r) {
+    const auto t = nvls_totals(m, bytes, cluster_.devices_per_node, cluster_.local_of(r));
+    const auto links = static_cast<std::int64_t>(shape.children[static_cast<std::size_t>(r)].size()) +
+                       (shape.parent[static_cast<std::size_t>(r)] >= 0 ? 1 : 0);
+    sent[static_cast<std::size_t>(r)] += links * t.pieces;
+    received[static_cast<std::size_t>(r)] += links * t.pieces;
   }
 }
 

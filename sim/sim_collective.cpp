@@ -6,6 +6,7 @@
 #include "sim/chain_collectives.h"
 #include "sim/hierarchical_allreduce.h"
 #include "sim/nvls_allreduce.h"
+#include "sim/nvls_tree_allreduce.h"
 #include "sim/ring_allreduce.h"
 #include "sim/ring_scatter_gather.h"
 #include "sim/tree_allreduce.h"
@@ -17,6 +18,7 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
   static const TreeAllreduce tree_allreduce;
   static const HierarchicalAllreduce hierarchical_allreduce;
   static const NvlsAllreduce nvls_allreduce;
+  static const NvlsTreeAllreduce nvls_tree_allreduce;
   static const RingReduceScatter reduce_scatter;
   static const RingAllgather allgather;
   static const RingReduce reduce;
@@ -32,6 +34,8 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
           return hierarchical_allreduce;
         case Algorithm::nvls:
           return nvls_allreduce;
+        case Algorithm::nvls_tree:
+          return nvls_tree_allreduce;
         default:
           break;
       }

@@ -59,13 +59,19 @@ const TreeShape& SimContext::tree(int channel, int channels) {
   return it->second;
 }
 
+const TreeShape& SimContext::node_tree(int channel) {
+  auto it = node_trees_.find(channel % 2);
+  if (it == node_trees_.end()) it = node_trees_.emplace(channel % 2, redsim::node_tree(cluster, channel % 2)).first;
+  return it->second;
+}
+
 const Mechanics& SimContext::mechanics(const PlanOp& op) {
   auto it = mechanics_.find(op.id);
   if (it == mechanics_.end()) it = mechanics_.emplace(op.id, mechanics_of(op, cluster, plan.world_size)).first;
   return it->second;
 }
 
-void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, double started_s) {
+void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm) {
   const double hop = m.hop_latency(nccl::hop_hw(cluster, from, to));
   if (hop <= 0 && m.channel_cap_Bps <= 0) return;  // ideal collectives: the network alone decides
   auto key = std::make_pair(from, to);
@@ -73,11 +79,11 @@ void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t pa
   if (it == route_latency_s_.end())
     it = route_latency_s_.emplace(key, route_latency_s(cluster, route_between(cluster, from, to, unfolded(cluster)))).first;
   const double route = it->second;
-  const double elapsed = simgrid::s4u::Engine::get_clock() - started_s;
-  double transfer = std::max(0.0, elapsed - route);
+  const double started = comm->get_start_time();
+  double transfer = std::max(0.0, comm->get_finish_time() - started - route);
   if (m.channel_cap_Bps > 0) transfer = std::max(transfer, static_cast<double>(payload) / m.channel_cap_Bps);
-  const double want = std::max(hop, route) + transfer;
-  if (want > elapsed * (1 + 1e-12)) simgrid::s4u::this_actor::sleep_for(want - elapsed);
+  const double until = started + std::max(hop, route) + transfer;
+  if (until > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(until);
 }
 
 std::int64_t SimContext::wire_bytes(const Mechanics& m, std::int64_t payload) const { return redsim::wire_bytes(m, payload); }

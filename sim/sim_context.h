@@ -13,9 +13,7 @@
 #include "core/plan.h"
 #include "sim/platform.h"
 
-namespace simgrid::s4u {
-class Mailbox;
-}
+#include <simgrid/forward.h>
 
 namespace redsim {
 
@@ -36,12 +34,16 @@ struct SimContext {
   const std::vector<int>& ring_position(int channel, int channels);
   // Channel c's tree (collectives/shapes.h), cached.
   const TreeShape& tree(int channel, int channels);
+  // NVLSTree's tree across nodes for channel c (collectives/shapes.h), cached.
+  const TreeShape& node_tree(int channel);
   // How the op's protocol moves bytes (collectives/collective_model.h), cached per op.
   const Mechanics& mechanics(const PlanOp& op);
-  // Makes a step that moved `payload` bytes from `from` to `to` last as long as the protocol
-  // says: at least its hop's synchronisation latency plus the payload at the channel's cap.
-  // `started_s` is when the step's transfers began.
-  void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, double started_s);
+  // Holds the calling actor until a transfer of `payload` bytes from `from` to `to` (the
+  // completed `comm`) has lasted as long as the protocol says: at least its hop's
+  // synchronisation latency plus the payload at the channel's cap, from the comm's start. Both
+  // the sender and the receiver call it on the same comm, so a receiver cannot forward data
+  // before the step that brought it is over. No-op for ideal collectives.
+  void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm);
   // Bytes on the wire for `payload` bytes of an op (LL doubles them, LL128 adds 1/15).
   std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) const;
 
@@ -50,6 +52,7 @@ struct SimContext {
   std::unordered_map<std::uint32_t, Mechanics> mechanics_;
   std::map<std::pair<int, int>, double> route_latency_s_;
   std::map<std::pair<int, int>, TreeShape> trees_;
+  std::map<int, TreeShape> node_trees_;
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::map<std::pair<int, int>, std::pair<std::vector<int>, std::vector<int>>> rings_;
   const std::pair<std::vector<int>, std::vector<int>>& ring_entry(int channel, int channels);

@@ -41,22 +41,25 @@ void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t byte
   const int rounds = chunks + (kids && up ? 1 : 0);
   std::vector<void*> got(nd.children.size());
   for (int r = 0; r < rounds; ++r) {
-    std::vector<sg4::CommPtr> pending;
-    const double started = sg4::Engine::get_clock();
+    std::vector<sg4::CommPtr> recvs;
+    sg4::CommPtr send;
     std::int64_t received = 0, sent = 0;
+    const std::int64_t chunk = r < chunks ? split_piece(bytes, chunks, r) : 0;
     if (r < chunks)
       for (std::size_t k = 0; k < nd.children.size(); ++k) {
-        pending.push_back(ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank)->get_async(&got[k]));
-        received += split_piece(bytes, chunks, r);
+        recvs.push_back(ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank)->get_async(&got[k]));
+        received += chunk;
       }
     const int send_chunk = kids ? r - 1 : r;
     if (up && send_chunk >= 0 && send_chunk < chunks) {
       sent = split_piece(bytes, chunks, send_chunk);
-      pending.push_back(ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent)
-                            ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
+      send = ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent)
+                 ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent)));
     }
-    sg4::Comm::wait_all(pending);
-    if (sent > 0) ctx.pace_step(m, rank, nd.parent, sent, started);
+    for (auto& x : recvs) x->wait();
+    if (send) send->wait();
+    if (send) ctx.pace_step(m, rank, nd.parent, sent, send);
+    for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, chunk, recvs[k]);
     t.bytes_sent += sent;
     t.bytes_received += received;
     ctx.charge_reduction(received);
@@ -73,24 +76,27 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
   const int rounds = chunks + (kids && up ? 1 : 0);
   void* got = nullptr;
   for (int r = 0; r < rounds; ++r) {
-    std::vector<sg4::CommPtr> pending;
+    sg4::CommPtr recv;
+    std::vector<sg4::CommPtr> sends;
     const int send_chunk = up ? r - 1 : r;
-    if (!up) reduced->acquire();
-    const double started = sg4::Engine::get_clock();
-    std::int64_t sent = 0;
+    if (!up && send_chunk < chunks) reduced->acquire();
+    std::int64_t sent = 0, received = 0;
     if (up && r < chunks) {
-      pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), rank)->get_async(&got));
-      t.bytes_received += split_piece(bytes, chunks, r);
+      recv = ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), rank)->get_async(&got);
+      received = split_piece(bytes, chunks, r);
+      t.bytes_received += received;
     }
     if (send_chunk >= 0 && send_chunk < chunks)
       for (int child : nd.children) {
         sent = split_piece(bytes, chunks, send_chunk);
-        pending.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), child)
-                              ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
+        sends.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), child)
+                            ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
         t.bytes_sent += sent;
       }
-    sg4::Comm::wait_all(pending);
-    if (sent > 0) ctx.pace_step(m, rank, nd.children.front(), sent, started);
+    if (recv) recv->wait();
+    for (auto& x : sends) x->wait();
+    for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], sent, sends[k]);
+    if (recv) ctx.pace_step(m, nd.parent, rank, received, recv);
   }
 }
 

@@ -2,9 +2,20 @@
 
 #include <algorithm>
 
+#include "core/cluster_json.h"
 #include "core/units.h"
 
 namespace redsim::testing {
+
+ClusterSpec preset_fabric(const std::string& name) {
+  auto c = load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + name + ".json");
+  c.library = CollectiveLibrary::ideal;
+  c.device.pcie_GBps = 0;
+  c.intra.latency_us = 2.0;
+  c.inter.latency_us = 4.0;
+  c.collective_launch_us = 8.4;
+  return c;
+}
 
 ClusterSpec ideal_star(int nodes, double bandwidth_Bps, double latency_s) {
   ClusterSpec c;

@@ -22,6 +22,11 @@ ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s);
 ClusterSpec ideal_multi_node(int nodes, int devices, double intra_Bps, double intra_latency_s, double inter_Bps,
                              double inter_latency_s);
 
+// A bundled preset's topology (nodes, devices, fabric, NICs, leaves) with the textbook
+// alpha-beta figures the scalable-fidelity tests were written for: ideal collectives (no NCCL
+// protocol), no separate device PCIe links, 2 us inside a node and 4 us between nodes.
+ClusterSpec preset_fabric(const std::string& name);
+
 // A plan with a single collective of `kind` (root for reduce/broadcast).
 Plan single_collective_plan(int world, OpKind kind, Algorithm algorithm, std::int64_t bytes, int channels, int root = -1);
 

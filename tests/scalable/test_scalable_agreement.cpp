@@ -12,11 +12,13 @@
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"
 
+#include "tests/test_support.h"
+
 using namespace redsim;
 
 namespace {
 
-ClusterSpec preset(const char* name) { return load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + name + ".json"); }
+ClusterSpec preset(const char* name) { return testing::preset_fabric(name); }
 
 // 8 DGX H100 nodes, 2 per leaf, 2 NICs per node (4 GPUs each), 8:1 oversubscribed: a leaf's
 // uplink carries 2 x 2 x 50 / 8 = 25 GB/s, half a NIC, so every ring edge that leaves a leaf

@@ -18,7 +18,7 @@ using namespace redsim;
 using namespace redsim::scalable;
 
 namespace {
-ClusterSpec preset(const char* name) { return load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + name + ".json"); }
+ClusterSpec preset(const char* name) { return testing::preset_fabric(name); }
 }  // namespace
 
 TEST_CASE("the fold: a node on a star, a leaf on a fat-tree with full leaves, else nothing", "[scalable][fold]") {
