@@ -1,6 +1,6 @@
 // redsim calibrate: nccl-tests-style collective sweeps on the real backend (allreduce, reduce,
 // reduce-scatter, allgather, broadcast; algbw and busbw with nccl-tests' bus factors), then a
-// weighted least-squares fit of the simulator's alpha-beta formulas (core/cluster_fit.h) to the
+// weighted least-squares fit of the simulator's alpha-beta formulas (validate/cluster_fit.h) to the
 // measured times, giving the cluster file's bottleneck link (inter-node NIC bandwidth and latency
 // when there are several nodes, else the intra-node link) and collective_launch_us. Point-to-point
 // ping-pong sweeps measure each link class; with several nodes of several ranks the intra-node
@@ -23,7 +23,7 @@
 #include "cli/child_command.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
-#include "core/cluster_fit.h"
+#include "validate/cluster_fit.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/join.h"

@@ -1,4 +1,4 @@
-#include "core/run_comparison.h"
+#include "validate/run_comparison.h"
 
 #include <algorithm>
 #include <cmath>

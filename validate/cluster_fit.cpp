@@ -1,10 +1,10 @@
-#include "core/cluster_fit.h"
+#include "validate/cluster_fit.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "core/least_squares.h"
+#include "validate/least_squares.h"
 #include "core/pipeline.h"
 
 namespace redsim {
