@@ -13,16 +13,16 @@
 #include "core/atomic_file.h"
 #include "core/cluster.h"
 #include "core/error.h"
-#include "core/grad_ready.h"
-#include "core/kineto_import.h"
 #include "core/knobs_json.h"
-#include "core/model_zoo.h"
 #include "core/step_summary.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/ddp_bucketing.h"
 #include "strategies/strategy.h"
+#include "trace_tools/grad_ready.h"
+#include "trace_tools/kineto_import.h"
+#include "trace_tools/model_zoo.h"
 
 namespace redsim::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include "core/cluster.h"
 #include "core/error.h"
 #include "core/json_in.h"
-#include "core/kineto_import.h"
 #include "core/step_summary.h"
 #include "core/trace_json.h"
 #include "kineto_builder.h"
 #include "strategies/strategy.h"
 #include "tool_runner.h"
+#include "trace_tools/kineto_import.h"
 
 using namespace redsim;
 using namespace redsim::testing;

@@ -1,4 +1,4 @@
-#include "core/kineto_import.h"
+#include "trace_tools/kineto_import.h"
 
 #include <zlib.h>
 
