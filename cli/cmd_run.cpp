@@ -19,8 +19,8 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/join.h"
-#include "core/knobs_json.h"
 #include "core/plan_json.h"
+#include "core/result_json.h"
 #include "core/step_summary.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
@@ -129,22 +129,14 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
   const auto& m = r.measured;
   const StepSummary summary = summarize(r.plan, m.timeline);
   print_measured(std::cout, trace, cluster, r, summary);
-  std::vector<double> sorted = m.step_times_s;
-  std::sort(sorted.begin(), sorted.end());
-  const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
   if (!o.out_file.empty()) {
-    nlohmann::json measurement = {
+    Measurement measurement{m.step_times_s, m.median_step, nlohmann::json::object()};
+    measurement.details = {
         {"backend", r.backend},
         {"backend_description", r.backend_description},
         {"ranks", r.world_size},
         {"warmup_steps", r.warmup_steps},
         {"steps", r.steps},
-        {"step_times_s", m.step_times_s},
-        {"median_step", m.median_step},
-        {"step_time_median_s", m.step_times_s[static_cast<std::size_t>(m.median_step)]},
-        {"step_time_min_s", sorted.front()},
-        {"step_time_mean_s", mean},
-        {"step_time_max_s", sorted.back()},
         {"timeline_step", "median"},
         {"buffer_scale", r.scale.factor},
         {"buffer_scale_reason", r.scale.reason},
@@ -159,19 +151,10 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
         {"hosts", m.hosts},
         {"compute", "busy-wait of each op's traced duration on the rank's compute-stream thread"},
         {"collective_timeout_s", r.timeout_s}};
-    nlohmann::json result = {
-        {"format", "redsim-result"},
-        {"version", 1},
-        {"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
-        {"cluster",
-         {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
-          {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
-        {"engine", {{"name", r.backend}, {"kind", "measured"}, {"description", r.backend_description}}},
-        {"knobs", knobs_to_json(knobs)},
-        {"summary", summary_to_json(r.plan, summary)},
-        {"timeline", timeline_to_json(r.plan, m.timeline)},
-        {"measurement", std::move(measurement)}};
-    write_file_atomically(o.out_file, result.dump(1) + "\n");
+    const ResultInputs inputs{o.trace_file, &trace, o.cluster_file, &cluster,
+                              {{"name", r.backend}, {"kind", "measured"}, {"description", r.backend_description}}};
+    const RedsimResult result{inputs, &knobs, &r.plan, &summary, &m.timeline, {}, std::move(measurement)};
+    write_file_atomically(o.out_file, result_to_json(result).dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {

@@ -13,9 +13,8 @@
 #include "core/atomic_file.h"
 #include "core/cluster.h"
 #include "core/error.h"
-#include "core/knobs_json.h"
+#include "core/result_json.h"
 #include "core/step_summary.h"
-#include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/ddp_bucketing.h"
@@ -419,26 +418,18 @@ void run_import(const ImportArgs& a) {
   const std::string trace_text = trace_to_json(t).dump(1) + "\n";
   std::string measured_text;
   if (!a.measured_file.empty()) {
-    nlohmann::json timeline = timeline_to_json(plan, tl);
-    timeline["ranks"][0]["rank"] = imp.rank;  // the profiled rank
     nlohmann::json steps = nlohmann::json::array();
     for (auto s : imp.steps) steps.push_back(s);
-    nlohmann::json result = {
-        {"format", "redsim-result"},
-        {"version", 1},
-        {"trace", {{"file", a.out_file}, {"model", t.model}, {"params", t.param_count()}}},
-        {"cluster",
-         {{"name", cluster.name}, {"world_size", imp.world_size > 0 ? imp.world_size : 1}, {"device", imp.device}}},
-        {"engine",
-         {{"name", "kineto-import"},
-          {"file", a.kineto_file},
-          {"steps", steps},
-          {"step", imp.step_text},
-          {"rank", imp.rank}}},
-        {"knobs", knobs_to_json(knobs)},
-        {"summary", summary_to_json(plan, summary)},
-        {"timeline", std::move(timeline)}};
-    measured_text = result.dump(1) + "\n";
+    const ResultInputs inputs{a.out_file, &t, "", &cluster,
+                              {{"name", "kineto-import"},
+                               {"file", a.kineto_file},
+                               {"steps", steps},
+                               {"step", imp.step_text},
+                               {"rank", imp.rank}}};
+    // The timeline is the profiled rank's, of the mean step; each step's own time is measured.
+    Measurement measurement{imp.step_times_s, -1, {{"timeline_step", imp.step_text}}};
+    const RedsimResult result{inputs, &knobs, &plan, &summary, &tl, {imp.rank}, std::move(measurement)};
+    measured_text = result_to_json(result).dump(1) + "\n";
     write_file_atomically(a.measured_file, measured_text);
   }
   write_file_atomically(a.out_file, trace_text);

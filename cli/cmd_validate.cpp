@@ -27,7 +27,9 @@
 #include "validate/ranking_check.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/json_in.h"
 #include "core/knobs_json.h"
+#include "core/result_json.h"
 #include "validate/run_comparison.h"
 #include "core/step_summary.h"
 #include "core/trace_json.h"
@@ -57,93 +59,6 @@ struct ValidateOptions {
   std::string fidelity = "auto";
   double timeout_s = 120;
 };
-
-json read_json_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open the file");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-}
-
-struct Measured {
-  std::vector<double> step_times_s;
-  bool has_timeline = false;
-  Timeline timeline;
-  std::string source;
-};
-
-// Accepts: a redsim-result (measurement.step_times_s and a redsim-timeline "timeline"), an object
-// with "step_times_s" (optionally "timeline"), or a plain array of step times in seconds.
-Measured parse_measured(const json& j, const std::string& file, const Plan& plan) {
-  Measured m;
-  const json* times = nullptr;
-  std::string times_path;
-  if (j.is_array()) {
-    times = &j;
-    times_path = "$";
-  } else if (j.is_object()) {
-    if (j.contains("measurement") && j["measurement"].is_object() && j["measurement"].contains("step_times_s")) {
-      times = &j["measurement"]["step_times_s"];
-      times_path = "$.measurement.step_times_s";
-    } else if (j.contains("step_times_s")) {
-      times = &j["step_times_s"];
-      times_path = "$.step_times_s";
-    }
-  }
-  if (times == nullptr)
-    throw InputError(file, "$", "expected a measured result (measurement.step_times_s), an object with step_times_s, "
-                                "or an array of step times in seconds");
-  if (!times->is_array() || times->empty())
-    throw InputError(file, times_path, "expected a non-empty array of step times in seconds");
-  for (std::size_t i = 0; i < times->size(); ++i) {
-    const auto& v = (*times)[i];
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      throw InputError(file, times_path + "[" + std::to_string(i) + "]", "expected a positive number of seconds");
-    m.step_times_s.push_back(v.get<double>());
-  }
-  if (j.is_object() && j.contains("engine") && j["engine"].is_object() && j["engine"].contains("name") &&
-      j["engine"]["name"].is_string())
-    m.source = j["engine"]["name"].get<std::string>();
-  if (j.is_object() && j.contains("timeline")) {
-    const json& t = j["timeline"];
-    if (!t.is_object() || !t.contains("ranks") || !t["ranks"].is_array())
-      throw InputError(file, "$.timeline", "expected a redsim-timeline object with a \"ranks\" array");
-    const auto& ranks = t["ranks"];
-    const int world = static_cast<int>(ranks.size());
-    if (world != plan.world_size)
-      throw InputError(file, "$.timeline.ranks",
-                       "the measured timeline has " + std::to_string(world) + " ranks but the simulated plan has " +
-                           std::to_string(plan.world_size) + ": was it measured on this cluster?");
-    Timeline tl("measured", world, plan.ops.size());
-    for (int r = 0; r < world; ++r) {
-      const std::string rp = "$.timeline.ranks[" + std::to_string(r) + "].ops";
-      const json& ops = ranks[static_cast<std::size_t>(r)].value("ops", json());
-      if (!ops.is_array() || ops.size() != plan.ops.size())
-        throw InputError(file, rp,
-                         "expected " + std::to_string(plan.ops.size()) +
-                             " ops (the plan's op count) — were the same trace and knobs measured?");
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        const json& o = ops[i];
-        const std::string op_path = rp + "[" + std::to_string(i) + "]";
-        for (const char* k : {"start_s", "end_s"})
-          if (!o.is_object() || !o.contains(k) || !o[k].is_number())
-            throw InputError(file, op_path + "." + k, "expected a number of seconds");
-        auto& ot = tl.at(r, i);
-        ot.ready_s = o.value("ready_s", o["start_s"].get<double>());
-        ot.start_s = o["start_s"].get<double>();
-        ot.end_s = o["end_s"].get<double>();
-        ot.bytes_sent = o.value("bytes_sent", std::int64_t{0});
-        ot.bytes_received = o.value("bytes_received", std::int64_t{0});
-      }
-    }
-    m.timeline = std::move(tl);
-    m.has_timeline = true;
-  }
-  return m;
-}
 
 struct Testbed {
   int nodes = 0, ranks_per_node = 0;
@@ -222,12 +137,12 @@ CaseResult validate_once(const ValidateOptions& o, const std::vector<std::string
     throw InputError("", "", "--max-error: expected a positive fraction (e.g. 0.10), got " + std::to_string(o.max_error));
   const Plan plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
 
-  json measured_json;
+  MeasuredRun m;
   std::string measured_from;
   if (!o.measured_file.empty()) {
     if (o.ranks > 0 || !o.testbed.empty())
       throw InputError("", "", "--measured takes a measurement from a file: give neither --ranks nor --testbed");
-    measured_json = read_json_file(o.measured_file);
+    m = read_measured_run(o.measured_file, plan);
     measured_from = o.measured_file;
   } else {
     if ((o.ranks > 0) == !o.testbed.empty())
@@ -264,22 +179,24 @@ CaseResult validate_once(const ValidateOptions& o, const std::vector<std::string
       std::cerr << "redsim: error: the measured run failed (exit status " << rc << ")\n";
       std::exit(rc == kExitBadInput ? kExitBadInput : 1);
     }
-    measured_json = read_json_file(tmp);
+    try {
+      m = read_measured_run(tmp, plan);
+    } catch (...) {
+      std::filesystem::remove(tmp);
+      throw;
+    }
     std::filesystem::remove(tmp);
     measured_from = o.testbed.empty() ? "redsim run --ranks " + std::to_string(o.ranks) : "testbed " + o.testbed;
   }
-  if (measured_json.is_object() && measured_json.contains("measurement") &&
-      measured_json["measurement"].is_object() && measured_json["measurement"].contains("buffer_scale") &&
-      measured_json["measurement"]["buffer_scale"].is_number() &&
-      measured_json["measurement"]["buffer_scale"].get<double>() != 1.0)
-    std::cout << "warning: the measured run scaled its buffers by " << measured_json["measurement"]["buffer_scale"]
+  if (m.buffer_scale != 1.0)
+    std::cout << "warning: the measured run scaled its buffers by " << m.buffer_scale
               << " (memory); the simulated plan uses the traced sizes, so the comparison is not like for like\n";
-  const Measured m = parse_measured(measured_json, o.measured_file.empty() ? measured_from : o.measured_file, plan);
 
   const Fidelity used = resolve_fidelity(plan, cluster, parse_fidelity(o.fidelity));
   const Timeline predicted = simulate(plan, cluster, SimOptions{false, used});
   CaseResult res;
-  res.cmp = compare_runs(plan, predicted, m.step_times_s, m.has_timeline ? &m.timeline : nullptr);
+  res.cmp = compare_runs(plan, predicted, m.step_times_s, m.timeline ? &m.timeline->timeline : nullptr,
+                         m.timeline ? m.timeline->ranks : std::vector<int>{});
   const bool pass = std::abs(res.cmp.step_error) <= o.max_error;
   res.label = plan.strategy + " " + trace.model + " " + cluster.name;
   res.out = {{"format", "redsim-validation"},
@@ -288,7 +205,7 @@ CaseResult validate_once(const ValidateOptions& o, const std::vector<std::string
              {"cluster", {{"file", o.cluster_file}, {"name", cluster.name}, {"world_size", cluster.world_size()}}},
              {"knobs", knobs_to_json(knobs)},
              {"simulator", {{"engine", "simgrid"}, {"fidelity", std::string(fidelity_name(used))}}},
-             {"measured", {{"from", measured_from}, {"steps", m.step_times_s.size()}, {"has_timeline", m.has_timeline}}},
+             {"measured", {{"from", measured_from}, {"steps", m.step_times_s.size()}, {"has_timeline", m.timeline.has_value()}}},
              {"comparison", comparison_to_json(plan, res.cmp)},
              {"max_error", o.max_error},
              {"verdict", pass ? "pass" : "fail"}};
@@ -360,7 +277,7 @@ int run_validate(const ValidateOptions& o) {
   }
   // Matrix: a JSON array of cases; each case's keys override the command line's:
   // trace, cluster, measured, strategy, bucket_mb, config, ranks, testbed, label.
-  const json cases = read_json_file(o.matrix_file);
+  const json cases = JsonIn::parse_file(o.matrix_file);
   if (!cases.is_array() || cases.empty()) throw InputError(o.matrix_file, "$", "expected a non-empty array of cases");
   std::vector<CaseResult> results;
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -389,7 +306,7 @@ int run_validate(const ValidateOptions& o) {
       // a config, so the case's own keys drop those flags).
       json kj = json::object();
       if (!o.knobs.config_file.empty()) {
-        const json base = read_json_file(o.knobs.config_file);
+        const json base = JsonIn::parse_file(o.knobs.config_file);
         kj = base.contains("knobs") ? base["knobs"] : base;
       }
       if (c.contains("strategy")) {

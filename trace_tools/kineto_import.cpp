@@ -280,6 +280,7 @@ struct StepResult {
   double origin = 0;
   double fwd_start = 0, fwd_end = 0, bwd_start = 0, bwd_end = 0, opt_start = 0, opt_end = 0;
   double bwd_busy = 0;
+  double last_end = -std::numeric_limits<double>::infinity();  // the step's last kernel ended
   std::vector<BucketObs> buckets;
   std::vector<const Kernel*> others;
   std::vector<Phase> other_phases;
@@ -538,6 +539,7 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
       warn("no Optimizer.step#... CPU ops: the compute after backward is taken as the optimizer");
     std::vector<Kernel*> compute, comm;
     for (auto* k : in_step) (k->nccl ? comm : compute).push_back(k);
+    for (auto* k : in_step) r.last_end = std::max(r.last_end, k->end());
     const std::string where = w.number >= 0 ? "ProfilerStep#" + std::to_string(w.number) : "the trace";
     if (compute.empty())
       throw InputError(file, events.path(), "no compute kernels in " + where + ": cannot reconstruct its backward");
@@ -735,8 +737,10 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
     }
     imp.other_collectives.push_back(std::move(c));
   }
-  for (const auto& r : results)
+  for (const auto& r : results) {
     if (r.window.number >= 0) imp.steps.push_back(r.window.number);
+    imp.step_times_s.push_back((r.last_end - r.origin) * kSPerUs);
+  }
   if (imp.steps.empty())
     imp.step_text = "the whole trace";
   else if (imp.steps.size() == 1)
