@@ -20,7 +20,7 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/child_command.h"
+#include "validate/child_command.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "validate/cluster_fit.h"
