@@ -134,7 +134,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   std::fflush(stdout);
 }
 
-void run_calibrate(const CalibrateOptions& o) {
+void check_options(const CalibrateOptions& o) {
   const auto backends = rx::available_backends();
   if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
     throw InputError("", "", "--backend: expected " + join(backends, "|") + " (what this build has), got \"" +
@@ -148,60 +148,54 @@ void run_calibrate(const CalibrateOptions& o) {
     throw InputError("", "", "--fit-min-bytes: expected 0 to a quarter of --max-bytes (the fit needs 3 sizes)");
   if (o.fit != "ring" && o.fit != "all") throw InputError("", "", "--fit: expected ring|all, got \"" + o.fit + "\"");
   if (o.iters < 1 || o.warmup < 0) throw InputError("", "", "--iters: expected at least 1; --warmup: 0 or more");
-  {
-    auto dir = std::filesystem::path(o.out_file).parent_path();
-    if (dir.empty()) dir = ".";
-    if (::access(dir.c_str(), W_OK) != 0)
-      throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
-  }
-  rx::MicrobenchConfig cfg;
-  cfg.backend = o.backend;
-  cfg.min_bytes = static_cast<std::int64_t>(o.min_bytes);
-  cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
-  cfg.iters = o.iters;
-  cfg.warmup = o.warmup;
-  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
+  auto dir = std::filesystem::path(o.out_file).parent_path();
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
+}
 
-  if (!o.testbed.empty()) {
-    if (o.ranks > 0) throw InputError("", "", "give --ranks or --testbed, not both");
-    const TestbedSpec tb = parse_testbed(o.testbed);
-    if (tb.ranks() < 2)
-      throw InputError("", "", "--testbed: expected at least 2 ranks (K*R >= 2), got \"" + o.testbed + "\"");
-    std::vector<std::string> args = testbed_argv(
-        tb, {"calibrate", "--backend", o.backend, "--out", std::filesystem::absolute(o.out_file).string(),
-             "--max-bytes", std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes), "--iters",
-             std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup",
-             std::to_string(o.warmup), "--timeout-s", std::to_string(o.timeout_s), "--rate-label", tb.rate, "--fit",
-             o.fit});
-    if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
-    const int rc = run_child(args);
-    if (rc != 0) {
-      std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
-      std::exit(rc == 2 ? 2 : 1);
-    }
-    return;
+// --testbed: this command again, once per rank, inside realexec/testbed.
+void run_in_testbed(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg) {
+  if (o.ranks > 0) throw InputError("", "", "give --ranks or --testbed, not both");
+  const TestbedSpec tb = parse_testbed(o.testbed);
+  if (tb.ranks() < 2)
+    throw InputError("", "", "--testbed: expected at least 2 ranks (K*R >= 2), got \"" + o.testbed + "\"");
+  std::vector<std::string> args = testbed_argv(
+      tb, {"calibrate", "--backend", o.backend, "--out", std::filesystem::absolute(o.out_file).string(),
+           "--max-bytes", std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes), "--iters",
+           std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup",
+           std::to_string(o.warmup), "--timeout-s", std::to_string(o.timeout_s), "--rate-label", tb.rate, "--fit",
+           o.fit});
+  if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
+  const int rc = run_child(args);
+  if (rc != 0) {
+    std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
+    std::exit(rc == 2 ? 2 : 1);
   }
-  if (o.ranks > 0) {
-    if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
-    if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
-      std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
-      std::exit(1);
-    }
-    std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", "
-              << cfg.min_bytes << " to " << cfg.max_bytes << " bytes\n"
-              << std::flush;
-    const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
-      const rx::RankJob job = rx::local_rank_job(rank, o.ranks, port, timeout);
-      return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
-        write_cluster(o, 1, o.ranks, r);
-      });
-    });
-    if (report.exit_code != 0) {
-      std::cerr << "redsim: error: " << report.message << "\n";
-      std::exit(report.exit_code);
-    }
-    return;
+}
+
+// --ranks N: N local rank processes on one node.
+void run_local(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, std::chrono::milliseconds timeout) {
+  if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
+  if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
+    std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
+    std::exit(1);
   }
+  std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", " << cfg.min_bytes
+            << " to " << cfg.max_bytes << " bytes\n"
+            << std::flush;
+  const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
+    const rx::RankJob job = rx::local_rank_job(rank, o.ranks, port, timeout);
+    return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) { write_cluster(o, 1, o.ranks, r); });
+  });
+  if (report.exit_code != 0) {
+    std::cerr << "redsim: error: " << report.message << "\n";
+    std::exit(report.exit_code);
+  }
+}
+
+// One rank of a job started by torchrun, mpirun or srun.
+void run_launched(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, std::chrono::milliseconds timeout) {
   std::optional<rx::LaunchEnv> env;
   try {
     env = rx::launch_env();
@@ -218,6 +212,23 @@ void run_calibrate(const CalibrateOptions& o) {
     write_cluster(o, env->world_size / per_node, per_node, r);
   });
   if (code != 0) std::exit(code);
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  check_options(o);
+  rx::MicrobenchConfig cfg;
+  cfg.backend = o.backend;
+  cfg.min_bytes = static_cast<std::int64_t>(o.min_bytes);
+  cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
+  cfg.iters = o.iters;
+  cfg.warmup = o.warmup;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
+  if (!o.testbed.empty())
+    run_in_testbed(o, cfg);
+  else if (o.ranks > 0)
+    run_local(o, cfg, timeout);
+  else
+    run_launched(o, cfg, timeout);
 }
 
 }  // namespace
