@@ -9,6 +9,7 @@
 #include "tests/test_support.h"
 
 using namespace redsim;
+using testing::error_of;
 using nlohmann::json;
 
 namespace {
@@ -40,15 +41,6 @@ struct Fixture {
     return result_to_json(r);
   }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/units.h"
 
 namespace redsim::testing {
@@ -95,6 +96,15 @@ std::int64_t sent_by_all(const Timeline& tl) {
   std::int64_t s = 0;
   for (const auto& t : tl.timings) s += t.bytes_sent;
   return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace redsim::testing
