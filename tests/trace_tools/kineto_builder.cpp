@@ -1,5 +1,7 @@
 #include "kineto_builder.h"
 
+#include <stdexcept>
+
 namespace redsim::testing {
 
 using nlohmann::json;
@@ -220,5 +222,14 @@ json build_kineto(const std::vector<KStep>& steps, const KBuild& o) {
           {"displayTimeUnit", "ms"},
           {"baseTimeNanoseconds", 1700000000000000000LL}};
 }
+
+std::size_t index_of_first(const json& trace, const std::function<bool(const json&)>& pred) {
+  const auto& ev = trace["traceEvents"];
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    if (pred(ev[i])) return i;
+  throw std::logic_error("no such event");
+}
+
+bool is_kernel(const json& e) { return e.value("cat", "") == "kernel"; }
 
 }  // namespace redsim::testing
