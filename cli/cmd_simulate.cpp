@@ -54,7 +54,8 @@ void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpe
   std::string fidelity_used;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Fidelity used = resolve_fidelity(plans[i], cluster, requested);
-    rows.push_back({names[i], &plans[i], summarize(plans[i], simulate(plans[i], cluster, SimOptions{o.sim_log, used}))});
+    const Timeline timeline = simulate(plans[i], cluster, SimOptions{o.sim_log, used});
+    rows.push_back({names[i], &plans[i], summarize(plans[i], timeline)});
     // One fidelity for all strategies is reported as such; otherwise "mixed" (see each entry).
     const std::string name(fidelity_name(used));
     runs.push_back({&knobs[i], &plans[i], &rows.back().summary, name});
@@ -83,7 +84,8 @@ void run_simulate(const SimulateOptions& o) {
 
   print_summary(std::cout, trace, cluster, knobs, plan, summary);
   if (!o.out_file.empty()) {
-    RedsimResult result{result_inputs(o, trace, cluster, fidelity_name(used)), &knobs, &plan, &summary, &timeline, {}, {}};
+    const RedsimResult result{
+        result_inputs(o, trace, cluster, fidelity_name(used)), &knobs, &plan, &summary, &timeline, {}, {}};
     write_file_atomically(o.out_file, result_to_json(result).dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }

@@ -80,7 +80,8 @@ json trace_summary_to_json(const std::string& file, const ModelTrace& t, const T
   for (const auto& [name, n] : s.by_dtype) dtypes[name] = tally_json(n);
   json top = json::array();
   for (auto i : s.top_layers)
-    top.push_back({{"layer", t.layers[i].name}, {"forward_s", t.layers[i].forward_s}, {"backward_s", t.layers[i].backward_s}});
+    top.push_back(
+        {{"layer", t.layers[i].name}, {"forward_s", t.layers[i].forward_s}, {"backward_s", t.layers[i].backward_s}});
   json bins = json::array();
   for (const auto& h : s.histogram)
     bins.push_back({{"start_s", h.start_s}, {"end_s", h.end_s}, {"tensors", h.tensors}, {"bytes", h.bytes}});

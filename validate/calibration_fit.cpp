@@ -117,8 +117,8 @@ ClusterSpec calibrated_cluster(const CalibrationRun& run, const CalibrationPolic
   c.collective_launch_us = fit.launch_s * 1e6;
   for (const auto& [k, v] : fit.launch_s_by_kind) c.collective_launch_us_by_kind[k] = v * 1e6;
   std::ostringstream src;
-  src << "redsim calibrate --backend " << run.backend << " (" << (run.rate.empty() ? "" : "testbed rate " + run.rate + ", ")
-      << run.nodes << " node(s) x " << run.ranks_per_node << " rank(s)): " << collectives.points.size()
+  src << "redsim calibrate --backend " << run.backend << " ("
+      << (run.rate.empty() ? "" : "testbed rate " + run.rate + ", ") << run.nodes << " node(s) x " << run.ranks_per_node << " rank(s)): " << collectives.points.size()
       << " collective sweep points, " << run.iters << " iterations each; alpha-beta fit (--fit " << policy.fit
       << ", sizes from " << policy.fit_min_bytes << " B) rms residual "
       << std::llround(collectives.rms_relative_error * 1000) / 10.0 << "%";

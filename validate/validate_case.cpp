@@ -62,7 +62,8 @@ CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const 
              {"cluster", {{"file", c.cluster_file}, {"name", cluster.name}, {"world_size", cluster.world_size()}}},
              {"knobs", knobs_to_json(c.knobs)},
              {"simulator", predicted.simulator},
-             {"measured", {{"from", measured_from}, {"steps", m.step_times_s.size()}, {"has_timeline", m.timeline.has_value()}}},
+             {"measured",
+              {{"from", measured_from}, {"steps", m.step_times_s.size()}, {"has_timeline", m.timeline.has_value()}}},
              {"comparison", comparison_to_json(plan, res.cmp)},
              {"max_error", c.max_error},
              {"verdict", res.pass ? "pass" : "fail"}};

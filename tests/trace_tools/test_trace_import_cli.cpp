@@ -135,7 +135,8 @@ TEST_CASE("what trace import --measured writes, validate --measured reads", "[tr
         Approx((span_s(s3) + span_s(s4)) / 2).margin(kEps));
   // Rank 3's measured bucket 0, compared op by op.
   const auto& ops = v["comparison"]["ops"];
-  const auto bucket0 = std::find_if(ops.begin(), ops.end(), [](const json& o) { return o["name"] == "allreduce:bucket0"; });
+  const auto bucket0 =
+      std::find_if(ops.begin(), ops.end(), [](const json& o) { return o["name"] == "allreduce:bucket0"; });
   REQUIRE(bucket0 != ops.end());
   const auto& tl_ops = m["timeline"]["ranks"][0]["ops"];
   CHECK((*bucket0)["measured_start_s"] == tl_ops[(*bucket0)["op"].get<std::size_t>()]["start_s"]);
