@@ -108,8 +108,9 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
   cmd->add_option("--measured", opts->measured_file,
-                  "measured result: `redsim run --out` JSON, an object with step_times_s (seconds), or an array of "
-                  "step times in seconds (e.g. from PyTorch DDP); omit to measure with --ranks or --testbed");
+                  "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "
+                  "step_times_s (seconds), or an array of step times in seconds (e.g. from PyTorch DDP); omit to "
+                  "measure with --ranks or --testbed");
   cmd->add_option("--backend", opts->run.backend, "backend for the measured run (gloo or nccl)")->capture_default_str();
   cmd->add_option("--ranks", opts->run.ranks, "measure with `redsim run` on this many local ranks");
   cmd->add_option("--testbed", opts->run.testbed,
