@@ -1,13 +1,13 @@
 // redsim calibrate: nccl-tests-style collective sweeps on the real backend (allreduce, reduce,
 // reduce-scatter, allgather, broadcast; algbw and busbw with nccl-tests' bus factors), then a
-// weighted least-squares fit of the simulator's alpha-beta formulas (core/cluster_fit.h) to the
+// weighted least-squares fit of the simulator's alpha-beta formulas (validate/cluster_fit.h) to the
 // measured times, giving the cluster file's bottleneck link (inter-node NIC bandwidth and latency
 // when there are several nodes, else the intra-node link) and collective_launch_us. Point-to-point
 // ping-pong sweeps measure each link class; with several nodes of several ranks the intra-node
 // link comes from its own point-to-point fit (the collectives' rings are bound by the NIC). Ranks: --ranks
 // N locally, --testbed nodes=K,ranks-per-node=R,rate=400mbit (realexec/testbed runs `redsim
-// calibrate` in join mode once per rank), or a job started by torchrun/mpirun/srun.
-#include <sys/wait.h>
+// calibrate` in join mode once per rank), or a job started by torchrun/mpirun/srun. The fit policy
+// and the cluster file it gives are validate/calibration_fit.h's; this file runs the sweeps and prints.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +18,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
-#include "cli/child_command.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
-#include "core/cluster_fit.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/join.h"
@@ -31,6 +28,8 @@
 #include "realexec/local_launcher.h"
 #include "realexec/microbench.h"
 #include "realexec/rank_runner.h"
+#include "validate/calibration_fit.h"
+#include "validate/child_command.h"
 
 namespace redsim::cli {
 namespace {
@@ -57,145 +56,76 @@ struct CalibrateOptions {
 };
 
 // Fits one link class's point-to-point sweep and prints it; nullopt when it was not measured.
-std::optional<ClusterFitResult> fit_link(const std::vector<rx::PointToPointPoint>& all, rx::LinkClass link,
-                                         double fit_min_bytes) {
-  std::vector<LinkSample> samples;
+std::optional<LinkCalibration> fit_link(const std::vector<rx::PointToPointPoint>& all, rx::LinkClass link,
+                                        double fit_min_bytes) {
   std::vector<const rx::PointToPointPoint*> pts;
+  std::vector<LinkSample> sweep;
   for (const auto& p : all)
-    if (p.link == link && static_cast<double>(p.bytes) >= fit_min_bytes) {
-      samples.push_back({p.bytes, p.time_s});
+    if (p.link == link) {
       pts.push_back(&p);
+      sweep.push_back({p.bytes, p.time_s});
     }
-  if (samples.size() < 3) return std::nullopt;
-  const ClusterFitResult fit = fit_point_to_point(samples);
+  const auto cal = calibrate_link(sweep, fit_min_bytes);
+  if (!cal) return cal;
+  const ClusterFitResult& fit = cal->fit;
   std::printf("\n%s link, point to point (rank 0 <-> rank %d): latency %.2f us, bandwidth %.4f GB/s (%.1f Mbit/s)\n",
               std::string(rx::link_class_name(link)).c_str(), pts.front()->peer, fit.alpha_s * 1e6,
               fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6);
   std::printf("%-15s %12s %12s %12s %9s   (sizes >= --fit-min-bytes)\n", "one-way", "bytes", "measured_us",
               "model_us", "residual");
-  for (std::size_t i = 0; i < pts.size(); ++i)
-    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", "", static_cast<long long>(pts[i]->bytes),
-                pts[i]->time_s * 1e6, fit.predicted_s[i] * 1e6, fit.relative_error[i] * 100,
+  for (std::size_t i = 0; i < cal->index.size(); ++i) {
+    const auto* p = pts[cal->index[i]];
+    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", "", static_cast<long long>(p->bytes), p->time_s * 1e6,
+                fit.predicted_s[i] * 1e6, fit.relative_error[i] * 100,
                 fit.used[i] ? "" : "  (outlier, left out of the fit)");
-  std::printf("residuals over the %d of %zu points fitted: rms %.1f%%, max %.1f%%\n", fit.points_used, pts.size(),
-              fit.rms_relative_error * 100, fit.max_abs_relative_error * 100);
-  return fit;
+  }
+  std::printf("residuals over the %d of %zu points fitted: rms %.1f%%, max %.1f%%\n", fit.points_used,
+              cal->index.size(), fit.rms_relative_error * 100, fit.max_abs_relative_error * 100);
+  return cal;
+}
+
+const char* use_note(PointUse use) {
+  switch (use) {
+    case PointUse::below_min:
+      return "  (below --fit-min-bytes: not fitted)";
+    case PointUse::launch_only:
+      return "  (launch only: not in the --fit ring fit)";
+    case PointUse::outlier:
+      return "  (outlier, left out of the fit)";
+    default:
+      return "";
+  }
+}
+
+void print_collective_fit(const CollectiveCalibration& c, const std::string& policy) {
+  const ClusterFitResult& fit = c.fit;
+  std::printf("\nfit (weighted least squares, weights 1/time, --fit %s): alpha %.2f us, bandwidth %.4f GB/s "
+              "(%.1f Mbit/s), launch overhead",
+              policy.c_str(), fit.alpha_s * 1e6, fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6);
+  for (const auto& [k, v] : fit.launch_s_by_kind)
+    std::printf(" %s %.1f us%s", std::string(op_kind_name(k)).c_str(), v * 1e6,
+                std::find(c.held.begin(), c.held.end(), k) != c.held.end() ? " (alpha, bandwidth held)" : "");
+  std::printf("\n");
+  std::printf("%-15s %12s %12s %12s %9s\n", "collective", "bytes", "measured_us", "model_us", "residual");
+  for (const auto& p : c.points)
+    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", std::string(op_kind_name(p.sample.kind)).c_str(),
+                static_cast<long long>(p.sample.bytes), p.sample.time_s * 1e6, p.model_s * 1e6,
+                (p.model_s - p.sample.time_s) / p.sample.time_s * 100, use_note(p.use));
+  std::printf("residuals over the %d of %zu points fitted (launch-only kinds included): rms %.1f%%, max %.1f%%\n",
+              c.points_counted, c.points.size(), c.rms_relative_error * 100, c.max_abs_relative_error * 100);
 }
 
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
-  const auto& pts = result.collectives;
-  std::vector<CollectiveSample> samples;
-  // --fit ring (the default): only the ring collectives (allreduce, reduce-scatter, allgather)
-  // determine the link's figures; the chains (reduce, broadcast) only their own launch overhead.
-  // Swept back to back, chains overlap (a head starts the next while the last drains) and a
-  // shaper's burst speeds their idle hops, neither of which the chain formula has a term for:
-  // fitting them skews the link (measured: --fit all on the testbed gave 593 Mbit/s for a 400
-  // Mbit/s link). --fit all uses every point. (NCCL may pick trees for small messages.)
-  auto fitted_kind = [&](OpKind k) {
-    return o.fit == "all" || k == OpKind::allreduce || k == OpKind::reduce_scatter || k == OpKind::allgather;
-  };
-  auto fitted = [&](const rx::BenchPoint& p) {
-    return fitted_kind(p.kind) && static_cast<double>(p.bytes) >= o.fit_min_bytes;
-  };
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < pts.size(); ++i)
-    if (fitted(pts[i])) {
-      samples.push_back({pts[i].kind, pts[i].bytes, pts[i].ranks, pts[i].time_s});
-      index.push_back(i);
-    }
-  // One launch overhead per collective kind. Alpha is told apart from them only by the chains,
-  // whose hop count grows with the size (N + P - 2); a ring's is fixed per kind. So --fit all
-  // fits alpha, bandwidth and every kind's launch at once; --fit ring fits alpha, bandwidth and
-  // one shared launch on the rings, then each kind's own launch with those two held.
-  const bool per_kind = o.fit == "all";
-  ClusterFitResult fit = fit_alpha_beta(samples, per_kind);
-  std::vector<OpKind> held;
-  for (OpKind k : {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast}) {
-    if (fit.launch_s_by_kind.count(k) != 0) continue;
-    std::vector<CollectiveSample> own;
-    for (const auto& p : pts)
-      if (p.kind == k && static_cast<double>(p.bytes) >= o.fit_min_bytes) own.push_back({p.kind, p.bytes, p.ranks, p.time_s});
-    if (own.empty()) continue;
-    fit.launch_s_by_kind[k] = fit_launch_only(own, fit.alpha_s, fit.beta_s_per_byte);
-    held.push_back(k);
-  }
-  if (const auto it = fit.launch_s_by_kind.find(OpKind::allreduce); it != fit.launch_s_by_kind.end())
-    fit.launch_s = it->second;  // the shared figure, for kinds a plan runs that were not swept
-  const auto launch_of = [&](OpKind k) {
-    const auto it = fit.launch_s_by_kind.find(k);
-    return it != fit.launch_s_by_kind.end() ? it->second : fit.launch_s;
-  };
-  std::printf("\nfit (weighted least squares, weights 1/time, --fit %s): alpha %.2f us, bandwidth %.4f GB/s "
-              "(%.1f Mbit/s), launch overhead",
-              o.fit.c_str(), fit.alpha_s * 1e6, fit.bandwidth_Bps() / 1e9, fit.bandwidth_Bps() * 8 / 1e6);
-  for (const auto& [k, v] : fit.launch_s_by_kind)
-    std::printf(" %s %.1f us%s", std::string(op_kind_name(k)).c_str(), v * 1e6,
-                std::find(held.begin(), held.end(), k) != held.end() ? " (alpha, bandwidth held)" : "");
-  std::printf("\n");
-  std::printf("%-15s %12s %12s %12s %9s\n", "collective", "bytes", "measured_us", "model_us", "residual");
-  std::size_t k = 0;
-  // Residuals of the cluster file's model (each kind's own launch) over the sizes fitted.
-  double sq = 0, worst = 0;
-  int counted = 0;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const bool in_fit = k < index.size() && index[k] == i;
-    const double model = alpha_beta_time(pts[i].kind, pts[i].bytes, pts[i].ranks, fit.alpha_s, fit.beta_s_per_byte,
-                                         launch_of(pts[i].kind));
-    if (static_cast<double>(pts[i].bytes) >= o.fit_min_bytes && (!in_fit || fit.used[k])) {
-      const double e = (model - pts[i].time_s) / pts[i].time_s;
-      sq += e * e;
-      worst = std::max(worst, std::abs(e));
-      ++counted;
-    }
-    std::printf("%-15s %12lld %12.1f %12.1f %+8.1f%%%s\n", std::string(op_kind_name(pts[i].kind)).c_str(),
-                static_cast<long long>(pts[i].bytes), pts[i].time_s * 1e6, model * 1e6,
-                (model - pts[i].time_s) / pts[i].time_s * 100,
-                static_cast<double>(pts[i].bytes) < o.fit_min_bytes ? "  (below --fit-min-bytes: not fitted)"
-                : !in_fit ? "  (launch only: not in the --fit ring fit)"
-                : fit.used[k] ? ""
-                              : "  (outlier, left out of the fit)");
-    if (in_fit) ++k;
-  }
-  const double rms = counted > 0 ? std::sqrt(sq / counted) : 0;
-  std::printf("residuals over the %d of %zu points fitted (launch-only kinds included): rms %.1f%%, max %.1f%%\n",
-              counted, pts.size(), rms * 100, worst * 100);
+  std::vector<CollectiveSample> sweep;
+  for (const auto& p : result.collectives) sweep.push_back({p.kind, p.bytes, p.ranks, p.time_s});
+  const CalibrationPolicy policy{o.fit, o.fit_min_bytes};
+  const CollectiveCalibration fit = calibrate_collectives(sweep, policy);
+  print_collective_fit(fit, o.fit);
   const auto intra = fit_link(result.point_to_point, rx::LinkClass::intra_node, o.fit_min_bytes);
   (void)fit_link(result.point_to_point, rx::LinkClass::inter_node, o.fit_min_bytes);  // printed as a check on the NIC fit
 
-  ClusterSpec c;
-  c.name = o.name.empty() ? "calibrated-" + std::to_string(nodes) + "x" + std::to_string(per_node) : o.name;
-  c.nodes = nodes;
-  c.devices_per_node = per_node;
-  c.device.name = o.backend == "nccl" ? "gpu" : "cpu-rank";
-  c.collective_launch_us = fit.launch_s * 1e6;
-  for (const auto& [k, v] : fit.launch_s_by_kind) c.collective_launch_us_by_kind[k] = v * 1e6;
-  std::ostringstream src;
-  src << "redsim calibrate --backend " << o.backend << " ("
-      << (o.testbed.empty() && o.rate.empty() ? "" : "testbed rate " + o.rate + ", ") << nodes << " node(s) x "
-      << per_node << " rank(s)): " << pts.size() << " collective sweep points, " << o.iters
-      << " iterations each; alpha-beta fit (--fit " << o.fit << ", sizes from " << o.fit_min_bytes << " B) rms residual " << std::llround(rms * 1000) / 10.0
-      << "%";
-  if (nodes > 1) {
-    c.inter.topology = InterTopology::star;
-    c.inter.nics_per_node = 1;
-    c.inter.nic_bandwidth_gbps = fit.bandwidth_Bps() * 8 / 1e9;
-    c.inter.latency_us = fit.alpha_s * 1e6;
-    if (per_node > 1) {
-      // The collectives' rings are bound by the NIC: the intra-node link comes from its own
-      // point-to-point fit.
-      if (!intra) throw std::runtime_error("calibrate: no intra-node point-to-point sweep to fit");
-      c.intra.fabric = IntraFabric::pcie;
-      c.intra.link_bandwidth_GBps = intra->bandwidth_Bps() / 1e9;
-      c.intra.latency_us = intra->alpha_s * 1e6;
-      src << "; intra-node link from a point-to-point fit (rms residual "
-          << std::llround(intra->rms_relative_error * 1000) / 10.0 << "%)";
-    }
-  } else {
-    c.intra.fabric = o.backend == "nccl" ? IntraFabric::nvswitch : IntraFabric::pcie;
-    c.intra.link_bandwidth_GBps = fit.bandwidth_Bps() / 1e9;
-    c.intra.latency_us = fit.alpha_s * 1e6;
-  }
-  c.source = src.str();
+  const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
+  const ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
   const auto j = cluster_to_json(c);
   (void)cluster_from_json(j, o.out_file);  // what is written must load
   write_file_atomically(o.out_file, j.dump(1) + "\n");
@@ -204,7 +134,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   std::fflush(stdout);
 }
 
-void run_calibrate(const CalibrateOptions& o) {
+void check_options(const CalibrateOptions& o) {
   const auto backends = rx::available_backends();
   if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
     throw InputError("", "", "--backend: expected " + join(backends, "|") + " (what this build has), got \"" +
@@ -218,78 +148,54 @@ void run_calibrate(const CalibrateOptions& o) {
     throw InputError("", "", "--fit-min-bytes: expected 0 to a quarter of --max-bytes (the fit needs 3 sizes)");
   if (o.fit != "ring" && o.fit != "all") throw InputError("", "", "--fit: expected ring|all, got \"" + o.fit + "\"");
   if (o.iters < 1 || o.warmup < 0) throw InputError("", "", "--iters: expected at least 1; --warmup: 0 or more");
-  {
-    auto dir = std::filesystem::path(o.out_file).parent_path();
-    if (dir.empty()) dir = ".";
-    if (::access(dir.c_str(), W_OK) != 0)
-      throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
-  }
-  rx::MicrobenchConfig cfg;
-  cfg.backend = o.backend;
-  cfg.min_bytes = static_cast<std::int64_t>(o.min_bytes);
-  cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
-  cfg.iters = o.iters;
-  cfg.warmup = o.warmup;
-  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
+  auto dir = std::filesystem::path(o.out_file).parent_path();
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
+}
 
-  if (!o.testbed.empty()) {
-    if (o.ranks > 0) throw InputError("", "", "give --ranks or --testbed, not both");
-    int nodes = 0, rpn = 0;
-    std::string rate;
-    std::stringstream ss(o.testbed);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      const auto eq = item.find('=');
-      const std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
-      if (k == "nodes")
-        nodes = std::atoi(v.c_str());
-      else if (k == "ranks-per-node")
-        rpn = std::atoi(v.c_str());
-      else if (k == "rate")
-        rate = v;
-      else
-        throw InputError("", "", "--testbed: unknown item \"" + item + "\" (expected nodes=, ranks-per-node=, rate=)");
-    }
-    if (nodes < 1 || rpn < 1 || nodes * rpn < 2 || rate.empty())
-      throw InputError("", "", "--testbed: expected nodes=K,ranks-per-node=R,rate=RATE with K*R >= 2, got \"" +
-                                   o.testbed + "\"");
-    std::vector<std::string> args = {"/bin/bash", find_testbed(), "run", "--nodes", std::to_string(nodes),
-                                     "--ranks-per-node", std::to_string(rpn), "--rate", rate, "--", self_exe(),
-                                     "calibrate", "--backend", o.backend, "--out",
-                                     std::filesystem::absolute(o.out_file).string(), "--max-bytes",
-                                     std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes),
-                                     "--iters", std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup", std::to_string(o.warmup),
-                                     "--timeout-s", std::to_string(o.timeout_s), "--rate-label", rate,
-                                     "--fit", o.fit};
-    if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
-    const int rc = run_child(args);
-    if (rc != 0) {
-      std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
-      std::exit(rc == 2 ? 2 : 1);
-    }
-    return;
+// --testbed: this command again, once per rank, inside realexec/testbed.
+void run_in_testbed(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg) {
+  if (o.ranks > 0) throw InputError("", "", "give --ranks or --testbed, not both");
+  const TestbedSpec tb = parse_testbed(o.testbed);
+  if (tb.ranks() < 2)
+    throw InputError("", "", "--testbed: expected at least 2 ranks (K*R >= 2), got \"" + o.testbed + "\"");
+  std::vector<std::string> args = testbed_argv(
+      tb, {"calibrate", "--backend", o.backend, "--out", std::filesystem::absolute(o.out_file).string(),
+           "--max-bytes", std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes), "--iters",
+           std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup",
+           std::to_string(o.warmup), "--timeout-s", std::to_string(o.timeout_s), "--rate-label", tb.rate, "--fit",
+           o.fit});
+  if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
+  const int rc = run_child(args);
+  if (rc != 0) {
+    std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
+    std::exit(rc == 2 ? 2 : 1);
   }
-  if (o.ranks > 0) {
-    if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
-    if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
-      std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
-      std::exit(1);
-    }
-    std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", "
-              << cfg.min_bytes << " to " << cfg.max_bytes << " bytes\n"
-              << std::flush;
-    const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
-      const rx::RankJob job = rx::local_rank_job(rank, o.ranks, port, timeout);
-      return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) {
-        write_cluster(o, 1, o.ranks, r);
-      });
-    });
-    if (report.exit_code != 0) {
-      std::cerr << "redsim: error: " << report.message << "\n";
-      std::exit(report.exit_code);
-    }
-    return;
+}
+
+// --ranks N: N local rank processes on one node.
+void run_local(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, std::chrono::milliseconds timeout) {
+  if (o.ranks < 2 || o.ranks > 64) throw InputError("", "", "--ranks: expected 2 to 64 local ranks");
+  if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
+    std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
+    std::exit(1);
   }
+  std::cout << "redsim calibrate: " << o.ranks << " local rank(s), backend " << o.backend << ", " << cfg.min_bytes
+            << " to " << cfg.max_bytes << " bytes\n"
+            << std::flush;
+  const auto report = rx::launch_local(o.ranks, [&](int rank, int port) {
+    const rx::RankJob job = rx::local_rank_job(rank, o.ranks, port, timeout);
+    return rx::run_microbench_rank(job, cfg, [&](const rx::MicrobenchResult& r) { write_cluster(o, 1, o.ranks, r); });
+  });
+  if (report.exit_code != 0) {
+    std::cerr << "redsim: error: " << report.message << "\n";
+    std::exit(report.exit_code);
+  }
+}
+
+// One rank of a job started by torchrun, mpirun or srun.
+void run_launched(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, std::chrono::milliseconds timeout) {
   std::optional<rx::LaunchEnv> env;
   try {
     env = rx::launch_env();
@@ -306,6 +212,23 @@ void run_calibrate(const CalibrateOptions& o) {
     write_cluster(o, env->world_size / per_node, per_node, r);
   });
   if (code != 0) std::exit(code);
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  check_options(o);
+  rx::MicrobenchConfig cfg;
+  cfg.backend = o.backend;
+  cfg.min_bytes = static_cast<std::int64_t>(o.min_bytes);
+  cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
+  cfg.iters = o.iters;
+  cfg.warmup = o.warmup;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
+  if (!o.testbed.empty())
+    run_in_testbed(o, cfg);
+  else if (o.ranks > 0)
+    run_local(o, cfg, timeout);
+  else
+    run_launched(o, cfg, timeout);
 }
 
 }  // namespace

@@ -19,8 +19,8 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/join.h"
-#include "core/knobs_json.h"
 #include "core/plan_json.h"
+#include "core/result_json.h"
 #include "core/step_summary.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
@@ -129,22 +129,14 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
   const auto& m = r.measured;
   const StepSummary summary = summarize(r.plan, m.timeline);
   print_measured(std::cout, trace, cluster, r, summary);
-  std::vector<double> sorted = m.step_times_s;
-  std::sort(sorted.begin(), sorted.end());
-  const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
   if (!o.out_file.empty()) {
-    nlohmann::json measurement = {
+    Measurement measurement{m.step_times_s, m.median_step, nlohmann::json::object()};
+    measurement.details = {
         {"backend", r.backend},
         {"backend_description", r.backend_description},
         {"ranks", r.world_size},
         {"warmup_steps", r.warmup_steps},
         {"steps", r.steps},
-        {"step_times_s", m.step_times_s},
-        {"median_step", m.median_step},
-        {"step_time_median_s", m.step_times_s[static_cast<std::size_t>(m.median_step)]},
-        {"step_time_min_s", sorted.front()},
-        {"step_time_mean_s", mean},
-        {"step_time_max_s", sorted.back()},
         {"timeline_step", "median"},
         {"buffer_scale", r.scale.factor},
         {"buffer_scale_reason", r.scale.reason},
@@ -159,19 +151,10 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
         {"hosts", m.hosts},
         {"compute", "busy-wait of each op's traced duration on the rank's compute-stream thread"},
         {"collective_timeout_s", r.timeout_s}};
-    nlohmann::json result = {
-        {"format", "redsim-result"},
-        {"version", 1},
-        {"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
-        {"cluster",
-         {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
-          {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
-        {"engine", {{"name", r.backend}, {"kind", "measured"}, {"description", r.backend_description}}},
-        {"knobs", knobs_to_json(knobs)},
-        {"summary", summary_to_json(r.plan, summary)},
-        {"timeline", timeline_to_json(r.plan, m.timeline)},
-        {"measurement", std::move(measurement)}};
-    write_file_atomically(o.out_file, result.dump(1) + "\n");
+    const ResultInputs inputs{o.trace_file, &trace, o.cluster_file, &cluster,
+                              {{"name", r.backend}, {"kind", "measured"}, {"description", r.backend_description}}};
+    const RedsimResult result{inputs, &knobs, &r.plan, &summary, &m.timeline, {}, std::move(measurement)};
+    write_file_atomically(o.out_file, result_to_json(result).dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {
@@ -191,8 +174,8 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
   std::exit(code);
 }
 
-void run_run(const RunOptions& o) {
-  // Everything is read and checked before any rank starts.
+// The options that need no file, checked; the buffer scale they ask for.
+std::optional<double> check_options(const RunOptions& o) {
   const auto backends = rx::available_backends();
   if (std::find(backends.begin(), backends.end(), o.backend) == backends.end()) {
     if (o.backend == "nccl")
@@ -205,59 +188,55 @@ void run_run(const RunOptions& o) {
   if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s) || o.timeout_s > 86400)
     throw InputError("", "", "--timeout-s: expected a positive number of seconds (at most 86400), got " +
                                  std::to_string(o.timeout_s));
-  std::optional<double> scale;
   try {
-    scale = rx::parse_buffer_scale(o.buffer_scale);
+    return rx::parse_buffer_scale(o.buffer_scale);
   } catch (const std::invalid_argument& e) {
     throw InputError("", "", e.what());
   }
+}
 
-  const bool local = o.ranks_opt != nullptr && o.ranks_opt->count() > 0;
+// Who runs: --ranks N local processes, or this process as one rank of a launched job.
+struct World {
+  bool local = false;
   std::optional<rx::LaunchEnv> env;
-  int world = 0;
-  if (local) {
+  int size = 0;
+  bool writes_outputs() const { return local || env->rank == 0; }
+};
+
+World run_world(const RunOptions& o) {
+  World w;
+  w.local = o.ranks_opt != nullptr && o.ranks_opt->count() > 0;
+  if (w.local) {
     if (o.ranks < 1 || o.ranks > 1024)
       throw InputError("", "", "--ranks: expected 1 to 1024 local ranks, got " + std::to_string(o.ranks));
-    world = o.ranks;
-  } else {
-    try {
-      env = rx::launch_env();
-    } catch (const std::invalid_argument& e) {
-      throw InputError("", "", std::string("launcher environment: ") + e.what());
-    }
-    if (!env)
-      throw InputError("", "", "--ranks N is required unless redsim run is started by torchrun (RANK, WORLD_SIZE, "
-                               "MASTER_ADDR, MASTER_PORT), mpirun (OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/SIZE, with "
-                               "MASTER_ADDR and MASTER_PORT) or srun (SLURM_PROCID, SLURM_NTASKS, with MASTER_ADDR "
-                               "and MASTER_PORT)");
-    world = env->world_size;
+    w.size = o.ranks;
+    return w;
   }
+  try {
+    w.env = rx::launch_env();
+  } catch (const std::invalid_argument& e) {
+    throw InputError("", "", std::string("launcher environment: ") + e.what());
+  }
+  if (!w.env)
+    throw InputError("", "", "--ranks N is required unless redsim run is started by torchrun (RANK, WORLD_SIZE, "
+                             "MASTER_ADDR, MASTER_PORT), mpirun (OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/SIZE, with "
+                             "MASTER_ADDR and MASTER_PORT) or srun (SLURM_PROCID, SLURM_NTASKS, with MASTER_ADDR "
+                             "and MASTER_PORT)");
+  w.size = w.env->world_size;
+  return w;
+}
 
-  const auto trace = load_trace(o.trace_file);
-  const auto cluster = load_cluster(o.cluster_file);
-  const auto knobs = resolve_knobs(o.knobs);
-  if (knobs.strategy == "all")
-    throw InputError("", "", "--strategy all: redsim run measures one strategy at a time; expected one of " +
-                                 join(strategy_names(), "|"));
-  if (cluster.world_size() != world)
+void check_cluster_world(const RunOptions& o, const ClusterSpec& cluster, const World& w) {
+  if (cluster.world_size() != w.size)
     throw InputError(o.cluster_file, "", "the cluster has " + std::to_string(cluster.world_size()) + " ranks (" +
                                              std::to_string(cluster.nodes) + " node(s) x " +
                                              std::to_string(cluster.devices_per_node) + " device(s)) but the run has " +
-                                             std::to_string(world) +
-                                             (local ? " (--ranks)" : " (" + env->launcher + "'s world size)") +
+                                             std::to_string(w.size) +
+                                             (w.local ? " (--ranks)" : " (" + w.env->launcher + "'s world size)") +
                                              ": they must be equal");
-  const Plan plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
-  try {
-    rx::check_plan_for_realexec(plan, world);
-  } catch (const std::invalid_argument& e) {
-    throw InputError("", "", std::string("cannot run this plan for real: ") + e.what());
-  }
-  if (local || env->rank == 0) {
-    check_writable(o.out_file, "--out");
-    check_writable(o.timeline_file, "--timeline");
-    check_writable(o.plan_file, "--plan");
-  }
+}
 
+rx::RunConfig run_config(const RunOptions& o, std::optional<double> scale) {
   rx::RunConfig cfg;
   cfg.backend = o.backend;
   cfg.warmup_steps = o.warmup;
@@ -268,27 +247,52 @@ void run_run(const RunOptions& o) {
   // after every run of it, so verification must stop the run.
   if (const char* r = std::getenv("REDSIM_TEST_CORRUPT_RANK")) cfg.corrupt_rank = std::atoi(r);
   if (const char* i = std::getenv("REDSIM_TEST_CORRUPT_OP")) cfg.corrupt_op = std::atoi(i);
+  return cfg;
+}
+
+void run_run(const RunOptions& o) {
+  // Everything is read and checked before any rank starts.
+  const std::optional<double> scale = check_options(o);
+  const World world = run_world(o);
+  const auto trace = load_trace(o.trace_file);
+  const auto cluster = load_cluster(o.cluster_file);
+  const auto knobs = resolve_knobs(o.knobs);
+  if (knobs.strategy == "all")
+    throw InputError("", "", "--strategy all: redsim run measures one strategy at a time; expected one of " +
+                                 join(strategy_names(), "|"));
+  check_cluster_world(o, cluster, world);
+  const Plan plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
+  try {
+    rx::check_plan_for_realexec(plan, world.size);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("", "", std::string("cannot run this plan for real: ") + e.what());
+  }
+  if (world.writes_outputs()) {
+    check_writable(o.out_file, "--out");
+    check_writable(o.timeline_file, "--timeline");
+    check_writable(o.plan_file, "--plan");
+  }
+  const rx::RunConfig cfg = run_config(o, scale);
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   auto sink = [&](const rx::RunOutcome& r) { write_outputs(o, trace, cluster, knobs, r); };
 
-  if ((knobs.algorithm || knobs.protocol) && (local || env->rank == 0))
+  if ((knobs.algorithm || knobs.protocol) && world.writes_outputs())
     std::cout << "note: --algorithm and --protocol shape the simulated Plan only; "
               << (o.backend == "gloo" ? "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) "
                                         "algorithms"
                                       : "NCCL picks its own algorithm (set NCCL_ALGO to force one)")
               << "\n";
-  if (local) {
+  const std::string what = "redsim run: " + plan.strategy + " | " + trace.model + " on " + cluster.name + " | ";
+  if (world.local) {
     if (const auto why = rx::backend_unavailable_reason(o.backend); !why.empty()) {
       std::cerr << "redsim: error: --backend " << o.backend << ": " << why << "\n";
       exit_with(1);
     }
-    std::cout << "redsim run: " << plan.strategy << " | " << trace.model << " on " << cluster.name << " | " << world
-              << " local rank(s), backend " << o.backend << ", " << o.warmup << " warm-up + " << o.steps
-              << " measured step(s)\n"
+    std::cout << what << world.size << " local rank(s), backend " << o.backend << ", " << o.warmup << " warm-up + "
+              << o.steps << " measured step(s)\n"
               << std::flush;
-    const auto report = rx::launch_local(world, [&](int rank, int port) {
-      const rx::RankJob job = rx::local_rank_job(rank, world, port, timeout);
-      return rx::run_rank(plan, job, cfg, sink);
+    const auto report = rx::launch_local(world.size, [&](int rank, int port) {
+      return rx::run_rank(plan, rx::local_rank_job(rank, world.size, port, timeout), cfg, sink);
     });
     if (report.exit_code != 0) {
       std::cerr << "redsim: error: " << report.message << "\n";
@@ -296,11 +300,10 @@ void run_run(const RunOptions& o) {
     }
     return;
   }
-
-  const rx::RankJob job = rx::launched_rank_job(*env, timeout);
-  if (env->rank == 0)
-    std::cout << "redsim run: " << plan.strategy << " | " << trace.model << " on " << cluster.name << " | rank 0 of "
-              << world << " (" << env->launcher << "), backend " << o.backend << "\n"
+  const rx::RankJob job = rx::launched_rank_job(*world.env, timeout);
+  if (world.env->rank == 0)
+    std::cout << what << "rank 0 of " << world.size << " (" << world.env->launcher << "), backend " << o.backend
+              << "\n"
               << std::flush;
   const int code = rx::run_rank(plan, job, cfg, sink);
   if (code != 0) exit_with(code);

@@ -8,8 +8,8 @@
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
-#include "core/knobs_json.h"
 #include "core/plan_json.h"
+#include "core/result_json.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "sim/sim_engine.h"
@@ -29,56 +29,41 @@ struct SimulateOptions {
   std::string fidelity = "auto";
 };
 
-nlohmann::json inputs_json(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster,
+ResultInputs result_inputs(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster,
                            std::string_view fidelity) {
-  return {{"trace", {{"file", o.trace_file}, {"model", trace.model}, {"params", trace.param_count()}}},
-          {"cluster",
-           {{"file", o.cluster_file}, {"name", cluster.name}, {"nodes", cluster.nodes},
-            {"devices_per_node", cluster.devices_per_node}, {"world_size", cluster.world_size()}}},
-          {"engine", {{"name", "simgrid"}, {"fidelity", std::string(fidelity)}}}};
-}
-
-nlohmann::json strategy_json(const Knobs& knobs, const Plan& plan, const StepSummary& summary) {
-  return {{"knobs", knobs_to_json(knobs)},
-          {"steps_in_plan", plan.steps},
-          {"memory_per_rank", memory_to_json(plan.memory)},
-          {"summary", summary_to_json(plan, summary)}};
+  return {o.trace_file, &trace, o.cluster_file, &cluster,
+          {{"name", "simgrid"}, {"fidelity", std::string(fidelity)}}};
 }
 
 void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& base) {
   if (!o.timeline_file.empty() || !o.plan_file.empty())
     throw InputError("", "", "--strategy all writes no --timeline or --plan; simulate one strategy for those");
   const Fidelity requested = parse_fidelity(o.fidelity);
-  std::vector<Plan> plans;
-  std::vector<StrategyRow> rows;
-  nlohmann::json results = nlohmann::json::array();
   const auto names = strategy_names();
+  std::vector<Knobs> knobs(names.size(), base);
+  std::vector<Plan> plans;
   plans.reserve(names.size());
-  for (const auto& name : names) {
-    Knobs k = base;
-    k.strategy = name;
-    plans.push_back(make_strategy(name)->plan(trace, cluster, k));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    knobs[i].strategy = names[i];
+    plans.push_back(make_strategy(names[i])->plan(trace, cluster, knobs[i]));
     check_plan_for_sim(plans.back(), cluster);
   }
+  std::vector<StrategyRow> rows;
+  rows.reserve(names.size());
+  std::vector<StrategyRun> runs;
   std::string fidelity_used;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    Knobs k = base;
-    k.strategy = names[i];
     const Fidelity used = resolve_fidelity(plans[i], cluster, requested);
-    auto summary = summarize(plans[i], simulate(plans[i], cluster, SimOptions{o.sim_log, used}));
-    rows.push_back({names[i], &plans[i], summary});
-    results.push_back(strategy_json(k, plans[i], summary));
-    results.back()["fidelity"] = std::string(fidelity_name(used));
+    const Timeline timeline = simulate(plans[i], cluster, SimOptions{o.sim_log, used});
+    rows.push_back({names[i], &plans[i], summarize(plans[i], timeline)});
     // One fidelity for all strategies is reported as such; otherwise "mixed" (see each entry).
     const std::string name(fidelity_name(used));
+    runs.push_back({&knobs[i], &plans[i], &rows.back().summary, name});
     fidelity_used = fidelity_used.empty() || fidelity_used == name ? name : "mixed";
   }
   print_comparison(std::cout, trace, cluster, rows);
   if (!o.out_file.empty()) {
-    auto result = inputs_json(o, trace, cluster, fidelity_used);
-    result["format"] = "redsim-comparison";
-    result["version"] = 1;
-    result["strategies"] = std::move(results);
+    const auto result = comparison_result_to_json(result_inputs(o, trace, cluster, fidelity_used), runs);
     write_file_atomically(o.out_file, result.dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
@@ -99,12 +84,9 @@ void run_simulate(const SimulateOptions& o) {
 
   print_summary(std::cout, trace, cluster, knobs, plan, summary);
   if (!o.out_file.empty()) {
-    auto result = inputs_json(o, trace, cluster, fidelity_name(used));
-    result["format"] = "redsim-result";
-    result["version"] = 1;
-    result.update(strategy_json(knobs, plan, summary));
-    result["timeline"] = timeline_to_json(plan, timeline);
-    write_file_atomically(o.out_file, result.dump(1) + "\n");
+    const RedsimResult result{
+        result_inputs(o, trace, cluster, fidelity_name(used)), &knobs, &plan, &summary, &timeline, {}, {}};
+    write_file_atomically(o.out_file, result_to_json(result).dump(1) + "\n");
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {

@@ -86,10 +86,7 @@ class Progress {
   std::mutex mu_;
 };
 
-void run_tune(const TuneCliOptions& o) {
-  // Everything is read and checked before anything is simulated or written.
-  auto trace = load_trace(o.trace_file);
-  auto cluster = load_cluster(o.cluster_file);
+tune::TuneConstraints constraints(const TuneCliOptions& o) {
   tune::TuneConstraints c;
   if (o.memory_opt && o.memory_opt->count() > 0) {
     if (!(o.memory_per_device_gb >= 0) || !std::isfinite(o.memory_per_device_gb))
@@ -101,6 +98,10 @@ void run_tune(const TuneCliOptions& o) {
   c.max_localsgd_period = o.max_localsgd_period;
   c.allow_compression = o.allow_compression;
   c.strategies = o.strategies;
+  return c;
+}
+
+void check_search_options(const TuneCliOptions& o) {
   if (o.threads < 0) throw InputError("", "", "--threads: expected 0 (all cores) or more, got " + std::to_string(o.threads));
   if (!(o.prune_margin >= 0 && o.prune_margin <= 1))
     throw InputError("", "", "--prune-margin: expected a fraction from 0 to 1, got " + std::to_string(o.prune_margin));
@@ -109,7 +110,17 @@ void run_tune(const TuneCliOptions& o) {
   if (o.top < 1) throw InputError("", "", "--top: expected 1 or more, got " + std::to_string(o.top));
   if (o.exhaustive && o.max_simulations > 0)
     throw InputError("", "", "--max-simulations applies to the guided search, not --exhaustive");
-  // Outputs go where they can be written, checked now rather than after a long search.
+}
+
+// --emit-dir as a directory path: "tuned/" is the directory tuned.
+std::filesystem::path emit_dir(const TuneCliOptions& o) {
+  std::filesystem::path dir(o.emit_dir);
+  if (!dir.has_filename() && dir.has_relative_path()) dir = dir.parent_path();
+  return dir;
+}
+
+// Outputs go where they can be written, checked now rather than after a long search.
+void check_outputs(const TuneCliOptions& o) {
   for (const auto* path : {&o.out_file, &o.report_file}) {
     if (path->empty()) continue;
     const auto dir = std::filesystem::path(*path).parent_path();
@@ -118,12 +129,43 @@ void run_tune(const TuneCliOptions& o) {
       throw InputError(*path, "", "cannot write output file: no directory " + dir.string());
   }
   if (!o.emit_dir.empty()) {
-    const std::filesystem::path dir(o.emit_dir);
+    const std::filesystem::path dir = emit_dir(o);
     std::error_code ec;
     if (std::filesystem::exists(dir, ec) ? !std::filesystem::is_directory(dir, ec)
                                           : !(dir.parent_path().empty() || std::filesystem::is_directory(dir.parent_path(), ec)))
       throw InputError(o.emit_dir, "", "--emit-dir: not a directory, nor one that can be created");
   }
+}
+
+void print_snippets(const std::vector<tune::Snippet>& snippets) {
+  std::cout << "\nready-to-paste settings:\n";
+  for (const auto& s : snippets) {
+    if (s.file == "README.txt") continue;
+    std::cout << "\n--- " << s.file << " ---\n";
+    if (!s.comment.empty()) std::cout << "# " << s.comment << "\n";
+    std::cout << s.contents;
+  }
+}
+
+void write_snippets(const TuneCliOptions& o, const std::vector<tune::Snippet>& snippets) {
+  const std::filesystem::path dir = emit_dir(o);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(o.emit_dir, "", "--emit-dir: cannot create the directory");
+  for (const auto& s : snippets) write_file_atomically((dir / s.file).string(), s.contents);
+  std::cout << "snippets:     " << dir.string() << "/ (";
+  std::vector<std::string> names;
+  for (const auto& s : snippets) names.push_back(s.file);
+  std::cout << join(names, ", ") << ")\n";
+}
+
+void run_tune(const TuneCliOptions& o) {
+  // Everything is read and checked before anything is simulated or written.
+  auto trace = load_trace(o.trace_file);
+  auto cluster = load_cluster(o.cluster_file);
+  const tune::TuneConstraints c = constraints(o);
+  check_search_options(o);
+  check_outputs(o);
 
   tune::TuneOptions opt;
   opt.method = o.exhaustive ? tune::SearchMethod::exhaustive : tune::SearchMethod::guided;
@@ -152,15 +194,7 @@ void run_tune(const TuneCliOptions& o) {
   const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
 
   tune::print_ranked_table(std::cout, result, in, o.top, wall, opt.threads);
-  if (!o.no_snippets) {
-    std::cout << "\nready-to-paste settings:\n";
-    for (const auto& s : snippets) {
-      if (s.file == "README.txt") continue;
-      std::cout << "\n--- " << s.file << " ---\n";
-      if (!s.comment.empty()) std::cout << "# " << s.comment << "\n";
-      std::cout << s.contents;
-    }
-  }
+  if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";
   if (!o.out_file.empty()) {
     write_file_atomically(o.out_file, tuned);
@@ -170,16 +204,7 @@ void run_tune(const TuneCliOptions& o) {
     write_file_atomically(o.report_file, svg);
     std::cout << "report:       " << o.report_file << "\n";
   }
-  if (!o.emit_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.emit_dir, ec);
-    if (ec) throw InputError(o.emit_dir, "", "--emit-dir: cannot create the directory");
-    for (const auto& s : snippets) write_file_atomically((std::filesystem::path(o.emit_dir) / s.file).string(), s.contents);
-    std::cout << "snippets:     " << o.emit_dir << "/ (";
-    std::vector<std::string> names;
-    for (const auto& s : snippets) names.push_back(s.file);
-    std::cout << join(names, ", ") << ")\n";
-  }
+  if (!o.emit_dir.empty()) write_snippets(o, snippets);
 }
 
 }  // namespace

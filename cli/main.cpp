@@ -21,9 +21,7 @@ int main(int argc, char** argv) {
   redsim::cli::add_run_command(app);
   redsim::cli::add_validate_command(app);
   redsim::cli::add_calibrate_command(app);
-#ifdef REDSIM_HAVE_TUNE
   redsim::cli::add_tune_command(app);
-#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,4 +21,22 @@ std::string human_bytes(double b) {
 
 std::string ms(double seconds) { return fmt("%.3f ms", seconds * 1e3); }
 
+std::string mib(std::int64_t bytes) { return fmt("%.1f MiB", static_cast<double>(bytes) / kMiB); }
+
+std::string with_commas(std::int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string pct(double part, double whole) { return fmt("%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0); }
+
+std::string pad(std::string s, std::size_t width, bool right) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
 }  // namespace redsim::cli

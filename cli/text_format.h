@@ -1,5 +1,7 @@
 // Number formatting shared by the subcommands' human-readable output.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace redsim::cli {
@@ -10,5 +12,13 @@ std::string fmt(const char* format, double v);
 std::string human_bytes(double bytes);
 // Seconds as milliseconds, three decimals: "12.345 ms".
 std::string ms(double seconds);
+// Bytes in MiB, one decimal: "1.5 MiB".
+std::string mib(std::int64_t bytes);
+// 1234567 -> "1,234,567".
+std::string with_commas(std::int64_t v);
+// part / whole as "12.5%" (0.0% when whole is 0).
+std::string pct(double part, double whole);
+// s padded with spaces to width, on the right (or on the left, right-aligning it).
+std::string pad(std::string s, std::size_t width, bool right = false);
 
 }  // namespace redsim::cli

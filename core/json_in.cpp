@@ -26,8 +26,13 @@ json JsonIn::parse_text(const std::string& text, const std::string& file) {
         ++col;
       }
     }
+    // nlohmann's own account of what it found ends its message: "... - invalid literal; last read: 'x'".
+    const std::string what = e.what();
+    const auto dash = what.rfind(" - ");
+    const std::string found = dash == std::string::npos ? "" : " (" + what.substr(dash + 3) + ")";
     throw InputError(file, "$", "malformed JSON at line " + std::to_string(line) + ", column " +
-                                    std::to_string(col) + ": expected valid JSON");
+                                    std::to_string(col) + ": expected valid JSON, got text that is not valid JSON" +
+                                    found);
   }
 }
 

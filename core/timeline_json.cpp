@@ -1,7 +1,9 @@
 #include "core/timeline_json.h"
 
 #include <cmath>
+#include <set>
 
+#include "core/error.h"
 #include "core/units.h"
 
 namespace redsim {
@@ -9,6 +11,12 @@ namespace redsim {
 using nlohmann::json;
 
 json timeline_to_json(const Plan& plan, const Timeline& tl) {
+  std::vector<int> ranks(static_cast<std::size_t>(tl.world_size));
+  for (int r = 0; r < tl.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return timeline_to_json(plan, tl, ranks, tl.world_size);
+}
+
+json timeline_to_json(const Plan& plan, const Timeline& tl, const std::vector<int>& rank_of_row, int world_size) {
   json ranks = json::array();
   for (int r = 0; r < tl.world_size; ++r) {
     json ops = json::array();
@@ -21,10 +29,64 @@ json timeline_to_json(const Plan& plan, const Timeline& tl) {
       }
       ops.push_back(std::move(o));
     }
-    ranks.push_back({{"rank", r}, {"ops", std::move(ops)}});
+    ranks.push_back({{"rank", rank_of_row.at(static_cast<std::size_t>(r))}, {"ops", std::move(ops)}});
   }
-  return {{"format", "redsim-timeline"}, {"version", 1}, {"source", tl.source}, {"world_size", tl.world_size},
+  return {{"format", "redsim-timeline"}, {"version", 1}, {"source", tl.source}, {"world_size", world_size},
           {"ranks", std::move(ranks)}};
+}
+
+namespace {
+
+void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
+  if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
+    throw InputError(ops.file(), ops.path(),
+                     "expected " + std::to_string(plan.ops.size()) +
+                         " ops (the plan's op count) — were the same trace and knobs measured?");
+  const auto items = ops.items();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const JsonIn& o = items[i];
+    if (auto id = o.find("op"); id && id->integer() != static_cast<std::int64_t>(i))
+      id->fail("op " + std::to_string(i) + " (ops in plan order)");
+    auto& t = tl.at(row, i);
+    t.start_s = o.at("start_s").number();
+    t.end_s = o.at("end_s").number();
+    t.ready_s = o.number_or("ready_s", t.start_s);
+    if (auto b = o.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
+    if (auto b = o.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+  }
+}
+
+}  // namespace
+
+RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan) {
+  node.expect_object();
+  const JsonIn ranks = node.at("ranks");
+  const auto rows = ranks.nonempty_items();
+  RankedTimeline out;
+  const auto world = node.find("world_size");
+  out.world_size = world ? static_cast<int>(world->positive_integer()) : static_cast<int>(rows.size());
+  if (out.world_size != plan.world_size)
+    throw InputError(node.file(), world ? world->path() : ranks.path(),
+                     "the measured timeline has " + std::to_string(out.world_size) +
+                         " ranks but the simulated plan has " + std::to_string(plan.world_size) +
+                         ": was it measured on this cluster?");
+  out.timeline = Timeline(node.string_or("source", "measured"), static_cast<int>(rows.size()), plan.ops.size());
+  std::set<int> seen;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const JsonIn& row = rows[i];
+    int rank = static_cast<int>(i);
+    if (auto r = row.find("rank")) {
+      const auto v = r->nonnegative_integer();
+      if (v >= out.world_size) r->fail("a rank below the world size " + std::to_string(out.world_size));
+      rank = static_cast<int>(v);
+      if (!seen.insert(rank).second) r->fail("each rank once");
+    } else if (!seen.insert(rank).second) {
+      row.fail("a \"rank\" member (the rows before name their ranks)");
+    }
+    out.ranks.push_back(rank);
+    read_rank_ops(row.at("ops"), plan, out.timeline, static_cast<int>(i));
+  }
+  return out;
 }
 
 json summary_to_json(const Plan& plan, const StepSummary& s) {

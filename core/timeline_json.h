@@ -1,14 +1,34 @@
-// The Timeline in redsim's own JSON (op by op, per rank) and as a Chrome/Perfetto trace.
+// The Timeline in redsim's own JSON (redsim-timeline: op by op, per rank), read back strictly,
+// and as a Chrome/Perfetto trace.
 #pragma once
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
+#include "core/json_in.h"
 #include "core/plan.h"
 #include "core/step_summary.h"
 #include "core/timeline.h"
 
 namespace redsim {
 
+// A Timeline covers every rank of the job (simulated, or measured by redsim run), or only the
+// ranks that were observed (a profiler trace of one rank): each row names its rank in the job.
+struct RankedTimeline {
+  Timeline timeline;       // one row per rank observed
+  std::vector<int> ranks;  // the job rank of each row
+  int world_size = 0;      // the job's ranks
+};
+
 nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline);
+// Rows for some ranks of a job of world_size ranks: row i is rank ranks[i].
+nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
+                                int world_size);
+// Reads a redsim-timeline of this plan: one-line InputErrors naming the JSON path when a rank is
+// repeated or out of range, when the job's world size is not the plan's, or when a rank's ops are
+// not the plan's ops. "rank" defaults to the row's index, "world_size" to the number of rows,
+// "ready_s" to "start_s", bytes to 0.
+RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
 nlohmann::json summary_to_json(const Plan& plan, const StepSummary& summary);
 // Chrome trace event format: one process per rank, one thread per stream; opens in ui.perfetto.dev.
 nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& timeline);

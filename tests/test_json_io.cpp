@@ -6,8 +6,10 @@
 #include "core/json_in.h"
 #include "core/knobs_json.h"
 #include "core/trace_json.h"
+#include "tests/test_support.h"
 
 using namespace redsim;
+using testing::error_of;
 using nlohmann::json;
 
 namespace {
@@ -18,14 +20,6 @@ json tiny_trace() {
     "params":[{"name":"a.w","numel":10,"dtype":"fp32","layer":"a"},{"name":"a.b","numel":2,"dtype":"fp16","layer":"a"},
               {"name":"b.w","numel":5,"dtype":"bf16","layer":"b","excluded":true}],
     "buffers":[{"name":"a.mean","numel":10,"dtype":"fp32"}]})");
-}
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 }  // namespace
 

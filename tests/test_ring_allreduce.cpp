@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include "core/step_summary.h"
-#include "sim/ring_allreduce.h"
 #include "sim/sim_engine.h"
 #include "tests/test_support.h"
 
@@ -61,13 +60,20 @@ TEST_CASE("bytes are conserved for sizes that do not divide evenly", "[sim][ring
   // Each channel's ring moves every chunk 2(N-1) times in all: 2(N-1) * S over the channels.
   CHECK(sent == 2 * (n - 1) * S);
   CHECK(received == sent);
-  // And per rank, what the timeline says equals the algorithm's per-rank volume.
+  // And per rank, from first principles. A star ring with one device per node is the identity
+  // order for every channel, so rank r sits at ring position r. Each channel's buffer is split
+  // into n pieces, the first (bytes mod n) one byte longer. In reduce-scatter step k (k = 0..n-2)
+  // position p sends piece p-k; in allgather step k it sends piece p+1-k (mod n): 2(n-1) pieces
+  // per channel, every piece but p+1 in the first half and every piece but p+2 in the second.
   for (int r = 0; r < n; ++r) {
     std::int64_t expected = 0;
     for (int c = 0; c < channels; ++c) {
       const std::int64_t channel_bytes = S / channels + (c < S % channels ? 1 : 0);
-      // A star ring with one device per node is the identity order for every channel.
-      expected += ring_allreduce_bytes_sent(channel_bytes, n, r);
+      const auto piece = [&](int i) {
+        const int j = ((i % n) + n) % n;
+        return channel_bytes / n + (j < channel_bytes % n ? 1 : 0);
+      };
+      for (int k = 0; k < n - 1; ++k) expected += piece(r - k) + piece(r + 1 - k);
     }
     CHECK(tl.at(r, 0).bytes_sent == expected);
   }

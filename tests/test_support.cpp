@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cluster_json.h"
+#include "core/error.h"
 #include "core/units.h"
 
 namespace redsim::testing {
@@ -106,6 +107,15 @@ std::int64_t sent_by_all(const Timeline& tl) {
   std::int64_t s = 0;
   for (const auto& t : tl.timings) s += t.bytes_sent;
   return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace redsim::testing

@@ -1,6 +1,7 @@
 // Small builders for tests: ideal clusters and synthetic traces whose costs are known in
 // closed form.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,7 @@ ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, doubl
 double end_of(const Timeline& tl);
 // Bytes sent by all ranks over all ops.
 std::int64_t sent_by_all(const Timeline& tl);
+// The message of the InputError f throws ("" when it throws none).
+std::string error_of(const std::function<void()>& f);
 
 }  // namespace redsim::testing

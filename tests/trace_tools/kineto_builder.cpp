@@ -1,5 +1,7 @@
 #include "kineto_builder.h"
 
+#include <stdexcept>
+
 namespace redsim::testing {
 
 using nlohmann::json;
@@ -64,161 +66,207 @@ KStep example_step(std::int64_t number, int jitter) {
   return s;
 }
 
-json build_kineto(const std::vector<KStep>& steps, const KBuild& o) {
-  json events = json::array();
-  // What Kineto writes around the activities.
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"ts", o.base_us},
-                    {"pid", kHostPid},
-                    {"tid", 0},
-                    {"args", {{"name", "python3"}}}});
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"ts", o.base_us},
-                    {"pid", kDevice},
-                    {"tid", 0},
-                    {"args", {{"name", "GPU 0"}}}});
-  events.push_back({{"name", "Iteration Start: PyTorch Profiler"},
-                    {"ph", "i"},
-                    {"s", "g"},
-                    {"pid", "Traces"},
-                    {"tid", "Trace PyTorch Profiler"},
-                    {"ts", o.base_us}});
-  std::int64_t correlation = 1000, external = 1;
-  double base = o.base_us;
-  auto cpu_op = [&](const std::string& name, double ts, double dur, int tid, json args = json::object()) {
-    args["External id"] = external++;
-    events.push_back({{"ph", "X"},
-                      {"cat", "cpu_op"},
-                      {"name", name},
-                      {"pid", kHostPid},
-                      {"tid", tid},
-                      {"ts", ts},
-                      {"dur", dur},
-                      {"args", std::move(args)}});
-  };
-  auto launch = [&](double ts, int tid, std::int64_t corr) {
-    events.push_back({{"ph", "X"},
-                      {"cat", "cuda_runtime"},
-                      {"name", "cudaLaunchKernel"},
-                      {"pid", kHostPid},
-                      {"tid", tid},
-                      {"ts", ts},
-                      {"dur", 4},
-                      {"args", {{"cbid", 211}, {"correlation", corr}}}});
+namespace {
+
+// The events of one trace, appended in the order Kineto writes them.
+class Builder {
+ public:
+  explicit Builder(const KBuild& o) : o_(o), base_(o.base_us) {}
+
+  void header() {
+    // What Kineto writes around the activities.
+    events_.push_back({{"name", "process_name"},
+                       {"ph", "M"},
+                       {"ts", o_.base_us},
+                       {"pid", kHostPid},
+                       {"tid", 0},
+                       {"args", {{"name", "python3"}}}});
+    events_.push_back({{"name", "process_name"},
+                       {"ph", "M"},
+                       {"ts", o_.base_us},
+                       {"pid", kDevice},
+                       {"tid", 0},
+                       {"args", {{"name", "GPU 0"}}}});
+    events_.push_back({{"name", "Iteration Start: PyTorch Profiler"},
+                       {"ph", "i"},
+                       {"s", "g"},
+                       {"pid", "Traces"},
+                       {"tid", "Trace PyTorch Profiler"},
+                       {"ts", o_.base_us}});
+  }
+
+  void step(const KStep& s) {
+    if (o_.profiler_steps) profiler_step(s);
+    optimizer_op(s);
+    int n = 0;
+    for (const auto& c : s.compute) compute(c, n++);
+    for (const auto& c : s.comm) comm(c);
+    base_ += s.length_us + 500;
+  }
+
+  json finish() {
+    // Kineto writes memcpy/memset activity too; not compute.
+    events_.push_back({{"ph", "X"},
+                       {"cat", "gpu_memcpy"},
+                       {"name", "Memcpy HtoD (Pageable -> Device)"},
+                       {"pid", kDevice},
+                       {"tid", kComputeStream},
+                       {"ts", o_.base_us + 1},
+                       {"dur", 2},
+                       {"args", {{"device", kDevice}, {"stream", kComputeStream}}}});
+    return {{"schemaVersion", 1},
+            {"deviceProperties", json::array({{{"id", 0}, {"name", o_.device_name}, {"totalGlobalMem", 85045526528LL}},
+                                              {{"id", 1}, {"name", "another GPU"}}})},
+            {"distributedInfo", {{"backend", "nccl"}, {"rank", o_.rank}, {"world_size", o_.group_size}}},
+            {"traceEvents", std::move(events_)},
+            {"traceName", "rank3.pt.trace.json"},
+            {"displayTimeUnit", "ms"},
+            {"baseTimeNanoseconds", 1700000000000000000LL}};
+  }
+
+ private:
+  void cpu_op(const std::string& name, double ts, double dur, int tid, json args = json::object()) {
+    args["External id"] = external_++;
+    events_.push_back({{"ph", "X"},
+                       {"cat", "cpu_op"},
+                       {"name", name},
+                       {"pid", kHostPid},
+                       {"tid", tid},
+                       {"ts", ts},
+                       {"dur", dur},
+                       {"args", std::move(args)}});
+  }
+
+  void launch(double ts, int tid, std::int64_t corr) {
+    events_.push_back({{"ph", "X"},
+                       {"cat", "cuda_runtime"},
+                       {"name", "cudaLaunchKernel"},
+                       {"pid", kHostPid},
+                       {"tid", tid},
+                       {"ts", ts},
+                       {"dur", 4},
+                       {"args", {{"cbid", 211}, {"correlation", corr}}}});
     // Kineto's flow arrow from the launch to the kernel.
-    events.push_back(
+    events_.push_back(
         {{"ph", "s"}, {"id", corr}, {"pid", kHostPid}, {"tid", tid}, {"ts", ts}, {"cat", "ac2g"}, {"name", "ac2g"}});
-  };
-  auto kernel = [&](const std::string& name, double ts, double dur, int stream, std::int64_t corr, json args) {
+  }
+
+  void kernel(const std::string& name, double ts, double dur, int stream, std::int64_t corr, json args) {
     args["device"] = kDevice;
     args["stream"] = stream;
     args["correlation"] = corr;
     args["queued"] = 0;
-    events.push_back({{"ph", "X"},
-                      {"cat", "kernel"},
-                      {"name", name},
-                      {"pid", kDevice},
-                      {"tid", stream},
-                      {"ts", ts},
-                      {"dur", dur},
-                      {"args", std::move(args)}});
-  };
-  for (const auto& s : steps) {
-    if (o.profiler_steps) {
-      cpu_op("ProfilerStep#" + std::to_string(s.number), base, s.length_us, kMainTid);
-      events.back()["cat"] = "user_annotation";
-      // Newer Kineto also marks the step on the GPU timeline; the importer must ignore it.
-      events.push_back({{"ph", "X"},
-                        {"cat", "gpu_user_annotation"},
-                        {"name", "ProfilerStep#" + std::to_string(s.number)},
-                        {"pid", kDevice},
-                        {"tid", kComputeStream},
-                        {"ts", base + 40},
-                        {"dur", s.length_us}});
-    }
+    events_.push_back({{"ph", "X"},
+                       {"cat", "kernel"},
+                       {"name", name},
+                       {"pid", kDevice},
+                       {"tid", stream},
+                       {"ts", ts},
+                       {"dur", dur},
+                       {"args", std::move(args)}});
+  }
+
+  void profiler_step(const KStep& s) {
+    cpu_op("ProfilerStep#" + std::to_string(s.number), base_, s.length_us, kMainTid);
+    events_.back()["cat"] = "user_annotation";
+    // Newer Kineto also marks the step on the GPU timeline; the importer must ignore it.
+    events_.push_back({{"ph", "X"},
+                       {"cat", "gpu_user_annotation"},
+                       {"name", "ProfilerStep#" + std::to_string(s.number)},
+                       {"pid", kDevice},
+                       {"tid", kComputeStream},
+                       {"ts", base_ + 40},
+                       {"dur", s.length_us}});
+  }
+
+  void optimizer_op(const KStep& s) {
     double opt_first = 1e300, opt_last = -1e300;
     for (const auto& c : s.compute)
       if (c.phase == KPhase::optimizer)
         opt_first = std::min(opt_first, c.launch_us), opt_last = std::max(opt_last, c.launch_us);
-    if (o.launches && opt_first < 1e300)
-      cpu_op("Optimizer.step#SGD.step", base + opt_first - 5, opt_last - opt_first + 20, kMainTid);
-    int n = 0;
-    for (const auto& c : s.compute) {
-      const std::int64_t corr = correlation++;
-      const double t = base + c.launch_us;
-      if (o.launches) {
-        if (c.phase == KPhase::backward) {
-          // Properly nested, as one thread's call stack is.
-          cpu_op("autograd::engine::evaluate_function: MmBackward0", t - 2, 8, kAutogradTid);
-          cpu_op("MmBackward0", t - 1.5, 7, kAutogradTid);
-          cpu_op("aten::mm", t - 1, 5.5, kAutogradTid);
-          launch(t, kAutogradTid, corr);
-        } else {
-          cpu_op(c.phase == KPhase::forward ? "aten::linear" : "aten::add_", t - 2, 8, kMainTid,
-                 {{"Input Dims", json::array({json::array({64, 1024}), json::array({1024, 1024})})},
-                  {"Input type", json::array({"float", "float"})}});
-          launch(t, kMainTid, corr);
-        }
-      }
-      kernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_" + std::to_string(n++) + ">(Params)",
-             base + c.start_us, c.dur_us, kComputeStream, corr, {{"External id", 0}, {"grid", {108, 1, 1}}});
-      events.push_back({{"ph", "f"},
-                        {"id", corr},
-                        {"pid", kDevice},
-                        {"tid", kComputeStream},
-                        {"ts", base + c.start_us},
-                        {"cat", "ac2g"},
-                        {"name", "ac2g"},
-                        {"bp", "e"}});
-    }
-    for (const auto& c : s.comm) {
-      const std::int64_t corr = correlation++;
-      const double t = base + c.launch_us;
-      const int tid = c.phase == KPhase::backward ? kAutogradTid : kMainTid;
-      json meta = {{"Collective name", c.collective},
-                   {"In msg nelems", c.numel},
-                   {"Out msg nelems", c.numel},
-                   {"Group size", o.group_size},
-                   {"dtype", c.dtype},
-                   {"Process Group Name", "0"},
-                   {"Process Group Ranks", "[0, 1, 2, 3, 4, 5, 6, 7]"}};
-      if (o.launches) {
-        if (c.phase == KPhase::backward)
-          cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", t - 3, 10, tid);
-        cpu_op("record_param_comms", t - 2.5, 9, tid,
-               o.sizes == SizeStyle::record_param_comms ? meta : json{{"Process Group Name", "0"}});
-        const std::string op = c.collective == "broadcast" ? "nccl:broadcast" : "nccl:all_reduce";
-        json dims = json::object();
-        if (o.sizes == SizeStyle::input_dims)
-          dims = {{"Input Dims", json::array({json::array({c.numel})})},
-                  {"Input type", json::array({input_type(c.dtype)})}};
-        cpu_op(op, t - 2, 8, tid, dims);
-        launch(t, tid, corr);
-      }
-      kernel(nccl_kernel_name(c.collective, c.dtype), base + c.start_us, c.dur_us, kNcclStream, corr,
-             o.sizes == SizeStyle::kernel_args ? meta : json::object());
-    }
-    base += s.length_us + 500;
+    if (o_.launches && opt_first < 1e300)
+      cpu_op("Optimizer.step#SGD.step", base_ + opt_first - 5, opt_last - opt_first + 20, kMainTid);
   }
-  // Kineto writes memcpy/memset activity too; not compute.
-  events.push_back({{"ph", "X"},
-                    {"cat", "gpu_memcpy"},
-                    {"name", "Memcpy HtoD (Pageable -> Device)"},
-                    {"pid", kDevice},
-                    {"tid", kComputeStream},
-                    {"ts", o.base_us + 1},
-                    {"dur", 2},
-                    {"args", {{"device", kDevice}, {"stream", kComputeStream}}}});
-  return {{"schemaVersion", 1},
-          {"deviceProperties", json::array({{{"id", 0}, {"name", o.device_name}, {"totalGlobalMem", 85045526528LL}},
-                                            {{"id", 1}, {"name", "another GPU"}}})},
-          {"distributedInfo", {{"backend", "nccl"}, {"rank", o.rank}, {"world_size", o.group_size}}},
-          {"traceEvents", std::move(events)},
-          {"traceName", "rank3.pt.trace.json"},
-          {"displayTimeUnit", "ms"},
-          {"baseTimeNanoseconds", 1700000000000000000LL}};
+
+  void compute(const KCompute& c, int n) {
+    const std::int64_t corr = correlation_++;
+    const double t = base_ + c.launch_us;
+    if (o_.launches) {
+      if (c.phase == KPhase::backward) {
+        // Properly nested, as one thread's call stack is.
+        cpu_op("autograd::engine::evaluate_function: MmBackward0", t - 2, 8, kAutogradTid);
+        cpu_op("MmBackward0", t - 1.5, 7, kAutogradTid);
+        cpu_op("aten::mm", t - 1, 5.5, kAutogradTid);
+        launch(t, kAutogradTid, corr);
+      } else {
+        cpu_op(c.phase == KPhase::forward ? "aten::linear" : "aten::add_", t - 2, 8, kMainTid,
+               {{"Input Dims", json::array({json::array({64, 1024}), json::array({1024, 1024})})},
+                {"Input type", json::array({"float", "float"})}});
+        launch(t, kMainTid, corr);
+      }
+    }
+    kernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_" + std::to_string(n) + ">(Params)",
+           base_ + c.start_us, c.dur_us, kComputeStream, corr, {{"External id", 0}, {"grid", {108, 1, 1}}});
+    events_.push_back({{"ph", "f"},
+                       {"id", corr},
+                       {"pid", kDevice},
+                       {"tid", kComputeStream},
+                       {"ts", base_ + c.start_us},
+                       {"cat", "ac2g"},
+                       {"name", "ac2g"},
+                       {"bp", "e"}});
+  }
+
+  void comm(const KComm& c) {
+    const std::int64_t corr = correlation_++;
+    const double t = base_ + c.launch_us;
+    const int tid = c.phase == KPhase::backward ? kAutogradTid : kMainTid;
+    const json meta = {{"Collective name", c.collective},
+                       {"In msg nelems", c.numel},
+                       {"Out msg nelems", c.numel},
+                       {"Group size", o_.group_size},
+                       {"dtype", c.dtype},
+                       {"Process Group Name", "0"},
+                       {"Process Group Ranks", "[0, 1, 2, 3, 4, 5, 6, 7]"}};
+    if (o_.launches) {
+      if (c.phase == KPhase::backward)
+        cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", t - 3, 10, tid);
+      cpu_op("record_param_comms", t - 2.5, 9, tid,
+             o_.sizes == SizeStyle::record_param_comms ? meta : json{{"Process Group Name", "0"}});
+      const std::string op = c.collective == "broadcast" ? "nccl:broadcast" : "nccl:all_reduce";
+      json dims = json::object();
+      if (o_.sizes == SizeStyle::input_dims)
+        dims = {{"Input Dims", json::array({json::array({c.numel})})},
+                {"Input type", json::array({input_type(c.dtype)})}};
+      cpu_op(op, t - 2, 8, tid, dims);
+      launch(t, tid, corr);
+    }
+    kernel(nccl_kernel_name(c.collective, c.dtype), base_ + c.start_us, c.dur_us, kNcclStream, corr,
+           o_.sizes == SizeStyle::kernel_args ? meta : json::object());
+  }
+
+  const KBuild& o_;
+  json events_ = json::array();
+  std::int64_t correlation_ = 1000, external_ = 1;
+  double base_;
+};
+
+}  // namespace
+
+json build_kineto(const std::vector<KStep>& steps, const KBuild& o) {
+  Builder b(o);
+  b.header();
+  for (const auto& s : steps) b.step(s);
+  return b.finish();
 }
+
+std::size_t index_of_first(const json& trace, const std::function<bool(const json&)>& pred) {
+  const auto& ev = trace["traceEvents"];
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    if (pred(ev[i])) return i;
+  throw std::logic_error("no such event");
+}
+
+bool is_kernel(const json& e) { return e.value("cat", "") == "kernel"; }
 
 }  // namespace redsim::testing

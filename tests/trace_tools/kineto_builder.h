@@ -4,7 +4,9 @@
 // NCCL kernels on a communication stream, linked by correlation ids), from a scenario whose
 // kernels, launches and message sizes the test states.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -54,6 +56,11 @@ nlohmann::json build_kineto(const std::vector<KStep>& steps, const KBuild& optio
 // gradient allreduces (1 MiB, 25 MiB and 4000 bytes of fp32), 2 optimizer kernels. `jitter`
 // shifts every kernel by 3*jitter us and lengthens it by jitter us (a different step).
 KStep example_step(std::int64_t number, int jitter);
+
+// The index of the first event of a built trace that `pred` holds for; throws std::logic_error
+// when there is none.
+std::size_t index_of_first(const nlohmann::json& trace, const std::function<bool(const nlohmann::json&)>& pred);
+bool is_kernel(const nlohmann::json& event);
 
 // NCCL kernel names as PyTorch's NCCL builds name them.
 std::string nccl_kernel_name(const std::string& collective, const std::string& dtype);

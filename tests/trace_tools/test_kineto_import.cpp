@@ -1,23 +1,20 @@
 // redsim trace import: a Kineto trace built here, with known kernels, launches and message
 // sizes, must come back as exactly those buckets, gradient-ready times and durations.
-#include <zlib.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 #include <functional>
 #include <limits>
 
 #include "core/cluster.h"
 #include "core/error.h"
 #include "core/json_in.h"
-#include "core/kineto_import.h"
 #include "core/step_summary.h"
 #include "core/trace_json.h"
 #include "kineto_builder.h"
 #include "strategies/strategy.h"
 #include "tool_runner.h"
+#include "trace_tools/kineto_import.h"
 
 using namespace redsim;
 using namespace redsim::testing;
@@ -151,24 +148,8 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-std::size_t index_of_first(const json& trace, const std::function<bool(const json&)>& pred) {
-  const auto& ev = trace["traceEvents"];
-  for (std::size_t i = 0; i < ev.size(); ++i)
-    if (pred(ev[i])) return i;
-  FAIL("no such event");
-  return 0;
-}
-
-bool is_kernel(const json& e) { return e.value("cat", "") == "kernel"; }
 bool is_nccl_allreduce(const json& e) {
   return is_kernel(e) && e["name"].get<std::string>().find("AllReduce") != std::string::npos;
-}
-
-void write_gzip(const std::string& path, const std::string& text) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  REQUIRE(f != nullptr);
-  REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
-  REQUIRE(gzclose(f) == Z_OK);
 }
 
 }  // namespace
@@ -516,77 +497,4 @@ TEST_CASE("malformed profiler traces get one-line errors naming the JSON path", 
       e["name"] = "some_hook";
   CHECK_THAT(err(j), Catch::StartsWith(
                          "bad.json: $.traceEvents: no NCCL allreduce launched during backward in ProfilerStep#5"));
-}
-
-TEST_CASE("redsim trace import end to end: files, a simulate round trip, and exit status 2 on bad input",
-          "[trace_tools][import][cli]") {
-  TempDir dir;
-  write_gzip(dir / "rank3.json.gz", build_kineto({example_step(3, 0), example_step(4, 1)}, KBuild{}).dump());
-  auto r = run_redsim("trace import --kineto " + quote(dir / "rank3.json.gz") + " --out " + quote(dir / "t.json") +
-                          " --measured " + quote(dir / "m.json") + " --batch-size 32 --model bert",
-                      dir);
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  CHECK(r.err.empty());
-  CHECK_THAT(r.out, Catch::Contains("mean of steps 3, 4") && Catch::Contains("3 gradient allreduces"));
-  const ModelTrace t = load_trace(dir / "t.json");
-  CHECK(t.model == "bert");
-  CHECK(t.batch_size_per_rank == 32);
-  CHECK(t.params.size() == 3);
-  const json m = json::parse(read_file(dir / "m.json"));
-  CHECK(m["format"] == "redsim-result");
-  CHECK(m["engine"]["name"] == "kineto-import");
-  CHECK(m["timeline"]["source"] == "measured");
-  CHECK(m["timeline"]["ranks"][0]["rank"] == 3);
-  CHECK(m["summary"]["collectives"].size() == 4);
-  CHECK(m["knobs"]["bucket_cap_bytes"] == 4000);
-
-  // The imported trace and its knobs simulate, and form the measured buckets.
-  r = run_redsim("simulate --trace " + quote(dir / "t.json") + " --cluster " +
-                     quote(std::string(REDSIM_SOURCE_DIR) + "/tests/data/ideal_star_4.json") + " --config " +
-                     quote(dir / "m.json") + " --out " + quote(dir / "sim.json"),
-                 dir);
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  const json sim = json::parse(read_file(dir / "sim.json"));
-  std::vector<std::int64_t> sim_bytes, measured_bytes;
-  for (const auto& c : sim["summary"]["collectives"])
-    if (c["kind"] == "allreduce") sim_bytes.push_back(c["bytes"]);
-  for (const auto& c : m["summary"]["collectives"])
-    if (c["kind"] == "allreduce") measured_bytes.push_back(c["bytes"]);
-  CHECK(sim_bytes == std::vector<std::int64_t>{262144 * 4, 6553600 * 4, 4000});
-  CHECK(sim_bytes == measured_bytes);
-
-  // Without --measured the command line to reproduce the buckets is printed.
-  r = run_redsim(
-      "trace import --kineto " + quote(dir / "rank3.json.gz") + " --out " + quote(dir / "t2.json") + " --step 4", dir);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("(step 4)") && Catch::Contains("--bucket-mb 0.003814697265625"));
-
-  // Bad input: exit status 2, one line naming file and path, nothing written.
-  json bad = build_kineto({example_step(3, 0)}, KBuild{});
-  auto i = index_of_first(bad, is_kernel);
-  bad["traceEvents"][i]["dur"] = "long";
-  write_file(dir / "bad.json", bad.dump());
-  r = run_redsim("trace import --kineto " + quote(dir / "bad.json") + " --out " + quote(dir / "never.json") +
-                     " --measured " + quote(dir / "never-m.json"),
-                 dir);
-  CHECK(r.status == 2);
-  CHECK(r.err == "redsim: error: " + (dir / "bad.json") + ": $.traceEvents[" + std::to_string(i) +
-                     "].dur: expected a number, got \"long\"\n");
-  CHECK_FALSE(std::filesystem::exists(dir / "never.json"));
-  CHECK_FALSE(std::filesystem::exists(dir / "never-m.json"));
-  // --step and --average exclude each other.
-  r = run_redsim("trace import --kineto " + quote(dir / "rank3.json.gz") + " --out " + quote(dir / "x.json") +
-                     " --step 3 --average",
-                 dir);
-  CHECK(r.status == 2);
-  // Without message sizes: a warning on stderr, and the trace still written.
-  KBuild nosize;
-  nosize.sizes = SizeStyle::none;
-  write_file(dir / "nosize.json", build_kineto({example_step(1, 0)}, nosize).dump());
-  r = run_redsim("trace import --kineto " + quote(dir / "nosize.json") + " --out " + quote(dir / "n.json"), dir);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.err, Catch::StartsWith("redsim: warning: ") && Catch::Contains("cannot be recovered"));
-  CHECK_THAT(load_trace(dir / "n.json").source, Catch::Contains("cannot be recovered"));
 }

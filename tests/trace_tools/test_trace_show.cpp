@@ -4,11 +4,11 @@
 #include <cmath>
 #include <map>
 
-#include "core/grad_ready.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/ddp_bucketing.h"
 #include "tool_runner.h"
+#include "trace_tools/grad_ready.h"
 
 using namespace redsim;
 using namespace redsim::testing;

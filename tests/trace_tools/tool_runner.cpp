@@ -1,6 +1,7 @@
 #include "tool_runner.h"
 
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -54,6 +55,13 @@ RunResult run_redsim(const std::string& args, const TempDir& dir) {
   std::filesystem::remove(out);
   std::filesystem::remove(err);
   return r;
+}
+
+void write_gzip(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error("cannot open " + path);
+  const bool all = gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
+  if (gzclose(f) != Z_OK || !all) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace redsim::testing

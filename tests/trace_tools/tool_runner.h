@@ -24,6 +24,7 @@ RunResult run_redsim(const std::string& args, const TempDir& dir);
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
+void write_gzip(const std::string& path, const std::string& text);  // throws std::runtime_error on failure
 std::string quote(const std::string& s);  // single-quoted for sh
 
 }  // namespace redsim::testing

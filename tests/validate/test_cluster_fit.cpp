@@ -1,12 +1,12 @@
 // The calibrate fit recovers known alpha-beta parameters from synthetic sweeps generated with the
-// simulator's formulas (core/cluster_fit.h), with and without small deterministic noise.
+// simulator's formulas (validate/cluster_fit.h), with and without small deterministic noise.
 #include <cmath>
 #include <map>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "core/cluster_fit.h"
+#include "validate/cluster_fit.h"
 
 using namespace redsim;
 

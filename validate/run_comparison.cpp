@@ -1,9 +1,10 @@
-#include "core/run_comparison.h"
+#include "validate/run_comparison.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace redsim {
 
@@ -15,18 +16,40 @@ double median_of(std::vector<double> v) {
 }
 
 namespace {
-std::pair<double, double> op_span(const Timeline& tl, std::uint32_t op) {
+// Earliest start and latest end over the given rows.
+std::pair<double, double> op_span(const Timeline& tl, std::uint32_t op, const std::vector<int>& rows) {
   double start = std::numeric_limits<double>::infinity(), end = 0;
-  for (int r = 0; r < tl.world_size; ++r) {
+  for (int r : rows) {
     start = std::min(start, tl.at(r, op).start_s);
     end = std::max(end, tl.at(r, op).end_s);
   }
   return {start, end};
 }
+
+std::vector<int> all_rows(const Timeline& tl) {
+  std::vector<int> rows(static_cast<std::size_t>(tl.world_size));
+  for (int r = 0; r < tl.world_size; ++r) rows[static_cast<std::size_t>(r)] = r;
+  return rows;
+}
+
+// The predicted rows to compare with the measured ones: the same ranks.
+std::vector<int> predicted_rows(const Timeline& predicted, const Timeline& measured, const std::vector<int>& ranks) {
+  if (ranks.empty()) {
+    if (measured.world_size != predicted.world_size)
+      throw std::invalid_argument("the measured timeline is not of this plan (world size or op count differ)");
+    return all_rows(predicted);
+  }
+  if (ranks.size() != static_cast<std::size_t>(measured.world_size))
+    throw std::invalid_argument("the measured timeline's rows and ranks differ in number");
+  for (int r : ranks)
+    if (r < 0 || r >= predicted.world_size)
+      throw std::invalid_argument("the measured timeline has rank " + std::to_string(r) + ", not in the plan");
+  return ranks;
+}
 }  // namespace
 
 RunComparison compare_runs(const Plan& plan, const Timeline& predicted, const std::vector<double>& measured_steps,
-                           const Timeline* measured) {
+                           const Timeline* measured, const std::vector<int>& measured_ranks) {
   if (measured_steps.empty()) throw std::invalid_argument("no measured step times to compare with");
   RunComparison c;
   const auto ps = summarize(plan, predicted);
@@ -37,8 +60,10 @@ RunComparison compare_runs(const Plan& plan, const Timeline& predicted, const st
   c.measured_step_max_s = *std::max_element(measured_steps.begin(), measured_steps.end());
   c.step_error = (c.predicted_step_s - c.measured_step_median_s) / c.measured_step_median_s;
   if (measured == nullptr) return c;
-  if (measured->world_size != predicted.world_size || measured->op_count != plan.ops.size())
+  if (measured->op_count != plan.ops.size())
     throw std::invalid_argument("the measured timeline is not of this plan (world size or op count differ)");
+  const std::vector<int> predicted_at = predicted_rows(predicted, *measured, measured_ranks);
+  const std::vector<int> measured_at = all_rows(*measured);
   c.has_op_timeline = true;
   c.measured_exposed_comm_s = summarize(plan, *measured).exposed_comm_s;
   // Op times compare against the measured window the plan covers (steps x per-step time).
@@ -47,8 +72,8 @@ RunComparison compare_runs(const Plan& plan, const Timeline& predicted, const st
   for (const auto& op : plan.ops) {
     OpComparison o;
     o.op = op.id;
-    std::tie(o.predicted_start_s, o.predicted_end_s) = op_span(predicted, op.id);
-    std::tie(o.measured_start_s, o.measured_end_s) = op_span(*measured, op.id);
+    std::tie(o.predicted_start_s, o.predicted_end_s) = op_span(predicted, op.id, predicted_at);
+    std::tie(o.measured_start_s, o.measured_end_s) = op_span(*measured, op.id, measured_at);
     start_err.push_back(std::fabs(o.predicted_start_s - o.measured_start_s) / window);
     end_err.push_back(std::fabs(o.predicted_end_s - o.measured_end_s) / window);
     c.ops.push_back(o);

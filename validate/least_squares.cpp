@@ -1,4 +1,4 @@
-#include "core/least_squares.h"
+#include "validate/least_squares.h"
 
 #include <cmath>
 #include <stdexcept>

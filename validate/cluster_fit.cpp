@@ -1,10 +1,10 @@
-#include "core/cluster_fit.h"
+#include "validate/cluster_fit.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "core/least_squares.h"
+#include "validate/least_squares.h"
 #include "core/pipeline.h"
 
 namespace redsim {
@@ -47,61 +47,69 @@ double dot(const std::vector<double>& row, const std::vector<double>& coef) {
   return p;
 }
 
+// Columns some used row touches (a kind whose points were all left out is not fitted).
+std::vector<bool> touched_columns(const std::vector<std::vector<double>>& X, const std::vector<bool>& use) {
+  std::vector<bool> active(X.front().size(), false);
+  for (std::size_t i = 0; i < X.size(); ++i)
+    for (std::size_t k = 0; k < active.size(); ++k)
+      if (use[i] && X[i][k] != 0) active[k] = true;
+  return active;
+}
+
+// Fits the unknowns of the used rows; any that comes out negative is fixed at 0 and the rest
+// refitted.
+std::vector<double> solve(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
+                          const std::vector<double>& w, const std::vector<bool>& use) {
+  const std::size_t m = X.front().size();
+  std::vector<bool> active = touched_columns(X, use);
+  std::vector<double> coef(m, 0.0);
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::vector<double>> Xa;
+    std::vector<double> ya, wa;
+    for (std::size_t i = 0; i < X.size(); ++i) {
+      if (!use[i]) continue;
+      std::vector<double> r;
+      for (std::size_t k = 0; k < m; ++k)
+        if (active[k]) r.push_back(X[i][k]);
+      Xa.push_back(std::move(r));
+      ya.push_back(y[i]);
+      wa.push_back(w[i]);
+    }
+    const auto fit = weighted_least_squares(Xa, ya, wa);
+    std::size_t j = 0;
+    bool negative = false;
+    for (std::size_t k = 0; k < m; ++k) {
+      coef[k] = active[k] ? fit.coef[j++] : 0.0;
+      if (active[k] && coef[k] < 0 && k != 1) {  // bandwidth must stay in the model
+        active[k] = false;
+        negative = true;
+      }
+    }
+    // A sweep whose times hardly grow with size (latency-bound, noisy) can fit a non-positive
+    // 1/bandwidth: drop alpha, then the launch terms, until it is positive (beta alone through
+    // the origin always is, every time and coefficient being positive).
+    if (!negative && !(coef[1] > 0)) {
+      if (active[0])
+        active[0] = false;
+      else
+        for (std::size_t k = 2; k < m; ++k) active[k] = false;
+      negative = true;
+    }
+    if (!negative) break;
+  }
+  return coef;
+}
+
 // Rows of coefficients of (alpha, beta, launch terms...): column 0 is alpha, 1 is beta, the rest
 // launch overheads (one shared, one per collective kind, or none).
 ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::vector<double>& y) {
-  const std::size_t m = X.front().size();
   std::vector<double> w;
   for (double t : y) w.push_back(1.0 / t);
-  // Fit the unknowns; any that comes out negative is fixed at 0 and the rest refitted. A column
-  // no used row touches (a kind whose points were all left out) is not fitted.
-  const auto solve = [&](const std::vector<bool>& use) {
-    std::vector<bool> active(m, false);
-    for (std::size_t i = 0; i < X.size(); ++i)
-      for (std::size_t k = 0; k < m; ++k)
-        if (use[i] && X[i][k] != 0) active[k] = true;
-    std::vector<double> coef(m, 0.0);
-    for (int round = 0; round < 8; ++round) {
-      std::vector<std::vector<double>> Xa;
-      std::vector<double> ya, wa;
-      for (std::size_t i = 0; i < X.size(); ++i) {
-        if (!use[i]) continue;
-        std::vector<double> r;
-        for (std::size_t k = 0; k < m; ++k)
-          if (active[k]) r.push_back(X[i][k]);
-        Xa.push_back(std::move(r));
-        ya.push_back(y[i]);
-        wa.push_back(w[i]);
-      }
-      const auto fit = weighted_least_squares(Xa, ya, wa);
-      std::size_t j = 0;
-      bool negative = false;
-      for (std::size_t k = 0; k < m; ++k) {
-        coef[k] = active[k] ? fit.coef[j++] : 0.0;
-        if (active[k] && coef[k] < 0 && k != 1) {  // bandwidth must stay in the model
-          active[k] = false;
-          negative = true;
-        }
-      }
-      // A sweep whose times hardly grow with size (latency-bound, noisy) can fit a non-positive
-      // 1/bandwidth: drop alpha, then the launch terms, until it is positive (beta alone through
-      // the origin always is, every time and coefficient being positive).
-      if (!negative && !(coef[1] > 0)) {
-        if (active[0])
-          active[0] = false;
-        else
-          for (std::size_t k = 2; k < m; ++k) active[k] = false;
-        negative = true;
-      }
-      if (!negative) break;
-    }
-    return coef;
-  };
   // Robust step: points whose relative residual exceeds 3x the median (and 5%) — e.g. small
   // messages hit by TCP or shaper effects the model has no term for — are left out and the fit
   // repeated (up to 3 times), while 6+ points remain; every point's residual is still reported.
   std::vector<bool> use(X.size(), true);
-  std::vector<double> coef = solve(use);
+  std::vector<double> coef = solve(X, y, w, use);
   for (int round = 0; round < 3; ++round) {  // re-judged against each refit, so a skewed first fit is undone
     std::vector<double> e;
     for (std::size_t i = 0; i < X.size(); ++i) e.push_back(std::abs((dot(X[i], coef) - y[i]) / y[i]));
@@ -113,7 +121,7 @@ ClusterFitResult fit_rows(const std::vector<std::vector<double>>& X, const std::
     for (std::size_t i = 0; i < X.size(); ++i) kept += (next[i] = e[i] <= cut) ? 1 : 0;
     if (next == use || kept < 6) break;
     try {
-      coef = solve(next);
+      coef = solve(X, y, w, next);
       use = next;
     } catch (const std::invalid_argument&) {
       break;

@@ -37,8 +37,11 @@ double median_of(std::vector<double> v);
 
 // measured_timeline may be null (e.g. PyTorch DDP step times only). Per-step values: for plans
 // covering several steps (LocalSGD) step times are per training step on both sides.
-RunComparison compare_runs(const Plan& plan, const Timeline& predicted, const std::vector<double>& measured_step_times_s,
-                           const Timeline* measured);
+// measured_ranks: the rank of each row of the measured Timeline, when it covers only some ranks
+// (a profiler trace of one rank); ops are then compared on those ranks only. Empty: row r is rank r.
+RunComparison compare_runs(const Plan& plan, const Timeline& predicted,
+                           const std::vector<double>& measured_step_times_s, const Timeline* measured,
+                           const std::vector<int>& measured_ranks = {});
 
 nlohmann::json comparison_to_json(const Plan& plan, const RunComparison& c);
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "core/least_squares.h"
+#include "validate/least_squares.h"
 
 using namespace redsim;
 

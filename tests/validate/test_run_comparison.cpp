@@ -1,8 +1,8 @@
 // validate's arithmetic: step error against the measured median, op errors as step fractions.
 #include <catch2/catch.hpp>
 
-#include "core/ranking_check.h"
-#include "core/run_comparison.h"
+#include "validate/ranking_check.h"
+#include "validate/run_comparison.h"
 
 using namespace redsim;
 

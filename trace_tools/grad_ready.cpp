@@ -1,4 +1,4 @@
-#include "core/grad_ready.h"
+#include "trace_tools/grad_ready.h"
 
 #include <algorithm>
 #include <cmath>

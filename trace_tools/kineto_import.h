@@ -56,6 +56,7 @@ struct KinetoImport {
   std::vector<ImportedBucket> buckets;                // in launch order; trace.params[K-1-k] is bucket k
   std::vector<ImportedCollective> other_collectives;  // of one step
   std::vector<std::int64_t> steps;                    // ProfilerStep numbers imported (empty: the trace had none)
+  std::vector<double> step_times_s;  // per imported step: from its origin to the end of its last kernel
   std::string step_text;                              // "step 5", "mean of steps 3-7", "the whole trace"
   // Seconds from the step's origin; means over the imported steps.
   double forward_start_s = 0, forward_end_s = 0;

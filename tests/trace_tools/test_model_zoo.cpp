@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/json_in.h"
-#include "core/model_zoo.h"
 #include "core/trace_json.h"
+#include "trace_tools/model_zoo.h"
 
 using namespace redsim;
 

@@ -1,4 +1,4 @@
-#include "core/model_zoo.h"
+#include "trace_tools/model_zoo.h"
 
 #include <cstdio>
 #include <map>
@@ -89,7 +89,7 @@ class TraceBuilder {
     t_.optimizer_s = adam_bytes / (o_.device_memory_GBps * 1e9 * o_.efficiency);
     t_.grad_ready_order = derive_grad_ready_order(t_);
     t_.source =
-        "synthesised by `redsim trace synth` (core/model_zoo.cpp) from published shapes, not measured. "
+        "synthesised by `redsim trace synth` (trace_tools/model_zoo.cpp) from published shapes, not measured. "
         "Model: " + shapes + ". Compute-bound layers (conv: 2*Cin*Cout*k*k*Hout*Wout per sample; linear: "
         "2*in*out per token; attention core *.core: 2*2*seq^2*hidden per sequence, full score matrix even "
         "when causal): forward_s = FLOPs * batch / (peak_tflops*1e12 * efficiency); " +

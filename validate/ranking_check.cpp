@@ -1,4 +1,4 @@
-#include "core/ranking_check.h"
+#include "validate/ranking_check.h"
 
 namespace redsim {
 

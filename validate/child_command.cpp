@@ -1,4 +1,4 @@
-#include "cli/child_command.h"
+#include "validate/child_command.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -15,7 +16,7 @@
 #define REDSIM_SOURCE_DIR ""
 #endif
 
-namespace redsim::cli {
+namespace redsim {
 
 std::string self_exe() {
   std::error_code ec;
@@ -57,4 +58,39 @@ int run_child(const std::vector<std::string>& args) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-}  // namespace redsim::cli
+TestbedSpec parse_testbed(const std::string& s) {
+  TestbedSpec t;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw InputError("", "", "--testbed: expected key=value items, got \"" + item + "\"");
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    try {
+      if (k == "nodes")
+        t.nodes = std::stoi(v);
+      else if (k == "ranks-per-node")
+        t.ranks_per_node = std::stoi(v);
+      else if (k == "rate")
+        t.rate = v;
+      else
+        throw InputError("", "", "--testbed: unknown key \"" + k + "\" (expected nodes, ranks-per-node, rate)");
+    } catch (const std::logic_error&) {
+      throw InputError("", "", "--testbed: " + k + ": expected an integer, got \"" + v + "\"");
+    }
+  }
+  if (t.nodes < 1 || t.ranks_per_node < 1 || t.rate.empty())
+    throw InputError("", "", "--testbed: expected nodes=K,ranks-per-node=R,rate=RATE (e.g. rate=400mbit), got \"" +
+                                 s + "\"");
+  return t;
+}
+
+std::vector<std::string> testbed_argv(const TestbedSpec& tb, const std::vector<std::string>& inner) {
+  std::vector<std::string> args = {"/bin/bash", find_testbed(), "run", "--nodes", std::to_string(tb.nodes),
+                                   "--ranks-per-node", std::to_string(tb.ranks_per_node), "--rate", tb.rate,
+                                   "--", self_exe()};
+  args.insert(args.end(), inner.begin(), inner.end());
+  return args;
+}
+
+}  // namespace redsim

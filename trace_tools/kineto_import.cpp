@@ -1,0 +1,286 @@
+#include "trace_tools/kineto_import.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "core/error.h"
+#include "core/json_in.h"
+#include "core/trace_json.h"
+#include "trace_tools/kineto_events.h"
+#include "trace_tools/kineto_steps.h"
+
+namespace redsim {
+
+using nlohmann::json;
+using namespace kineto;
+
+std::string read_text_file_maybe_gzip(const std::string& file) {
+  // gzread passes a file that is not gzip-compressed through unchanged.
+  gzFile f = gzopen(file.c_str(), "rb");
+  if (f == nullptr) throw InputError(file, "", "cannot open file for reading");
+  std::string text;
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int err = 0;
+      std::string msg = gzerror(f, &err);
+      gzclose(f);
+      throw InputError(file, "", "cannot read: " + msg + " (corrupt gzip data?)");
+    }
+    if (n == 0) break;
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  int err = 0;
+  const char* msg = gzerror(f, &err);
+  std::string what = msg != nullptr ? msg : "";
+  gzclose(f);
+  if (err != Z_OK && err != Z_STREAM_END)
+    throw InputError(file, "", "cannot read: " + what + " (truncated or corrupt gzip data)");
+  return text;
+}
+
+KinetoImport import_kineto_file(const std::string& file, const KinetoImportOptions& options) {
+  return import_kineto(JsonIn::parse_text(read_text_file_maybe_gzip(file), file), file, options);
+}
+
+namespace {
+
+// 7. Means over the steps, relative to each step's origin, in seconds.
+template <typename Field>
+double mean_s(const std::vector<StepResult>& steps, Field field) {
+  double s = 0;
+  for (const auto& r : steps) s += field(r) - r.origin;
+  return s / static_cast<double>(steps.size()) * kSPerUs;
+}
+
+void average_phases(const std::vector<StepResult>& steps, KinetoImport& imp) {
+  imp.forward_start_s = mean_s(steps, [](const StepResult& r) { return r.fwd_start; });
+  imp.forward_end_s = mean_s(steps, [](const StepResult& r) { return r.fwd_end; });
+  imp.backward_start_s = mean_s(steps, [](const StepResult& r) { return r.bwd_start; });
+  imp.backward_end_s = mean_s(steps, [](const StepResult& r) { return r.bwd_end; });
+  imp.optimizer_start_s = mean_s(steps, [](const StepResult& r) { return r.opt_start; });
+  imp.optimizer_end_s = mean_s(steps, [](const StepResult& r) { return r.opt_end; });
+  double busy = 0;
+  for (const auto& r : steps) busy += r.bwd_busy;
+  imp.backward_busy_s = busy / static_cast<double>(steps.size()) * kSPerUs;
+}
+
+// The buckets, as the first step names them and every step times them; returns how many show no dtype.
+std::size_t average_buckets(const std::vector<StepResult>& steps, KinetoImport& imp) {
+  imp.sizes_known = true;
+  std::size_t unknown_dtype = 0;
+  for (std::size_t b = 0; b < steps.front().buckets.size(); ++b) {
+    const Kernel* k = steps.front().buckets[b].kernel;
+    ImportedBucket ib;
+    ib.kernel = k->span->name;
+    ib.dtype_known = k->dtype.dtype.has_value();
+    ib.dtype = k->dtype.dtype.value_or(DType::fp32);
+    if (!ib.dtype_known) ++unknown_dtype;
+    ib.numel = k->numel.value_or(0);
+    ib.size_from = k->numel ? k->size_from : "";
+    if (!k->numel) imp.sizes_known = false;
+    ib.launch_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].launch; });
+    ib.ready_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].ready; });
+    ib.start_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].kernel->ts(); });
+    ib.end_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].kernel->end(); });
+    imp.buckets.push_back(std::move(ib));
+  }
+  return unknown_dtype;
+}
+
+// Other collectives: averaged when every step has the same ones, else from the first step.
+void average_other_collectives(const std::vector<StepResult>& steps, KinetoImport& imp) {
+  const auto& first = steps.front();
+  bool agree = true;
+  for (const auto& r : steps) {
+    agree = agree && r.others.size() == first.others.size();
+    for (std::size_t i = 0; agree && i < r.others.size(); ++i)
+      agree = r.others[i]->span->name == first.others[i]->span->name && r.others[i]->numel == first.others[i]->numel;
+  }
+  if (!agree)
+    imp.warnings.push_back("the steps differ in their other collectives: those of the first imported step are kept");
+  for (std::size_t i = 0; i < first.others.size(); ++i) {
+    const Kernel* k = first.others[i];
+    ImportedCollective c{k->span->name, k->collective, phase_name(first.other_phases[i]), k->numel.value_or(0),
+                         k->dtype.dtype.value_or(DType::fp32), k->dtype.dtype.has_value(), 0, 0};
+    if (agree) {
+      c.start_s = mean_s(steps, [&](const StepResult& r) { return r.others[i]->ts(); });
+      c.end_s = mean_s(steps, [&](const StepResult& r) { return r.others[i]->end(); });
+    } else {
+      c.start_s = (k->ts() - first.origin) * kSPerUs;
+      c.end_s = (k->end() - first.origin) * kSPerUs;
+    }
+    imp.other_collectives.push_back(std::move(c));
+  }
+}
+
+void step_numbers_and_times(const std::vector<StepResult>& steps, KinetoImport& imp) {
+  for (const auto& r : steps) {
+    if (r.window.number >= 0) imp.steps.push_back(r.window.number);
+    imp.step_times_s.push_back((r.last_end - r.origin) * kSPerUs);
+  }
+  if (imp.steps.empty())
+    imp.step_text = "the whole trace";
+  else if (imp.steps.size() == 1)
+    imp.step_text = "step " + std::to_string(imp.steps.front());
+  else
+    imp.step_text = "mean of steps " + join_numbers(imp.steps);
+}
+
+// 8. Where it ran: the device of the first compute kernel, the rank and the world size.
+void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<StepResult>& steps, KinetoImport& imp) {
+  std::string device_id = steps.front().buckets.front().kernel->span->pid;
+  for (const auto& k : ev.kernels)
+    if (!k.nccl) {
+      device_id = k.span->pid;
+      if (k.span->args != nullptr)
+        if (auto d = ev.args_of(*k.span).find("device")) device_id = id_text(*d);
+      break;
+    }
+  imp.device = "GPU " + device_id + " (name not in the trace)";
+  if (root.is_object()) {
+    const JsonIn top(root, "$", ev.file);
+    if (auto props = top.find("deviceProperties")) {
+      for (const auto& p : props->items()) {
+        p.expect_object();
+        auto id = p.find("id");
+        auto name = p.find("name");
+        if (id && name && id_text(*id) == device_id) imp.device = name->nonempty_string();
+      }
+    }
+    if (auto info = top.find("distributedInfo")) {
+      info->expect_object();
+      if (auto rk = info->find("rank")) imp.rank = static_cast<int>(rk->nonnegative_integer());
+      if (auto ws = info->find("world_size")) imp.world_size = static_cast<int>(ws->positive_integer());
+    }
+  }
+  for (const auto& r : steps)
+    for (const auto& b : r.buckets)
+      if (b.kernel->group_size > 0) imp.world_size = b.kernel->group_size;
+  if (imp.world_size == 0)
+    imp.warnings.push_back(
+        "the world size is not in the trace (no \"Group size\" args, no distributedInfo): "
+        "taken as 1, so bus bandwidths are not computed");
+}
+
+bool is_buffer_broadcast(const ImportedCollective& c) {
+  return c.phase == "forward" && c.collective == "broadcast" && c.numel > 0;
+}
+
+// 9. What could not be recovered.
+void warn_unrecovered(std::size_t unknown_dtype, KinetoImport& imp) {
+  if (!imp.sizes_known) {
+    std::size_t unknown = 0;
+    for (const auto& b : imp.buckets) unknown += b.numel == 0 ? 1 : 0;
+    imp.warnings.push_back(
+        std::to_string(unknown) + " of " + std::to_string(imp.buckets.size()) +
+        " gradient allreduces carry no message size (no \"In msg nelems\" on the kernel or its record_param_comms "
+        "op, no Input Dims from record_shapes): their bucket sizes cannot be recovered and their synthetic "
+        "parameters have the placeholder numel 1; timing (gradient-ready times, allreduce durations) is exact");
+  }
+  if (unknown_dtype > 0)
+    imp.warnings.push_back(
+        std::to_string(unknown_dtype) +
+        " gradient allreduces show no dtype (neither in args nor in the kernel name): taken as fp32");
+  const auto buffer_broadcasts = static_cast<std::size_t>(
+      std::count_if(imp.other_collectives.begin(), imp.other_collectives.end(), is_buffer_broadcast));
+  if (imp.other_collectives.size() > buffer_broadcasts)
+    imp.warnings.push_back(std::to_string(imp.other_collectives.size() - buffer_broadcasts) +
+                           " NCCL collective(s) per step that are not gradient buckets (nor forward broadcasts "
+                           "of known size, which become buffers) are left out of the trace");
+}
+
+std::string trace_source(const KinetoImport& imp, const std::string& file) {
+  char head[512];
+  std::snprintf(
+      head, sizeof head,
+      "imported by redsim trace import from the PyTorch profiler (Kineto) trace %s, %s, rank %d of %d, on %s: ",
+      std::filesystem::path(file).filename().string().c_str(), imp.step_text.c_str(), imp.rank,
+      std::max(1, imp.world_size), imp.device.c_str());
+  std::string source =
+      std::string(head) + std::to_string(imp.buckets.size()) +
+      " NCCL allreduces launched in backward are DDP's gradient buckets. A profiler trace has no parameters, "
+      "so each bucket is one synthetic parameter bucketK (numel: the allreduce's message elements; listed in "
+      "reverse launch order, as DDP's buckets hold the last-registered parameters first), owned by a layer "
+      "intervalK whose backward_s is the backward compute between the previous bucket's gradient-ready time "
+      "and bucket K's (the compute stream finished every kernel launched before the allreduce), on the GPU "
+      "clock; backward_tail is the backward after the last bucket; forward_pass is the whole forward; "
+      "optimizer_s spans the optimizer step's kernels. Real parameter names, per-layer times and buffers "
+      "other than broadcast ones are not in a profiler trace.";
+  if (!imp.warnings.empty()) {
+    source += " Not recovered: ";
+    for (std::size_t i = 0; i < imp.warnings.size(); ++i) source += (i ? "; " : "") + imp.warnings[i];
+    source += ".";
+  }
+  return source;
+}
+
+// 10. The trace: one synthetic parameter per bucket, one layer per bucket interval.
+ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& options, const std::string& file) {
+  ModelTrace t;
+  t.model = options.model.empty() ? model_from_file(file) : options.model;
+  t.reference_device = imp.device;
+  t.batch_size_per_rank = options.batch_size_per_rank;
+  t.optimizer_s = std::max(0.0, imp.optimizer_end_s - imp.optimizer_start_s);
+  const std::size_t K = imp.buckets.size();
+  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s), 0.0});
+  t.layers.push_back({"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s)});
+  for (std::size_t k = K; k-- > 0;) {
+    const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
+    t.layers.push_back({"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev)});
+  }
+  for (std::size_t k = K; k-- > 0;) {
+    TraceParam p;
+    p.name = "bucket" + std::to_string(k);
+    p.numel = imp.buckets[k].numel > 0 ? imp.buckets[k].numel : 1;
+    p.dtype = imp.buckets[k].dtype;
+    p.layer = 2 + (K - 1 - k);
+    t.params.push_back(std::move(p));
+  }
+  t.grad_ready_order = derive_grad_ready_order(t);
+  std::size_t nbuf = 0;
+  for (const auto& c : imp.other_collectives)
+    if (is_buffer_broadcast(c)) t.buffers.push_back({"broadcast" + std::to_string(nbuf++), c.numel, c.dtype, true});
+  t.source = trace_source(imp, file);
+  // What we write must read back (the same checks as any trace file).
+  return trace_from_json(trace_to_json(t), file);
+}
+
+}  // namespace
+
+KinetoImport import_kineto(const json& root, const std::string& file, const KinetoImportOptions& options) {
+  KinetoEvents ev;
+  read_kineto_events(root, file, ev);  // 1-3
+  KinetoImport imp;
+  std::vector<StepResult> steps;
+  for (const auto& w : choose_steps(ev, options.step, imp.warnings))  // 4
+    steps.push_back(reconstruct_step(ev, w, imp.warnings));            // 5
+  check_steps_agree(ev, steps);                                        // 6
+  average_phases(steps, imp);                                          // 7
+  const std::size_t unknown_dtype = average_buckets(steps, imp);
+  average_other_collectives(steps, imp);
+  step_numbers_and_times(steps, imp);
+  where_it_ran(root, ev, steps, imp);  // 8
+  warn_unrecovered(unknown_dtype, imp);  // 9
+  imp.trace = imported_trace(imp, options, file);  // 10
+  return imp;
+}
+
+Knobs imported_bucket_knobs(const KinetoImport& imp) {
+  Knobs k;
+  k.strategy = "bucketed";
+  k.bucket_order = BucketOrder::execution;
+  std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
+  for (const auto& p : imp.trace.params) smallest = std::min(smallest, p.bytes());
+  k.bucket_cap_bytes = smallest;
+  k.first_bucket_cap_bytes = smallest;
+  k.reduce_op = ReduceOp::avg;
+  return k;
+}
+
+}  // namespace redsim

@@ -1,0 +1,73 @@
+#include "validate/validate_case.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "core/knobs_json.h"
+#include "core/result_json.h"
+#include "core/trace_json.h"
+#include "strategies/strategy.h"
+
+namespace redsim {
+
+namespace {
+
+void check_case(const ValidateCase& c) {
+  if (c.knobs.strategy == "all")
+    throw InputError("", "", "--strategy all: validate compares one strategy at a time");
+  if (!(c.max_error > 0) || !std::isfinite(c.max_error))
+    throw InputError("", "", "--max-error: expected a positive fraction (e.g. 0.10), got " +
+                                 std::to_string(c.max_error));
+  const bool measure = c.run.ranks > 0 || !c.run.testbed.empty();
+  if (!c.measured_file.empty() && measure)
+    throw InputError("", "", "--measured takes a measurement from a file: give neither --ranks nor --testbed");
+  if (c.measured_file.empty() && (c.run.ranks > 0) == !c.run.testbed.empty())
+    throw InputError("", "", "give exactly one of --measured FILE, --ranks N (local run) or --testbed nodes=K,...");
+}
+
+// The measurement and where it came from.
+std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ClusterSpec& cluster, const Plan& plan,
+                                            const Notes& notes) {
+  if (!c.measured_file.empty()) return {read_measured_run(c.measured_file, plan), c.measured_file};
+  auto m = measure_with_redsim_run(c.run, c.trace_file, c.cluster_file, cluster, c.knobs, plan,
+                                   [&](const std::string& what) { notes("redsim validate: measuring with " + what); });
+  return {std::move(m), measurement_source(c.run)};
+}
+
+}  // namespace
+
+CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
+  const auto trace = load_trace(c.trace_file);
+  const auto cluster = load_cluster(c.cluster_file);
+  check_case(c);
+  const Plan plan = make_strategy(c.knobs.strategy)->plan(trace, cluster, c.knobs);
+  const auto [m, measured_from] = measure(c, cluster, plan, notes);
+  if (m.buffer_scale != 1.0) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", m.buffer_scale);
+    notes(std::string("warning: the measured run scaled its buffers by ") + scale +
+          " (memory); the simulated plan uses the traced sizes, so the comparison is not like for like");
+  }
+  const Prediction predicted = predict(plan, cluster);
+  CaseResult res;
+  res.cmp = compare_runs(plan, predicted.timeline, m.step_times_s, m.timeline ? &m.timeline->timeline : nullptr,
+                         m.timeline ? m.timeline->ranks : std::vector<int>{});
+  res.pass = std::abs(res.cmp.step_error) <= c.max_error;
+  res.label = c.label.empty() ? plan.strategy + " " + trace.model + " " + cluster.name : c.label;
+  res.out = {{"format", "redsim-validation"},
+             {"version", 1},
+             {"trace", {{"file", c.trace_file}, {"model", trace.model}}},
+             {"cluster", {{"file", c.cluster_file}, {"name", cluster.name}, {"world_size", cluster.world_size()}}},
+             {"knobs", knobs_to_json(c.knobs)},
+             {"simulator", predicted.simulator},
+             {"measured",
+              {{"from", measured_from}, {"steps", m.step_times_s.size()}, {"has_timeline", m.timeline.has_value()}}},
+             {"comparison", comparison_to_json(plan, res.cmp)},
+             {"max_error", c.max_error},
+             {"verdict", res.pass ? "pass" : "fail"}};
+  return res;
+}
+
+}  // namespace redsim

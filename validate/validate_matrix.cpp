@@ -1,0 +1,136 @@
+#include "validate/validate_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/json_in.h"
+
+namespace redsim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
+  c.allow_only({"trace", "cluster", "measured", "ranks", "testbed", "strategy", "bucket_mb", "label"});
+  ValidateCase v = base;
+  v.trace_file = c.string_or("trace", v.trace_file);
+  v.cluster_file = c.string_or("cluster", v.cluster_file);
+  v.measured_file = c.string_or("measured", v.measured_file);
+  v.run.testbed = c.string_or("testbed", v.run.testbed);
+  if (auto r = c.find("ranks")) v.run.ranks = static_cast<int>(r->integer());
+  if (auto s = c.find("strategy")) v.knobs.strategy = s->nonempty_string();
+  if (auto mb = c.find("bucket_mb")) {
+    const double m = mb->number();
+    if (!(m > 0) || m > 1024.0 * 1024.0) mb->fail("a positive size in MiB (at most 1 TiB)");
+    v.knobs.bucket_cap_bytes = std::llround(m * 1048576.0);
+  }
+  v.label = c.string_or("label", "");
+  return v;
+}
+
+}  // namespace
+
+std::vector<ValidateCase> read_matrix(const std::string& file, const ValidateCase& base) {
+  const json j = JsonIn::parse_file(file);
+  const JsonIn root(j, "$", file);
+  std::vector<ValidateCase> cases;
+  for (const auto& c : root.nonempty_items()) cases.push_back(read_case(c, base));
+  return cases;
+}
+
+MatrixSummary summarize_matrix(const std::vector<CaseResult>& results) {
+  MatrixSummary s;
+  std::vector<double> abs_err;
+  std::vector<MeasuredCase> ranked;
+  for (const auto& r : results) {
+    s.fails += r.pass ? 0 : 1;
+    abs_err.push_back(std::abs(r.cmp.step_error));
+    ranked.push_back({r.cmp.predicted_step_s, r.cmp.measured_step_median_s, r.cmp.measured_step_min_s,
+                      r.cmp.measured_step_max_s});
+  }
+  s.median_abs_error = median_of(abs_err);
+  s.max_abs_error = abs_err.empty() ? 0 : *std::max_element(abs_err.begin(), abs_err.end());
+  s.ranking = check_ranking(ranked);
+  return s;
+}
+
+std::string matrix_table(const std::vector<CaseResult>& results, const MatrixSummary& s, double max_error) {
+  std::ostringstream table;
+  table << "case                                      predicted_ms  measured_ms  min_ms  max_ms  error   verdict\n";
+  for (const auto& r : results) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-40.40s %13.3f %12.3f %7.3f %7.3f %+6.1f%%  %s\n", r.label.c_str(),
+                  r.cmp.predicted_step_s * 1e3, r.cmp.measured_step_median_s * 1e3, r.cmp.measured_step_min_s * 1e3,
+                  r.cmp.measured_step_max_s * 1e3, r.cmp.step_error * 100, r.pass ? "pass" : "FAIL");
+    table << line;
+  }
+  table << "median |error| " << fmt("%.1f%%", s.median_abs_error * 100) << ", worst "
+        << fmt("%.1f%%", s.max_abs_error * 100) << ", " << s.fails << " of " << results.size()
+        << " over --max-error " << fmt("%.1f%%", max_error * 100) << "\n";
+  table << "ranking " << (s.ranking.preserved() ? "preserved" : "NOT preserved") << ": " << s.ranking.flips << " of "
+        << s.ranking.pairs << " pairs ordered otherwise by the prediction, " << s.ranking.significant_flips
+        << " of them between cases the measurement tells apart (min..max ranges apart)\n";
+  return table.str();
+}
+
+json matrix_to_json(const std::vector<CaseResult>& results, const MatrixSummary& s, double max_error) {
+  json all = json::array();
+  for (const auto& r : results) {
+    json e = r.out;
+    e["label"] = r.label;
+    all.push_back(std::move(e));
+  }
+  return {{"format", "redsim-validation-matrix"},
+          {"version", 1},
+          {"median_abs_error", s.median_abs_error},
+          {"max_abs_error", s.max_abs_error},
+          {"max_error", max_error},
+          {"ranking",
+           {{"pairs", s.ranking.pairs},
+            {"flips", s.ranking.flips},
+            {"significant_flips", s.ranking.significant_flips},
+            {"preserved", s.ranking.preserved()}}},
+          {"cases", std::move(all)}};
+}
+
+std::string matrix_scatter_svg(const std::vector<CaseResult>& rs) {
+  double hi = 0;
+  for (const auto& r : rs) hi = std::max({hi, r.cmp.predicted_step_s, r.cmp.measured_step_median_s});
+  hi = hi > 0 ? hi * 1.1e3 : 1;  // ms
+  const double W = 480, H = 480, m = 60, pw = W - 2 * m, ph = H - 2 * m;
+  auto X = [&](double v) { return m + v / hi * pw; };
+  auto Y = [&](double v) { return H - m - v / hi * ph; };
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<line x1=\"" << m << "\" y1=\"" << H - m << "\" x2=\"" << W - m << "\" y2=\"" << H - m
+    << "\" stroke=\"black\"/>\n"
+    << "<line x1=\"" << m << "\" y1=\"" << H - m << "\" x2=\"" << m << "\" y2=\"" << m << "\" stroke=\"black\"/>\n"
+    << "<line x1=\"" << X(0) << "\" y1=\"" << Y(0) << "\" x2=\"" << X(hi) << "\" y2=\"" << Y(hi)
+    << "\" stroke=\"gray\" stroke-dasharray=\"4\"/>\n"
+    << "<text x=\"" << W / 2 << "\" y=\"" << H - 20 << "\" text-anchor=\"middle\">measured step (ms)</text>\n"
+    << "<text x=\"20\" y=\"" << H / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 20 " << H / 2
+    << ")\">predicted step (ms)</text>\n"
+    << "<text x=\"" << W - m << "\" y=\"" << H - m + 16 << "\" text-anchor=\"end\">" << fmt("%.3g", hi)
+    << "</text>\n<text x=\"" << m - 4 << "\" y=\"" << m << "\" text-anchor=\"end\">" << fmt("%.3g", hi)
+    << "</text>\n";
+  for (const auto& r : rs) {
+    s << "<circle cx=\"" << X(r.cmp.measured_step_median_s * 1e3) << "\" cy=\"" << Y(r.cmp.predicted_step_s * 1e3)
+      << "\" r=\"4\" fill=\"steelblue\"><title>";
+    for (char ch : r.label) s << (ch == '<' ? ' ' : ch == '&' ? '+' : ch);
+    s << fmt(" %+.1f%%", r.cmp.step_error * 100) << "</title></circle>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace redsim
