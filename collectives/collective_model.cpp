@@ -150,22 +150,36 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][static_cast<std::size_t>(lat_algo)][static_cast<std::size_t>(pi)];
     if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
       us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
+    // A step of a ring, tree or chain synchronises as the protocol does, measured (NVLS steps
+    // go through the switch's own multicast, which the model's base latency covers).
+    if (!nvls) us = std::max(us, nccl::kMeasuredHopLatUs[static_cast<std::size_t>(pi)]);
     m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
   }
   const auto e = t.entry(op.kind, a, p);
   const int channels = std::max(1, topo.comm_channels);
+  // A channel moves its share of the model's bus bandwidth (per execution channel), and the LL
+  // cap on all channels together is shared by those the collective runs on.
+  double per_channel_bus = e.uncapped_bus_GBps / channels;
+  if (e.total_cap_GBps > 0) per_channel_bus = std::min(per_channel_bus, e.total_cap_GBps / std::max(1, op.channels));
+  // LL and LL128 forward data line by line (a flag in every 8- or 128-byte line), so along a
+  // chain or tree they stream in pieces of one pass of the channel's threads (512 x 8 B, about
+  // 40 x 120 B: ~4 KiB) rather than store and forward whole steps.
+  // A small collective streams too: at least 16 pieces, down to 256 bytes.
+  const std::int64_t channel_bytes = op.bytes / std::max(1, op.channels);
+  const std::int64_t kLineStreamBytes = std::clamp<std::int64_t>(channel_bytes / 16, 256, 4096);
+  const bool lines = p != Protocol::simple;
   if (a == Algorithm::ring) {
-    m.channel_cap_Bps = e.bus_bw_GBps / channels * 1e9;  // a ring link carries the bus bandwidth
-    m.chunk_bytes = p == Protocol::ll      ? nccl::kLlStepPayloadBytes
-                    : p == Protocol::ll128 ? nccl::kLl128StepPayloadBytes
-                                           : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
+    m.channel_cap_Bps = per_channel_bus * 1e9;  // a ring link carries the bus bandwidth
+    m.chunk_bytes = chain && lines             ? kLineStreamBytes
+                    : p == Protocol::ll        ? nccl::kLlStepPayloadBytes
+                    : p == Protocol::ll128     ? nccl::kLl128StepPayloadBytes
+                                               : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
   } else if (a == Algorithm::tree) {
-    m.channel_cap_Bps = e.bw_GBps * nccl::tree_correction(p, op.bytes) / channels * 1e9;
-    const std::int64_t base = p == Protocol::ll ? nccl::kLlStepPayloadBytes
-                              : p == Protocol::ll128 ? nccl::kLl128StepPayloadBytes
-                                                     : nccl::kSimpleStepBytes;
-    m.chunk_bytes = p == Protocol::ll ? base : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
+    // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
+    m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
+    const std::int64_t base = nccl::kSimpleStepBytes;
+    m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
   } else if (op.algorithm == Algorithm::nvls_tree) {
     m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {

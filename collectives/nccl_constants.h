@@ -39,6 +39,13 @@ inline constexpr std::array<AlgoProto, 3> kHwLatUs{{
     {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 10.7}, {0, 0, 14.0}, {0, 0, 18.0}, {0, 0, 19.0}}},  // NET
 }};
 
+// Per-hop synchronisation latency of each protocol as measured, us (Hu, Shen, Bonato, Jeaugey et
+// al., "Demystifying NCCL: An In-depth Analysis of GPU Communication Protocols and Algorithms",
+// arXiv:2507.04786, 2025, protocol comparison: LL ~1 us, LL128 ~2 us, Simple ~6 us per hop, the
+// last from its memory fences). NCCL's hwLat above are ranking constants ("waiting for proper
+// chunk modeling", tuning.cc L214); the engines charge a step the larger of the two.
+inline constexpr std::array<double, kProtoCount> kMeasuredHopLatUs{1.0, 2.0, 6.0};
+
 // Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper][nodes: 1, 2, >2]
 // (tuning.cc L85-106). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is
 // the host CPU (row 0 Intel, row 1 AMD) rather than the GPU: redsim assumes Intel hosts.

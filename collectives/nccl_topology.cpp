@@ -68,8 +68,27 @@ void cycles_from(const std::vector<std::vector<double>>& cap, double s, std::vec
   }
 }
 
-// Packs rings of `s` GB/s onto the NVLinks, greedily: each round takes the cycle that fits and
-// leaves the most room on its tightest link. Returns the rings (device orders).
+// Depth-first packing of cycles (each may repeat) onto the links, most rings first; `budget`
+// bounds the states visited so that large link matrices stay cheap.
+void pack_rings(const std::vector<std::vector<int>>& cycles, std::size_t from, std::vector<std::vector<double>>& cap, double s,
+                std::vector<std::size_t>& picked, std::vector<std::size_t>& best, long& budget) {
+  if (picked.size() > best.size()) best = picked;
+  if (static_cast<int>(picked.size()) >= kMaxRingChannels || --budget <= 0) return;
+  const auto d = cap.size();
+  for (std::size_t i = from; i < cycles.size() && budget > 0; ++i) {
+    const auto& cyc = cycles[i];
+    bool fits = true;
+    for (std::size_t k = 0; k < d && fits; ++k) fits = cap[static_cast<std::size_t>(cyc[k])][static_cast<std::size_t>(cyc[(k + 1) % d])] >= s - 1e-9;
+    if (!fits) continue;
+    for (std::size_t k = 0; k < d; ++k) cap[static_cast<std::size_t>(cyc[k])][static_cast<std::size_t>(cyc[(k + 1) % d])] -= s;
+    picked.push_back(i);
+    pack_rings(cycles, i, cap, s, picked, best, budget);
+    picked.pop_back();
+    for (std::size_t k = 0; k < d; ++k) cap[static_cast<std::size_t>(cyc[k])][static_cast<std::size_t>(cyc[(k + 1) % d])] += s;
+  }
+}
+
+// Rings of `s` GB/s on the NVLinks: as many as fit (NCCL's search maximises channels x speed).
 std::vector<std::vector<int>> pack_nvlink_rings(const ClusterSpec& c, double s) {
   auto cap = nvlink_capacity(c);
   const auto d = cap.size();
@@ -79,19 +98,11 @@ std::vector<std::vector<int>> pack_nvlink_rings(const ClusterSpec& c, double s) 
   std::vector<char> used(d, 0);
   used[0] = 1;
   cycles_from(cap, s, path, used, cycles);
+  std::vector<std::size_t> picked, best;
+  long budget = 200000;
+  pack_rings(cycles, 0, cap, s, picked, best, budget);
   std::vector<std::vector<int>> rings;
-  while (static_cast<int>(rings.size()) < kMaxRingChannels) {
-    const std::vector<int>* best = nullptr;
-    double best_room = -1;
-    for (const auto& cyc : cycles) {
-      double room = 1e300;
-      for (std::size_t i = 0; i < d; ++i) room = std::min(room, cap[static_cast<std::size_t>(cyc[i])][static_cast<std::size_t>(cyc[(i + 1) % d])] - s);
-      if (room >= 0 && room > best_room) best_room = room, best = &cyc;
-    }
-    if (best == nullptr) break;
-    for (std::size_t i = 0; i < d; ++i) cap[static_cast<std::size_t>((*best)[i])][static_cast<std::size_t>((*best)[(i + 1) % d])] -= s;
-    rings.push_back(*best);
-  }
+  for (auto i : best) rings.push_back(cycles[i]);
   return rings;
 }
 

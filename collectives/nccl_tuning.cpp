@@ -77,15 +77,23 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p) const {
   const double ll_max = kLlMaxBwGBps[u(N == 1 ? gen : 0)][u(ni)];
   if (a == Algorithm::ring && p == Protocol::ll) {
     const double f = (N > 1 || kind == OpKind::allreduce || kind == OpKind::reduce) ? 1.0 / 4 : 1.0 / 3;
+    e.uncapped_bus_GBps = bus * f;
+    e.total_cap_GBps = ll_max;
     bus = std::min(ll_max, bus * f);
   } else if (a == Algorithm::ring && p == Protocol::ll128) {
     bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), g.channels * kPerChMaxRingLl128GBps[u(gen)][u(ni)]);
   } else if (a == Algorithm::tree) {
     bus = std::min(bus * 0.92, g.channels * kPerChMaxTreeGBps[u(gen)][u(ni)]);
-    if (p == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
+    if (p == Protocol::ll) {
+      e.uncapped_bus_GBps = bus / 3.8;
+      e.total_cap_GBps = ll_max;
+      bus = std::min(bus / 3.8, ll_max);
+    }
     if (p == Protocol::ll128) bus = std::min(bus * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.channels * kPerChMaxTreeLl128GBps[u(gen)][u(ni)]);
     if (g.tree_pattern) bus *= 0.85;
+    if (g.tree_pattern) e.uncapped_bus_GBps *= 0.85, e.total_cap_GBps *= 0.85;
   }
+  if (e.total_cap_GBps <= 0) e.uncapped_bus_GBps = bus;
   double ratio = 0.5;
   if (a == Algorithm::ring) ratio = static_cast<double>(n) / ring_steps(kind, n);
   if (a == Algorithm::nvls) ratio = 5.0 / 6.0;

@@ -19,6 +19,11 @@ struct Entry {
   double latency_us = 0;
   double bus_bw_GBps = 0;  // after the per-protocol refinements, before the bus-to-algorithm ratio
   double bw_GBps = 0;      // algorithm bandwidth: the model's time is latency + bytes / bw
+  // LL's bus bandwidth is the lesser of what its channels move and a cap on all of them
+  // together (llMaxBws): the two apart, so that a collective on fewer channels is held to the
+  // first per channel and the second over its channels (0: no such cap).
+  double uncapped_bus_GBps = 0;
+  double total_cap_GBps = 0;
 };
 
 struct Choice {

@@ -31,25 +31,26 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
 // The link matrix of an "nvlink" fabric: devices_per_node rows of non-negative link counts,
 // symmetric, zero on the diagonal.
 std::vector<std::vector<int>> read_nvlink_matrix(const JsonIn& m, int devices) {
-  auto rows = m.items();
+  const auto rows = m.items();
   if (static_cast<int>(rows.size()) != devices) m.fail("an array of " + std::to_string(devices) + " rows (devices_per_node)");
+  std::vector<std::vector<JsonIn>> cells;
   std::vector<std::vector<int>> out;
   for (const auto& row : rows) {
-    auto cells = row.items();
-    if (static_cast<int>(cells.size()) != devices) row.fail("a row of " + std::to_string(devices) + " link counts");
+    cells.push_back(row.items());
+    if (static_cast<int>(cells.back().size()) != devices) row.fail("a row of " + std::to_string(devices) + " link counts");
     std::vector<int> r;
-    for (const auto& cell : cells) {
-      auto v = cell.nonnegative_integer();
+    for (const auto& cell : cells.back()) {
+      const auto v = cell.nonnegative_integer();
       if (v > 64) cell.fail("a link count from 0 to 64");
       r.push_back(static_cast<int>(v));
     }
     out.push_back(std::move(r));
   }
-  for (int i = 0; i < devices; ++i)
-    for (int j = 0; j < devices; ++j) {
-      const auto& cell = rows[static_cast<std::size_t>(i)].items()[static_cast<std::size_t>(j)];
-      if (i == j && out[i][j] != 0) cell.fail("0 (a device has no NVLink to itself)");
-      if (out[i][j] != out[j][i]) cell.fail("the same count as [" + std::to_string(j) + "][" + std::to_string(i) + "] (links are symmetric)");
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      if (i == j && out[i][j] != 0) cells[i][j].fail("0 (a device has no NVLink to itself)");
+      if (out[i][j] != out[j][i])
+        cells[i][j].fail("the same count as [" + std::to_string(j) + "][" + std::to_string(i) + "] (links are symmetric)");
     }
   return out;
 }

@@ -49,8 +49,9 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
     }
     if (recv) recv->wait();
     if (send) send->wait();
-    if (send) ctx.pace_step(m, rank, next, sent, send);
-    if (recv) ctx.pace_step(m, prev, rank, got_bytes, recv);
+    // The chain streams: only the first chunk pays each hop's latency.
+    if (send) ctx.pace_step(m, rank, next, sent, send, send_chunk == 0);
+    if (recv) ctx.pace_step(m, prev, rank, got_bytes, recv, r == 0);
     t.bytes_received += got_bytes;
     if (toward_root) ctx.charge_reduction(got_bytes);
   }

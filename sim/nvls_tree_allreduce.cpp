@@ -46,7 +46,7 @@ void tree_up(const PlanOp& op, const Channel& ch, SimContext& ctx, const sg4::Se
       pending.push_back(ctx.mailbox(op.stream, ch.c, static_cast<int>(MailPhase::tree_up) + 4 + static_cast<int>(k), ch.rank)
                             ->get_async(&got[k]));
     for (auto& x : pending) x->wait();
-    for (std::size_t k = 0; k < pending.size(); ++k) ctx.pace_step(m, ch.children[k], ch.rank, piece, pending[k]);
+    for (std::size_t k = 0; k < pending.size(); ++k) ctx.pace_step(m, ch.children[k], ch.rank, piece, pending[k], l == 0);
     t.bytes_received += piece * static_cast<std::int64_t>(ch.children.size());
     ctx.charge_reduction(piece * static_cast<std::int64_t>(ch.children.size()));
     if (ch.parent < 0) {
@@ -58,7 +58,7 @@ void tree_up(const PlanOp& op, const Channel& ch, SimContext& ctx, const sg4::Se
     auto send = ctx.mailbox(op.stream, ch.c, static_cast<int>(MailPhase::tree_up) + 4 + slot, ch.parent)
                     ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, piece)));
     send->wait();
-    ctx.pace_step(m, ch.rank, ch.parent, piece, send);
+    ctx.pace_step(m, ch.rank, ch.parent, piece, send, l == 0);
     t.bytes_sent += piece;
   }
 }
@@ -76,7 +76,7 @@ void tree_down(const PlanOp& op, const Channel& ch, SimContext& ctx, const sg4::
       void* got = nullptr;
       auto recv = ctx.mailbox(op.stream, ch.c, static_cast<int>(MailPhase::tree_down), ch.rank)->get_async(&got);
       recv->wait();
-      ctx.pace_step(m, ch.parent, ch.rank, piece, recv);
+      ctx.pace_step(m, ch.parent, ch.rank, piece, recv, l == 0);
       t.bytes_received += piece;
     }
     std::vector<sg4::CommPtr> pending;
@@ -84,7 +84,7 @@ void tree_down(const PlanOp& op, const Channel& ch, SimContext& ctx, const sg4::
       pending.push_back(ctx.mailbox(op.stream, ch.c, static_cast<int>(MailPhase::tree_down), child)
                             ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, piece))));
     for (auto& x : pending) x->wait();
-    for (std::size_t k = 0; k < pending.size(); ++k) ctx.pace_step(m, ch.rank, ch.children[k], piece, pending[k]);
+    for (std::size_t k = 0; k < pending.size(); ++k) ctx.pace_step(m, ch.rank, ch.children[k], piece, pending[k], l == 0);
     t.bytes_sent += piece * static_cast<std::int64_t>(ch.children.size());
     summed->release();
   }

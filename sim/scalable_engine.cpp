@@ -118,7 +118,9 @@ void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::C
     for (auto a : f.after)
       if (a >= 0) ready = std::max(ready, path[static_cast<std::size_t>(a)]);
     path[k] = ready + f.after_extra_s + flow_duration_s(f, fp, inflight[i]) + f.hop_extra_s;
-    end = std::max(end, begin + path[k] + f.post_delay_s);
+    // The path already holds the flow's one round of protocol latency (hop_extra_s); its post
+    // delay holds it too (for plain stages), so it is not charged twice.
+    end = std::max(end, begin + path[k] + f.post_delay_s - f.hop_extra_s);
     inflight[i] = inflight.back();
     inflight.pop_back();
     which[i] = which.back();

@@ -40,12 +40,12 @@ const Mechanics& Model::mech(const PlanOp& op) {
   return it->second;
 }
 
-void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor) const {
+void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round) const {
   if (m.channel_cap_Bps <= 0 && m.wire_factor == 1.0 && round_factor == 1 && m.hop_latency_s == std::array<double, 3>{}) return;
   const double lat = routes_.latency_s(f.route);
   const double hop = m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[f.route])));
   const int rounds = f.rounds * round_factor;
-  f.hop_extra_s = std::max(0.0, hop - lat);
+  f.hop_extra_s = hop_each_round ? std::max(0.0, hop - lat) : 0.0;
   // Each added round pays the route's latency; every round pays the hop's extra.
   f.post_delay_s += (rounds - f.rounds) * lat + rounds * f.hop_extra_s;
   if (m.channel_cap_Bps > 0) f.min_transfer_s = static_cast<double>(f.bytes) / m.channel_cap_Bps;
@@ -417,7 +417,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
         f.round_extra_s = round_extra;
         f.post_delay_s = (P - 2) * routes_.latency_s(f.route) + (P - 1) * round_extra;
         f.group = p;
-        apply_protocol(f, m, 1);
+        apply_protocol(f, m, 1, false);
         rest.flows.push_back(f);
       }
       stages.push_back(std::move(rest));

@@ -93,7 +93,7 @@ struct ChannelRun {
 // from those rates (computed stages). A heap-ordered tree has no translation symmetry to fold,
 // and the engine's wait over thousands of in-flight flows costs time linear in their number
 // (shared/SIMGRID_NOTES.md).
-inline constexpr int kMaxDataflowFlows = 255;
+inline constexpr int kMaxDataflowFlows = 63;
 
 struct ModelStats {
   std::int64_t stages = 0;
@@ -161,7 +161,9 @@ class Model {
   // Turns a flow built for ideal collectives (payload bytes, `rounds` steps paying the route's
   // latency) into one under the op's protocol: wire bytes, rounds x round_factor steps, each at
   // least the hop's synchronisation latency, the transfer at least the payload at the cap.
-  void apply_protocol(Flow& f, const Mechanics& m, int round_factor) const;
+  // `hop_each_round` = false: a pipeline's later chunks stream behind the first and pay no hop
+  // latency of their own.
+  void apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round = true) const;
 
   // NVLS (scalable_nvls.cpp): every device of the period to and from its NVSwitch.
   std::vector<Stage> nvls_stages(const PlanOp& op, std::int64_t bytes);

@@ -80,7 +80,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
         s.rounds = P - 1;
         s.round_extra_s = up ? reduce_s(p) : 0.0;
         s.post_delay_s = (P - 2) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;
-        apply_protocol(s, m, 1);
+        apply_protocol(s, m, 1, false);
         steady.flows.push_back(s);
       }
   }
@@ -114,9 +114,11 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     return rate;
   };
   const auto up_rate = level_rates(true), down_rate = level_rates(false);
-  auto hop = [&](std::uint32_t route, double payload, double rate) {
+  // A chunk over one edge: the route's latency, or the hop's protocol latency for the first
+  // chunk (the later ones stream behind it), and its bytes at the edge's rate or the cap.
+  auto hop = [&](std::uint32_t route, double payload, double rate, bool first = true) {
     const double lat = routes_.latency_s(route);
-    const double h = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[route]))));
+    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[route])))) : lat;
     double transfer = payload * wire / rate;
     if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
     return h + transfer;
@@ -141,7 +143,7 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     for (bool up : {true, false}) {
       std::vector<std::uint32_t> ids((up ? t.up : t.down).begin() + 1, (up ? t.up : t.down).end());
       const auto r = fair_rates(routes_, ids, false);
-      for (int q = 1; q < n; ++q) round = std::max(round, hop(ids[static_cast<std::size_t>(q - 1)], chunk, r[static_cast<std::size_t>(q - 1)]));
+      for (int q = 1; q < n; ++q) round = std::max(round, hop(ids[static_cast<std::size_t>(q - 1)], chunk, r[static_cast<std::size_t>(q - 1)], false));
     }
   }
   Stage a, b, d;

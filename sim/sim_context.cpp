@@ -71,8 +71,9 @@ const Mechanics& SimContext::mechanics(const PlanOp& op) {
   return it->second;
 }
 
-void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm) {
-  const double hop = m.hop_latency(nccl::hop_hw(cluster, from, to));
+void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
+                           bool with_hop) {
+  const double hop = with_hop ? m.hop_latency(nccl::hop_hw(cluster, from, to)) : 0.0;
   if (hop <= 0 && m.channel_cap_Bps <= 0) return;  // ideal collectives: the network alone decides
   auto key = std::make_pair(from, to);
   auto it = route_latency_s_.find(key);

@@ -43,7 +43,10 @@ struct SimContext {
   // synchronisation latency plus the payload at the channel's cap, from the comm's start. Both
   // the sender and the receiver call it on the same comm, so a receiver cannot forward data
   // before the step that brought it is over. No-op for ideal collectives.
-  void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm);
+  // `hop` = false leaves out the hop's latency: a pipeline (chain, tree) streams its later chunks
+  // behind the first, so only the first pays it (NCCL's FIFO keeps several steps in flight).
+  void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
+                 bool hop = true);
   // Bytes on the wire for `payload` bytes of an op (LL doubles them, LL128 adds 1/15).
   std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) const;
 

@@ -58,8 +58,9 @@ void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t byte
     }
     for (auto& x : recvs) x->wait();
     if (send) send->wait();
-    if (send) ctx.pace_step(m, rank, nd.parent, sent, send);
-    for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, chunk, recvs[k]);
+    // The tree streams: only the first chunk pays each hop's latency.
+    if (send) ctx.pace_step(m, rank, nd.parent, sent, send, send_chunk == 0);
+    for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, chunk, recvs[k], r == 0);
     t.bytes_sent += sent;
     t.bytes_received += received;
     ctx.charge_reduction(received);
@@ -95,8 +96,8 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
       }
     if (recv) recv->wait();
     for (auto& x : sends) x->wait();
-    for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], sent, sends[k]);
-    if (recv) ctx.pace_step(m, nd.parent, rank, received, recv);
+    for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], sent, sends[k], send_chunk == 0);
+    if (recv) ctx.pace_step(m, nd.parent, rank, received, recv, r == 0);
   }
 }
 

@@ -1,0 +1,101 @@
+// bench/fidelity: redsim collective against published nccl-tests tables (tables.json says which
+// table, which preset and how the measurement ran). Prints the busbw error per size and a
+// summary per size band; the goal bands are below 64 KiB (|error| <= 30%) and from 64 KiB up
+// (<= 15%). Presets come from specifications (configs/README.md); nothing here is fitted.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/fidelity/published_table.h"
+#include "collectives/cluster_subset.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "core/json_in.h"
+#include "sim/collective_sweep.h"
+
+using namespace redsim;
+
+namespace {
+
+struct Entry {
+  std::string name, csv, column, cluster, algorithm, how;
+  int gpus = 1, ranks = 0;
+};
+
+std::vector<Entry> read_manifest(const std::string& file) {
+  const auto root = JsonIn::parse_file(file);
+  JsonIn j(root, "$", file);
+  std::vector<Entry> out;
+  for (const auto& t : j.at("tables").items()) {
+    t.allow_only({"name", "csv", "column", "cluster", "gpus_per_process", "algorithm", "ranks", "how_it_ran"});
+    Entry e;
+    e.name = t.at("name").nonempty_string();
+    e.csv = t.at("csv").nonempty_string();
+    e.column = t.at("column").nonempty_string();
+    e.cluster = t.at("cluster").nonempty_string();
+    e.gpus = static_cast<int>(t.positive_integer_or("gpus_per_process", 1));
+    e.algorithm = t.string_or("algorithm", "auto");
+    e.ranks = static_cast<int>(t.positive_integer_or("ranks", 0));
+    e.how = t.string_or("how_it_ran", "");
+    out.push_back(e);
+  }
+  return out;
+}
+
+void print_band(const char* label, const fidelity::BandSummary& b, double bound) {
+  std::printf("  %-10s %2d rows: max |error| %5.1f%%, median %5.1f%%, within %.0f%%: %d of %d\n", label, b.rows,
+              100 * b.max_abs_error, 100 * b.median_abs_error, 100 * bound, b.within, b.rows);
+}
+
+void check(const Entry& e, const std::string& root, Fidelity fidelity) {
+  const auto measured = fidelity::read_published_table(root + "/" + e.csv, e.column);
+  const auto full = load_cluster(root + "/" + e.cluster);
+  const auto cluster = cluster_subset(full, e.ranks > 0 ? e.ranks : full.world_size());
+  SweepOptions o;
+  o.min_bytes = measured.front().size_bytes;
+  o.max_bytes = measured.back().size_bytes;
+  o.step_factor = 2;
+  o.gpus_per_process = e.gpus;
+  o.fidelity = fidelity;
+  if (e.algorithm != "auto") o.request.algorithm = parse_algorithm(e.algorithm);
+  const auto rows = collective_sweep(cluster, o);
+  std::vector<fidelity::TableRow> predicted;
+  for (const auto& r : rows) predicted.push_back({r.size_bytes, r.busbw_GBps});
+  const auto errors = fidelity::compare(measured, predicted);
+  std::cout << "\n== " << e.name << "\n   " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm << "; " << e.how
+            << "\n        size   measured  predicted    error   choice\n";
+  for (const auto& err : errors) {
+    std::string choice;
+    for (const auto& r : rows)
+      if (r.size_bytes == err.size_bytes)
+        choice = std::string(algorithm_name(r.algorithm)) + "/" + (r.protocol ? std::string(protocol_name(*r.protocol)) : "-") +
+                 " x" + std::to_string(r.channels);
+    std::printf("  %10lld  %9.2f  %9.2f  %+6.1f%%   %s\n", static_cast<long long>(err.size_bytes), err.measured_GBps,
+                err.predicted_GBps, 100 * err.error, choice.c_str());
+  }
+  print_band("< 64 KiB", fidelity::summarize_band(errors, 0, 65536, 0.30), 0.30);
+  print_band(">= 64 KiB", fidelity::summarize_band(errors, 65536, std::int64_t{1} << 62, 0.15), 0.15);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench/fidelity: redsim collective against published nccl-tests tables"};
+  std::string root = ".", manifest = "bench/fidelity/tables.json", only, fidelity = "auto";
+  app.add_option("--root", root, "the repository root (../shared must be beside it)")->capture_default_str();
+  app.add_option("--manifest", manifest, "tables to check, relative to --root")->capture_default_str();
+  app.add_option("--only", only, "check only the tables whose name contains this");
+  app.add_option("--fidelity", fidelity, "exact|scalable|auto")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (const auto& e : read_manifest(root + "/" + manifest))
+      if (only.empty() || e.name.find(only) != std::string::npos) check(e, root, parse_fidelity(fidelity));
+  } catch (const InputError& e) {
+    std::cerr << "fidelity_check: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# redsim collective end to end: nccl-tests' columns and bus-bandwidth factors, every op, subsets
+# of a cluster, NCCL's spellings, and bad options (exit 2, one line).
+# usage: e2e_collective.sh REDSIM_BINARY SOURCE_DIR
+set -u
+redsim=$1
+src=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/redsim-collective.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok   $1"; fi; }
+
+# The issue's example: 8 B .. 8 GiB doubling is 31 rows on 8 H100s.
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --op allreduce -b 8 -e 8G -f 2 >"$tmp/out.txt" 2>"$tmp/err.txt"
+check "example runs" "[ $? -eq 0 ]"
+check "31 rows" "[ \$(grep -cv '^#' '$tmp/out.txt') -eq 31 ]"
+check "nccl-tests header" "grep -q 'size *count *type *redop *root *time *algbw *busbw #wrong' '$tmp/out.txt'"
+check "algorithm and protocol columns" "grep -q 'nvls *simple' '$tmp/out.txt' && grep -q 'ring *ll ' '$tmp/out.txt'"
+
+# Bus-bandwidth factors and algbw = size / time, for every op (JSON rows).
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --ops all -b 1M -e 64M -f 8 --json "$tmp/all.json" >/dev/null
+check "--ops all --json" "[ $? -eq 0 ] && [ -s '$tmp/all.json' ]"
+python3 - "$tmp/all.json" <<'PY' && echo "ok   busbw = algbw x nccl-tests factor; algbw = size/time" || { echo "FAIL: factors"; fail=1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = j["cluster"]["ranks"]
+factor = {"allreduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "allgather": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0}
+ops = set()
+for r in j["rows"]:
+    ops.add(r["op"])
+    assert abs(r["algbw_GBps"] - r["size_bytes"] / (r["time_us"] * 1e-6) / 1e9) <= 1e-9 * r["algbw_GBps"] + 1e-12, r
+    assert abs(r["busbw_GBps"] - r["algbw_GBps"] * factor[r["op"]]) <= 1e-9 * r["busbw_GBps"] + 1e-12, r
+    if r["op"] in ("allgather", "reduce_scatter"):
+        assert r["size_bytes"] == r["count"] * n * 4, r  # per-rank count, whole buffer
+    assert r["root"] == (0 if r["op"] in ("broadcast", "reduce") else -1), r
+assert ops == set(factor), ops
+PY
+
+# Subsets: 2 GPUs of a node, 2 of 16 nodes; not a whole number of nodes.
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --ranks 2 -b 1M -e 1M >"$tmp/two.txt"
+check "--ranks 2" "[ $? -eq 0 ] && grep -q ', 2 ranks' '$tmp/two.txt' && ! grep -q nvls '$tmp/two.txt'"
+"$redsim" collective --cluster "$src/configs/dgx-h100-x16.json" --ranks 16 -b 1M -e 1M >"$tmp/nodes.txt"
+check "--ranks 16 of 128" "[ $? -eq 0 ] && grep -q '16 ranks (2 x 8)' '$tmp/nodes.txt'"
+"$redsim" collective --cluster "$src/configs/dgx-h100-x16.json" --ops all -b 64 -e 8G -f 2 --fidelity scalable >"$tmp/x16.txt"
+X
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --algorithm Ring --protocol Simple -b 1M -e 1M >"$tmp/nccl.txt"
+check "NCCL spellings" "[ $? -eq 0 ] && grep -q 'ring *simple' '$tmp/nccl.txt'"
+
+# Bad options: exit 2 and one line on stderr.
+bad() {
+  "$redsim" collective "$@" >/dev/null 2>"$tmp/bad.txt"
+  local rc=$?
+  check "rejects $*" "[ $rc -eq 2 ] && [ \$(wc -l < '$tmp/bad.txt') -eq 1 ]"
+}
+bad --cluster "$src/configs/dgx-a100.json" --algorithm nvls -b 1M -e 1M
+bad --cluster "$src/configs/dgx-a100.json" --algorithm bogus
+bad --cluster "$src/configs/pcie-a10g-8gpu.json" --protocol ll128 -b 1M -e 1M
+bad --cluster "$src/configs/dgx-a100.json" --op alltoall
+bad --cluster "$src/configs/dgx-a100.json" -b 0
+bad --cluster "$src/configs/dgx-a100.json" -b 1G -e 1M
+bad --cluster "$src/configs/dgx-h100-x16.json" --ranks 12
+exit $fail

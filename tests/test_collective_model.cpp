@@ -1,0 +1,158 @@
+// The collective model against hand computations from NCCL's published constants (NVIDIA/nccl
+// v2.18.5 src/graph/tuning.cc, topo.h, search.cc; see collectives/nccl_constants.h), and the
+// protocol mechanics against their closed forms in both fidelities.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "collectives/collective_model.h"
+#include "collectives/nccl_tuning.h"
+#include "core/error.h"
+#include "sim/sim_engine.h"
+#include "tests/test_support.h"
+
+using namespace redsim;
+
+namespace {
+
+// One node of 8 GPUs on an NVSwitch, as NCCL's topology sees DGX A100 (12 NVLinks x 20 GB/s,
+// compute capability 8.0) or DGX H100 (18 x 20, 9.0, NVLS); 0.5 us device to device.
+ClusterSpec nccl_node(double cc, double port_GBps, bool nvls) {
+  auto c = testing::ideal_nvswitch(8, port_GBps * 1e9, 0.5e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = cc;
+  c.intra.nvls = nvls;
+  return c;
+}
+
+nccl::Choice choose(const ClusterSpec& c, std::int64_t bytes, CollectiveRequest req = {}) {
+  return nccl::Tuning(c, req.channels).choose(OpKind::allreduce, bytes, DType::fp32, ReduceOp::sum, req);
+}
+
+const SimOptions kExact{false, Fidelity::exact}, kScalable{false, Fidelity::scalable};
+
+}  // namespace
+
+TEST_CASE("NCCL's search gives 8 A100s 12 rings of 20 GB/s and 24 channels; 8 H100s 12 x 30 and 16 NVLS channels", "[collectives]") {
+  // search.cc: A100 rings found at 6 x 40 GB/s (6 x 40 = 240 fills the port) are split in two;
+  // H100 at 6 x 60 (= 360). connect.cc doubles them into execution channels.
+  const auto a = nccl::topology_of(nccl_node(8.0, 240, false));
+  CHECK(a.ring.channels == 12);
+  CHECK(a.ring.bw_intra_GBps == 20);
+  CHECK(a.comm_channels == 24);
+  CHECK(a.ll128);
+  CHECK_FALSE(a.nvls);
+  const auto h = nccl::topology_of(nccl_node(9.0, 360, true));
+  CHECK(h.ring.channels == 12);
+  CHECK(h.ring.bw_intra_GBps == 30);
+  // NVLS: one head per GPU, each port carrying (8 + 1) x 40 = 360 GB/s.
+  CHECK(h.nvls_graph.channels == 8);
+  CHECK(h.nvls_graph.bw_intra_GBps == 40);
+  CHECK(h.nvls_channels == 16);
+}
+
+TEST_CASE("on 8 A100s NCCL's model switches LL -> LL128 near 1.2 MB and LL128 -> Simple near 24 MB", "[collectives]") {
+  // Ring allreduce, 8 ranks (14 steps), hwLat NVLink and baseLat from tuning.cc:
+  //   LL:     15.0 us + S / (min(87.7, 240/4) x 8/14 = 34.29 GB/s)
+  //   LL128:  40.6 us + S / (min(0.92 x 240, 12 x 20) x 8/14 = 126.17 GB/s)
+  //   Simple: 56.0 us + S / (240 x 8/14 = 137.14 GB/s)
+  // LL = LL128 at S = 25.6 / (1/34.29e3 - 1/126.17e3) = 1.21e6 B; LL128 = Simple at
+  // 15.4 / (1/126.17e3 - 1/137.14e3) = 24.3e6 B. Tree loses on one node (its LL is 0.2 us slower).
+  const auto c = nccl_node(8.0, 240, false);
+  CHECK(choose(c, 1 << 20).protocol == Protocol::ll);
+  CHECK(choose(c, 2 << 20).protocol == Protocol::ll128);
+  CHECK(choose(c, 16 << 20).protocol == Protocol::ll128);
+  CHECK(choose(c, 32 << 20).protocol == Protocol::simple);
+  for (std::int64_t s : {1024, 1 << 20, 1 << 30}) CHECK(choose(c, s).algorithm == Algorithm::ring);
+  CHECK(choose(c, 1 << 20).model_time_us == Approx(15.0 + 1048576 / 34.2857e3).epsilon(1e-4));
+}
+
+TEST_CASE("on 8 H100s NCCL's model moves from ring LL to NVLS near 494 KB", "[collectives]") {
+  // LL: 15.0 us + S / (87.7 x 8/14 = 50.11 GB/s); NVLS: 23 us + S / (8 x 40 x 5/6 = 266.7 GB/s):
+  // equal at S = 8 / (1/50.11e3 - 1/266.7e3) = 4.94e5 B.
+  const auto c = nccl_node(9.0, 360, true);
+  CHECK(choose(c, 256 << 10).algorithm == Algorithm::ring);
+  CHECK(choose(c, 512 << 10).algorithm == Algorithm::nvls);
+  CHECK(choose(c, 512 << 10).channels == 16);
+}
+
+TEST_CASE("NCCL uses fewer channels for small collectives", "[collectives]") {
+  // Ring LL: a channel per 512 threads x 8 x 8 ranks = 32 KiB (enqueue.cc getAlgoInfo).
+  const auto c = nccl_node(8.0, 240, false);
+  CHECK(choose(c, 32 << 10).channels == 1);
+  CHECK(choose(c, 64 << 10).channels == 2);
+  CHECK(choose(c, 512 << 10).channels == 16);
+  CHECK(choose(c, 1 << 20).channels == 24);
+}
+
+TEST_CASE("a request NCCL cannot run on the cluster is bad input", "[collectives]") {
+  const auto a100 = nccl_node(8.0, 240, false);
+  CHECK_THROWS_AS(choose(a100, 1 << 20, {Algorithm::nvls, std::nullopt, 0}), InputError);
+  CHECK_THROWS_AS(choose(a100, 1 << 20, {Algorithm::collnet_direct, std::nullopt, 0}), InputError);
+  auto pcie = a100;
+  pcie.intra.fabric = IntraFabric::pcie;
+  CHECK_THROWS_AS(choose(pcie, 1 << 20, {std::nullopt, Protocol::ll128, 0}), InputError);  // LL128 needs NVLink
+  // Forced values are followed where NCCL can.
+  CHECK(choose(a100, 1 << 30, {std::nullopt, Protocol::ll, 0}).protocol == Protocol::ll);
+  CHECK(choose(a100, 1024, {Algorithm::tree, std::nullopt, 0}).algorithm == Algorithm::tree);
+}
+
+TEST_CASE("ring LL: 2(N-1) steps of max(hop latency) + payload at the LL channel cap, both fidelities", "[collectives][protocol]") {
+  // One channel (pinned), 8 A100s, 256 KiB: one loop of 32 KiB per step. LL's cap is the model's
+  // bus bandwidth per channel: min(87.7, 240/4) = 60 GB/s; its wire bytes (x2) at 240 GB/s
+  // would take less. A step lasts max(1.0 us measured hop, 0.5 us route) + 32768 / 60e9.
+  const auto c = nccl_node(8.0, 240, false);
+  auto plan = testing::single_allreduce_plan(8, 256 << 10, 1);
+  plan.ops[0].request = {Algorithm::ring, Protocol::ll, 1};
+  choose_collectives(plan, c);
+  REQUIRE(plan.ops[0].channels == 1);
+  const double expected = 6.6e-6 + 14 * (1.0e-6 + 32768 / 60e9);
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("ring Simple: loops of 2 MiB chunks sent as 2 slices, each a synchronised step", "[collectives][protocol]") {
+  // One channel, 8 ranks, 32 MiB: two loops (8 x 2 MiB each); each of the 14 steps of a loop
+  // sends 2 slices of 1 MiB, each max(6 us measured hop, 3.4 us hwLat, 0.5 us route) + 1 MiB at
+  // 240 GB/s. Base latency 8.4 us.
+  const auto c = nccl_node(8.0, 240, false);
+  auto plan = testing::single_allreduce_plan(8, 32 << 20, 1);
+  plan.ops[0].request = {Algorithm::ring, Protocol::simple, 1};
+  choose_collectives(plan, c);
+  const double expected = 8.4e-6 + 2 * 14 * 2 * (6e-6 + 1048576 / 240e9);
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("NVLS: the switch reduces and multicasts, and busbw exceeds the port's rate", "[collectives][protocol]") {
+  // One channel, 8 H100s (360 GB/s ports), 64 MiB: 128 KiB chunks, 64 loops of 8 x 128 KiB.
+  // Step k moves loop k's slice up and loop k-1's slice down (and the pieces the other way):
+  // the busier side over the 65 steps is slice + 63 x (slice + slice/8) + slice = 72.875 MiB,
+  // at 360 GB/s after NCCL's 5/6 efficiency (x 1.2 bytes), each of the 65 steps also crossing
+  // the port's 0.25 us; base latency 23 us.
+  const auto c = nccl_node(9.0, 360, true);
+  auto plan = testing::single_allreduce_plan(8, 64 << 20, 1);
+  plan.ops[0].request = {Algorithm::nvls, std::nullopt, 1};
+  choose_collectives(plan, c);
+  REQUIRE(plan.ops[0].algorithm == Algorithm::nvls);
+  const double expected = 23e-6 + 72.875 * 1048576 * 1.2 / 360e9 + 65 * 0.25e-6;
+  const auto tl = simulate(plan, c, kExact);
+  CHECK(testing::end_of(tl) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  const double busbw = (64 << 20) / testing::end_of(tl) * 2 * 7 / 8;
+  CHECK(busbw > 360e9);
+}
+
+TEST_CASE("NCCL's tree pays every hop's latency twice: a chain through the node, a network hop", "[collectives][protocol]") {
+  // 2 nodes of 8, 8 bytes, LL: up 7 NVLink hops (max(1.0 us measured, 0.6 us hwLat)) and one
+  // network hop (hwLat NET tree LL 5.0 us), then the same down; base latency 6.8 us.
+  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  auto plan = testing::single_allreduce_plan(16, 8, 1);
+  plan.ops[0].request = {Algorithm::tree, Protocol::ll, 1};
+  choose_collectives(plan, c);
+  const double expected = 6.8e-6 + 2 * (7 * 1.0e-6 + 5.0e-6);
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.02));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.02));
+}
