@@ -261,7 +261,7 @@ void run_run(const RunOptions& o) {
     throw InputError("", "", "--strategy all: redsim run measures one strategy at a time; expected one of " +
                                  join(strategy_names(), "|"));
   check_cluster_world(o, cluster, world);
-  const Plan plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
+  const Plan plan = rx::plan_for_library(make_strategy(knobs.strategy)->plan(trace, cluster, knobs));
   try {
     rx::check_plan_for_realexec(plan, world.size);
   } catch (const std::invalid_argument& e) {

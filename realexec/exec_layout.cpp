@@ -115,4 +115,10 @@ Plan scaled_plan(const Plan& plan, double scale) {
   return p;
 }
 
+Plan plan_for_library(Plan plan) {
+  for (auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind) && op.request.channels <= 0) op.channels = 1;
+  return plan;
+}
+
 }  // namespace redsim::realexec

@@ -28,6 +28,11 @@ struct CollectiveLayout {
 // bytes not a whole number of elements, shard sizes that do not add up, bad root).
 CollectiveLayout layout_collective(const PlanOp& op, int world_size, double buffer_scale);
 
+// The plan as the communicators run it: a collective the model gave NCCL's own channel count
+// (a request left on auto) is issued as one call, since the library splits it over its own
+// channels (NCCL) or runs one ring (Gloo); a count the knobs pinned stays, one communicator each.
+Plan plan_for_library(Plan plan);
+
 // Checks the whole plan for this world size (every op as above, dependencies on earlier ops).
 void check_plan_for_realexec(const Plan& plan, int world_size);
 

@@ -1,0 +1,30 @@
+// redsim collective's speed: 28 sizes (64 B .. 8 GiB) of the five collectives on a 16-node,
+// 128-GPU preset at the scalable fidelity, in one simulation (the goal: under 2 s wall).
+#include <benchmark/benchmark.h>
+
+#include "core/cluster_json.h"
+#include "sim/collective_sweep.h"
+
+namespace {
+
+void BM_CollectiveSweep(benchmark::State& state, const char* preset) {
+  const auto cluster = redsim::load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + preset + ".json");
+  redsim::SweepOptions o;
+  o.ops = {redsim::OpKind::allreduce, redsim::OpKind::reduce_scatter, redsim::OpKind::allgather, redsim::OpKind::broadcast,
+           redsim::OpKind::reduce};
+  o.min_bytes = 64;
+  o.max_bytes = 8LL << 30;
+  o.step_factor = 2;
+  o.fidelity = redsim::Fidelity::scalable;
+  std::size_t rows = 0;
+  for (auto _ : state) rows = redsim::collective_sweep(cluster, o).size();
+  state.counters["rows"] = static_cast<double>(rows);
+  state.counters["ranks"] = cluster.world_size();
+}
+
+BENCHMARK_CAPTURE(BM_CollectiveSweep, dgx_h100_x16, "dgx-h100-x16")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_CollectiveSweep, dgx_h100_x128, "dgx-h100-x128")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
