@@ -39,7 +39,7 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << ", optimizer " << human_bytes(static_cast<double>(m.optimizer_bytes)) << ", comm buffers "
       << human_bytes(static_cast<double>(m.comm_buffer_bytes)) << ")\n\n";
 
-  out << "  collective                 tensors        bytes  algorithm           start ms      end ms   busbw GB/s\n";
+  out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";
   const std::size_t n = s.collectives.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (n > 24 && i == 12) {
@@ -48,7 +48,7 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
     }
     const auto& c = s.collectives[i];
     char line[240];
-    std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s  %-17.17s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
+    std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s  %-20.20s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
                   c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), collective_choice_text(plan.ops[c.op]).c_str(),
                   c.start_s * 1e3, c.end_s * 1e3, c.busbw_GBps);
     out << line;
