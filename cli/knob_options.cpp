@@ -168,4 +168,24 @@ Knobs resolve_knobs(const KnobOptions& o) {
   return k;
 }
 
+void add_compute_scale_option(CLI::App* cmd, std::string& value) {
+  cmd->add_option("--compute-scale", value,
+                  "divide the trace's compute times by this factor (needed when the trace's reference_device is "
+                  "neither the cluster's device nor its speedup_reference); default: from the devices");
+}
+
+std::optional<double> parse_compute_scale(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || !(v > 0) || !std::isfinite(v) || v > 1e6)
+    throw InputError("", "", "--compute-scale: expected a number > 0 and at most 1e6, got \"" + value + "\"");
+  return v;
+}
+
 }  // namespace redsim::cli

@@ -15,9 +15,18 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 }
 
 void read_device(const JsonIn& d, ClusterSpec& c) {
-  d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps", "compute_capability", "pcie_GBps"});
+  d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
+                "compute_capability", "pcie_GBps"});
   c.device.name = d.at("name").nonempty_string();
+  if (auto aliases = d.find("aliases"))
+    for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
   c.device.compute_speedup = d.positive_number_or("compute_speedup", 1.0);
+  if (auto ref = d.find("speedup_reference")) c.device.speedup_reference = ref->nonempty_string();
+  // A factor with no stated reference is the silent conversion that made CPU traces look like
+  // H100 ones: say which device the speed-up is measured against.
+  if (c.device.compute_speedup != 1.0 && c.device.speedup_reference.empty())
+    d.at("compute_speedup").fail("a speedup_reference next to a compute_speedup other than 1 (the device the "
+                                 "speed-up is relative to, e.g. \"A100-SXM4-80GB\", or \"*\" for any trace)");
   c.device.memory_GB = d.nonnegative_number_or("memory_GB", 0.0);
   c.device.reduce_GBps = d.nonnegative_number_or("reduce_GBps", 0.0);
   if (auto cc = d.find("compute_capability")) {
@@ -170,6 +179,8 @@ json cluster_to_json(const ClusterSpec& c) {
   }
   j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB},
                {"reduce_GBps", c.device.reduce_GBps}};
+  if (!c.device.aliases.empty()) j["device"]["aliases"] = c.device.aliases;
+  if (!c.device.speedup_reference.empty()) j["device"]["speedup_reference"] = c.device.speedup_reference;
   if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.devices_per_node > 1) {
