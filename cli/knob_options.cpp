@@ -63,6 +63,11 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   o.localsgd_period_opt = cmd->add_option("--localsgd-period", o.localsgd_period,
                                           "localsgd: local steps H between parameter averagings")
                               ->capture_default_str();
+  o.localsgd_averaging_opt =
+      cmd->add_option("--localsgd-averaging", o.localsgd_averaging,
+                      "localsgd: flat (one allreduce of all parameters, PyTorch's PeriodicModelAverager), bucketed "
+                      "(DDP's buckets) or per-param (one allreduce each, HF accelerate)")
+          ->capture_default_str();
   cmd->add_option("--config", o.config_file,
                   "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
 }
@@ -163,6 +168,11 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (o.localsgd_period < 1 || o.localsgd_period > 4096)
       throw InputError("", "", "--localsgd-period: expected 1 to 4096, got " + std::to_string(o.localsgd_period));
     k.localsgd_period = o.localsgd_period;
+  }
+  if (given(o.localsgd_averaging_opt) || o.config_file.empty()) {
+    auto a = parse_averaging(o.localsgd_averaging);
+    if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
+    k.localsgd_averaging = *a;
   }
   if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
   return k;

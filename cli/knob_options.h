@@ -28,6 +28,7 @@ struct KnobOptions {
   int microbatches = 1;
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
+  std::string localsgd_averaging = "flat";
 
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;
@@ -45,6 +46,7 @@ struct KnobOptions {
   CLI::Option* microbatches_opt = nullptr;
   CLI::Option* sync_every_microbatch_opt = nullptr;
   CLI::Option* localsgd_period_opt = nullptr;
+  CLI::Option* localsgd_averaging_opt = nullptr;
 };
 
 void add_knob_options(CLI::App* cmd, KnobOptions& o);
