@@ -38,6 +38,16 @@ struct DeviceSpec {
   // per-generation constants (LL128, NVLS, per-channel caps) key on it.
   double compute_capability = 0;
   double pcie_GBps = 0;  // the device's own PCIe link, per direction (0 = not a bottleneck)
+  double memory_GBps = 0;  // device memory bandwidth, for the framework's bucket copies (0 = unknown)
+};
+
+// What a training framework adds around each gradient bucket, on the compute stream: DDP's
+// autograd hooks, bookkeeping and collective launch (a fixed cost), and copying gradients into the
+// bucket when its last one is ready and back out before the optimizer (each copy reads and writes
+// the bucket's bytes at the device's memory bandwidth). Fitted by calibrate; 0/false = not modelled.
+struct FrameworkSpec {
+  double bucket_overhead_us = 0;
+  bool bucket_copy = false;
 };
 
 struct IntraNodeSpec {
@@ -80,6 +90,7 @@ struct ClusterSpec {
   IntraNodeSpec intra;
   InterNodeSpec inter;
   CollectiveLibrary library = CollectiveLibrary::ideal;
+  FrameworkSpec framework;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).

@@ -16,7 +16,7 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 
 void read_device(const JsonIn& d, ClusterSpec& c) {
   d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
-                "compute_capability", "pcie_GBps"});
+                "compute_capability", "pcie_GBps", "memory_GBps"});
   c.device.name = d.at("name").nonempty_string();
   if (auto aliases = d.find("aliases"))
     for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
@@ -35,6 +35,17 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
       cc->fail("a CUDA compute capability such as 7.0, 8.0 or 9.0 (0 for no GPU)");
   }
   c.device.pcie_GBps = d.nonnegative_number_or("pcie_GBps", 0.0);
+  c.device.memory_GBps = d.nonnegative_number_or("memory_GBps", 0.0);
+}
+
+void read_framework(const JsonIn& f, ClusterSpec& c) {
+  f.expect_object();
+  f.allow_only({"bucket_overhead_us", "bucket_copy"});
+  c.framework.bucket_overhead_us = f.nonnegative_number_or("bucket_overhead_us", 0.0);
+  if (c.framework.bucket_overhead_us > 1e6) f.at("bucket_overhead_us").fail("at most 1e6 us (one second) per bucket");
+  c.framework.bucket_copy = f.boolean_or("bucket_copy", false);
+  if (c.framework.bucket_copy && !(c.device.memory_GBps > 0))
+    f.at("bucket_copy").fail("$.device.memory_GBps > 0 (the copies run at the device's memory bandwidth), or false");
 }
 
 // The link matrix of an "nvlink" fabric: devices_per_node rows of non-negative link counts,
@@ -132,7 +143,7 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
 ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
-                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind"});
+                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind", "framework"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -157,6 +168,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   if (c.library == CollectiveLibrary::nccl && c.device.compute_capability <= 0)
     j.at("collective_library").fail("\"ideal\": the NCCL model needs device.compute_capability (e.g. 8.0 for A100)");
   if (c.nodes > 1 || j.find("inter_node")) read_inter(j.at("inter_node"), c);
+  if (auto f = j.find("framework")) read_framework(*f, c);
   return c;
 }
 
@@ -183,6 +195,9 @@ json cluster_to_json(const ClusterSpec& c) {
   if (!c.device.speedup_reference.empty()) j["device"]["speedup_reference"] = c.device.speedup_reference;
   if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
+  if (c.device.memory_GBps > 0) j["device"]["memory_GBps"] = c.device.memory_GBps;
+  if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy)
+    j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};
   if (c.devices_per_node > 1) {
     const char* fabric = c.intra.fabric == IntraFabric::pcie ? "pcie" : c.intra.fabric == IntraFabric::nvlink ? "nvlink" : "nvswitch";
     json in = {{"fabric", fabric}, {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps}, {"latency_us", c.intra.latency_us}};

@@ -5,7 +5,7 @@
 
 namespace redsim {
 namespace {
-constexpr std::array<std::pair<OpKind, std::string_view>, 8> kKinds{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 9> kKinds{{
     {OpKind::forward, "forward"},
     {OpKind::backward, "backward"},
     {OpKind::optimizer, "optimizer"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 8> kKinds{{
     {OpKind::reduce_scatter, "reduce_scatter"},
     {OpKind::allgather, "allgather"},
     {OpKind::broadcast, "broadcast"},
+    {OpKind::framework, "framework"},
 }};
 }  // namespace
 
@@ -24,7 +25,7 @@ std::string_view op_kind_name(OpKind k) {
 }
 
 bool op_kind_is_collective(OpKind k) {
-  return k != OpKind::forward && k != OpKind::backward && k != OpKind::optimizer;
+  return k != OpKind::forward && k != OpKind::backward && k != OpKind::optimizer && k != OpKind::framework;
 }
 
 std::uint32_t Plan::add(PlanOp op) {

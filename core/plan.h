@@ -13,7 +13,9 @@
 
 namespace redsim {
 
-enum class OpKind { forward, backward, optimizer, allreduce, reduce, reduce_scatter, allgather, broadcast };
+// framework: device time a training framework spends around its collectives (DDP's per-bucket
+// hooks and launch, the copies into and out of its buckets), from the cluster's "framework" costs.
+enum class OpKind { forward, backward, optimizer, allreduce, reduce, reduce_scatter, allgather, broadcast, framework };
 
 std::string_view op_kind_name(OpKind k);
 bool op_kind_is_collective(OpKind k);

@@ -17,12 +17,16 @@ Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& clust
   for (int m = 0; m < m_total; ++m) {
     // With one micro-batch the plan is exactly bucketed's, names included.
     const std::string prefix = m_total == 1 ? "" : "mb" + std::to_string(m) + ":";
-    pass = add_compute_pass(plan, trace, cluster, prefix, deps);
+    const bool syncs = m == m_total - 1 || knobs.sync_every_microbatch;
+    // no_sync micro-batches accumulate into .grad and never touch the buckets.
+    pass = add_compute_pass(plan, trace, cluster, prefix, deps, syncs ? &buckets : nullptr);
     deps.clear();
-    if (m == m_total - 1 || knobs.sync_every_microbatch) {
+    if (syncs) {
       auto ids = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, prefix);
+      ids.push_back(pass.last_op);
+      // DDP's backward returns only once its allreduces are done and copied back: the next forward waits.
+      ids = add_bucket_copy_out(plan, cluster, buckets, ids, prefix);
       colls.insert(colls.end(), ids.begin(), ids.end());
-      // DDP's backward returns only once its allreduces are done: the next forward waits.
       deps = ids;
     }
   }

@@ -16,8 +16,41 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
   return plan;
 }
 
+double bucket_prep_s(const ClusterSpec& cluster, const GradBucket& bucket) {
+  const double copy_s = cluster.framework.bucket_copy ? 2.0 * static_cast<double>(bucket.bytes) / (cluster.device.memory_GBps * 1e9) : 0.0;
+  return cluster.framework.bucket_overhead_us * 1e-6 + copy_s;
+}
+
+double bucket_copy_out_s(const ClusterSpec& cluster, const std::vector<GradBucket>& buckets) {
+  if (!cluster.framework.bucket_copy) return 0;
+  double bytes = 0;
+  for (const auto& b : buckets) bytes += static_cast<double>(b.bytes);
+  return 2.0 * bytes / (cluster.device.memory_GBps * 1e9);  // read the bucket, write the gradient
+}
+
+std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket) {
+  // Backward runs the layers in reverse, so the bucket is complete after its lowest layer.
+  std::size_t layer = trace.layers.size();
+  for (auto p : bucket.params) layer = std::min(layer, trace.params[p].layer);
+  return layer;
+}
+
+std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cluster, const std::vector<GradBucket>& buckets,
+                                               std::vector<std::uint32_t> deps, const std::string& prefix) {
+  const double s = bucket_copy_out_s(cluster, buckets);
+  if (s <= 0) return deps;
+  PlanOp op;
+  op.kind = OpKind::framework;
+  op.name = prefix + "framework:copy-out";
+  op.stream = plan.stream_index("compute");
+  op.duration_s = s;
+  op.deps = std::move(deps);
+  return {plan.add(std::move(op))};
+}
+
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
-                             const std::string& prefix, const std::vector<std::uint32_t>& first_deps) {
+                             const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
+                             const std::vector<GradBucket>* buckets) {
   const std::uint32_t compute = plan.stream_index("compute");
   const double scale = 1.0 / cluster.device.compute_speedup;
   ComputePass pass;
@@ -35,9 +68,29 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
   };
   for (const auto& layer : trace.layers)
     pass.forward_ops.push_back(add(OpKind::forward, prefix + "fwd:" + layer.name, layer.forward_s));
-  for (std::size_t l = trace.layers.size(); l-- > 0;)
+  // Buckets completed by each layer's backward, in bucket order (DDP launches them in order).
+  std::vector<std::vector<std::size_t>> completes(trace.layers.size());
+  const bool framework = buckets && (cluster.framework.bucket_overhead_us > 0 || cluster.framework.bucket_copy);
+  if (buckets) {
+    pass.bucket_ready_ops.resize(buckets->size());
+    for (std::size_t b = 0; b < buckets->size(); ++b) completes[bucket_last_layer(trace, (*buckets)[b])].push_back(b);
+  }
+  for (std::size_t l = trace.layers.size(); l-- > 0;) {
     pass.backward_op_of_layer[l] = add(OpKind::backward, prefix + "bwd:" + trace.layers[l].name, trace.layers[l].backward_s);
-  pass.last_op = pass.backward_op_of_layer.front();
+    pass.last_op = pass.backward_op_of_layer[l];
+    for (auto b : completes[l]) {
+      if (!framework) {
+        pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];
+        continue;
+      }
+      PlanOp op;
+      op.kind = OpKind::framework;
+      op.name = prefix + "framework:bucket" + std::to_string(b);
+      op.stream = compute;
+      op.duration_s = bucket_prep_s(cluster, (*buckets)[b]);  // framework time is the cluster device's own
+      pass.bucket_ready_ops[b] = pass.last_op = plan.add(std::move(op));
+    }
+  }
   return pass;
 }
 
@@ -107,9 +160,10 @@ std::vector<std::uint32_t> add_bucket_allreduces(Plan& plan, const ModelTrace& t
   // DDP launches buckets strictly in order (next_bucket_): the FIFO comm stream gives exactly
   // that, and each bucket also waits for the backward op that makes its last gradient.
   std::vector<std::uint32_t> ids;
-  for (std::size_t b = 0; b < buckets.size(); ++b)
-    ids.push_back(plan.add(bucket_allreduce(trace, knobs, buckets[b], static_cast<int>(b), stream,
-                                            {bucket_ready_op(trace, pass, buckets[b])}, prefix)));
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const auto ready = b < pass.bucket_ready_ops.size() ? pass.bucket_ready_ops[b] : bucket_ready_op(trace, pass, buckets[b]);
+    ids.push_back(plan.add(bucket_allreduce(trace, knobs, buckets[b], static_cast<int>(b), stream, {ready}, prefix)));
+  }
   return ids;
 }
 

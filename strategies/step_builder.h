@@ -16,7 +16,8 @@ namespace redsim {
 struct ComputePass {
   std::vector<std::uint32_t> forward_ops;              // per layer, forward order
   std::vector<std::uint32_t> backward_op_of_layer;     // per layer
-  std::uint32_t last_op = 0;                           // the last backward op
+  std::uint32_t last_op = 0;                           // the last backward op (or framework op after it)
+  std::vector<std::uint32_t> bucket_ready_ops;         // per bucket, when the pass was given buckets
 };
 
 // Starts a Plan with the "compute" stream (index 0) and the given comm streams.
@@ -25,10 +26,25 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
 // Appends forward (layer order) then backward (reverse layer order) ops on the compute stream.
 // Durations are the traced ones divided by the device's compute_speedup. `prefix` tells
 // micro-batches or local steps apart ("" for a plain step).
+// With `buckets` and a cluster that models framework costs, each bucket gets a framework op on the
+// compute stream right after the backward op that makes its last gradient (the fixed cost and
+// the copy in), and collectives wait for it (bucket_ready_ops).
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
-                             const std::string& prefix, const std::vector<std::uint32_t>& first_deps);
+                             const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
+                             const std::vector<GradBucket>* buckets = nullptr);
+
+// The framework's device time for one bucket before its collective (fixed cost + copy in), and the
+// copy of all buckets back out after them; 0 when the cluster models none.
+double bucket_prep_s(const ClusterSpec& cluster, const GradBucket& bucket);
+double bucket_copy_out_s(const ClusterSpec& cluster, const std::vector<GradBucket>& buckets);
+
+// A framework op copying the reduced buckets back into the gradients once `deps` are done (DDP
+// without gradient_as_bucket_view); returns `deps` unchanged when the cluster models no copies.
+std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cluster, const std::vector<GradBucket>& buckets,
+                                               std::vector<std::uint32_t> deps, const std::string& prefix);
 
 // The backward op after which every gradient of `bucket` is ready.
+std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket);
 std::uint32_t bucket_ready_op(const ModelTrace& trace, const ComputePass& pass, const GradBucket& bucket);
 
 // A gradient allreduce of a whole bucket on `stream`, carrying each parameter whole.
