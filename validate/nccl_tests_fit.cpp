@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "collectives/cluster_subset.h"
 #include "core/error.h"
@@ -33,12 +34,29 @@ struct Evaluator {
   const RunPredictor& predict;
   int simulations = 0;
 
+  // The best cluster seen for the current selection, by the mean squared log error over its usable
+  // rows: NCCL's discrete speed steps make the response a staircase, so a step can overshoot, and
+  // the fit never returns a cluster worse than one it has simulated.
+  std::optional<ClusterSpec> best;
+  double best_error = 0;
+
   Times operator()(const ClusterSpec& c, const std::vector<std::size_t>& which) {
     Times out;
     for (auto i : which) {
       out.push_back(predict(layout_of_run(c, cluster_file, runs[i]), runs[i]));
       ++simulations;
     }
+    double sum = 0;
+    int n = 0;
+    for (std::size_t k = 0; k < which.size(); ++k)
+      for (std::size_t r = 0; r < out[k].size(); ++r)
+        if (usable(runs[which[k]].rows[r])) {
+          const double e = std::log(out[k][r] / runs[which[k]].rows[r].time_us);
+          sum += e * e;
+          ++n;
+        }
+    const double error = n > 0 ? sum / n : 0;
+    if (!best || error < best_error) best = c, best_error = error;
     return out;
   }
 };
@@ -103,6 +121,7 @@ void fit_latency(ClusterSpec& c, bool inter, const std::vector<std::size_t>& whi
 ClassFit fit_class(ClusterSpec& c, bool inter, const std::vector<std::size_t>& which, Evaluator& eval,
                    const std::function<void(const std::string&)>& progress) {
   ClassFit f;
+  eval.best.reset();
   f.bandwidth = {inter ? "$.inter_node.nic_bandwidth_gbps" : "$.intra_node.link_bandwidth_GBps", bandwidth_of(c, inter), 0, ""};
   f.latency = {inter ? "$.inter_node.latency_us" : "$.intra_node.latency_us", latency_of(c, inter), 0, ""};
   std::vector<RowRef> large, small;
@@ -126,10 +145,12 @@ ClassFit fit_class(ClusterSpec& c, bool inter, const std::vector<std::size_t>& w
     else fit_latency(c, inter, which, eval, small, f.latency);
     if (std::abs(f_now) < 0.002 && round > 0) break;
   }
+  (void)eval(c, which);  // the last latency step, scored
+  c = *eval.best;
   f.bandwidth.after = bandwidth_of(c, inter);
   f.latency.after = latency_of(c, inter);
   if (std::abs(f_now) > 0.05)
-    f.bandwidth.note = "large sizes barely follow the link bandwidth (NCCL's per-channel limits bind); kept the last step";
+    f.bandwidth.note = "large sizes do not follow the link bandwidth alone (NCCL's speed steps and caps); kept the best simulated";
   if (f.latency.note.empty() && f.latency.after == 0)
     f.latency.note = "fitted to 0 us: the small sizes are faster than NCCL's published per-hop latencies predict";
   return f;
@@ -148,7 +169,7 @@ ClusterSpec layout_of_run(const ClusterSpec& cluster, const std::string& cluster
 
 NcclTestsFit fit_nccl_tests(const ClusterSpec& base, const std::string& cluster_file, const std::vector<NcclTestsRun>& runs,
                             const RunPredictor& predict, const std::function<void(const std::string&)>& progress) {
-  Evaluator eval{cluster_file, runs, predict};
+  Evaluator eval{cluster_file, runs, predict, 0, std::nullopt, 0};
   std::vector<std::size_t> all, single, multi;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     layout_of_run(base, cluster_file, runs[i]);  // every log fits before any simulation

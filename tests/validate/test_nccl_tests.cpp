@@ -168,3 +168,50 @@ TEST_CASE("nccl-tests fit: a multi-node log fits the NICs", "[nccl_tests][fit]")
   CHECK(fit.params[1].after == Approx(5).margin(0.5));
   for (const auto& r : fit.rows) CHECK(r.after_us == Approx(r.measured_us).epsilon(0.02));
 }
+
+TEST_CASE("nccl-tests: real logs from public repositories (tests/data/nccl_tests/SOURCES.md)", "[nccl_tests]") {
+  struct Expect {
+    const char* file;
+    OpKind op;
+    int ranks, nodes;
+    int rows;  // -b..-e by -f 2 from the header, less sizes under one element per rank; -1: not checked
+  };
+  // superbench: -b 1 -e 8G = 34 sizes; float, so sizes under 4 B (8 ranks x 4 B for the per-rank
+  // counts of reduce-scatter and allgather) carry nothing and are dropped: 32, or 29.
+  const Expect expect[] = {
+      {"superbench-a100_all_reduce_8r.log", OpKind::allreduce, 8, 1, 32},
+      {"superbench-a100_reduce_scatter_8r.log", OpKind::reduce_scatter, 8, 1, 29},
+      {"superbench-a100_all_gather_8r.log", OpKind::allgather, 8, 1, 29},
+      {"superbench-a100_broadcast_8r.log", OpKind::broadcast, 8, 1, 32},
+      {"superbench-a100_reduce_8r.log", OpKind::reduce, 8, 1, 32},
+      {"gcp-a3mega-h100_all_reduce_16r.log", OpKind::allreduce, 16, 2, 31},  // 8 B .. 8 GiB
+      {"oci-a100_all_reduce_16r.log", OpKind::allreduce, 16, 2, 25},         // 64 B .. 1 GiB
+      {"oci-h100_all_reduce_16r.log", OpKind::allreduce, 16, 2, 5},          // 1 .. 16 GiB
+      {"autodl-2080ti_reduce_2r.log", OpKind::reduce, 2, 1, 28},             // 8 B .. 1 GiB
+      {"autodl-2080ti_all_gather_2r.log", OpKind::allgather, 2, 1, -1},
+      {"azure-k80_all_reduce_4r.log", OpKind::allreduce, 4, 1, -1},  // the source's rows stop before -e
+  };
+  for (const auto& e : expect) {
+    INFO(e.file);
+    const auto runs = read_nccl_tests_log(std::string(REDSIM_SOURCE_DIR "/tests/data/nccl_tests/") + e.file);
+    REQUIRE(runs.size() == 1);
+    const auto& r = runs[0];
+    CHECK(r.op == e.op);
+    CHECK(r.ranks == e.ranks);
+    CHECK(r.nodes == e.nodes);
+    if (e.rows >= 0) CHECK(static_cast<int>(r.rows.size()) == e.rows);
+    REQUIRE(!r.rows.empty());
+    for (std::size_t i = 1; i < r.rows.size(); ++i) CHECK(r.rows[i].size_bytes == 2 * r.rows[i - 1].size_bytes);
+    for (const auto& row : r.rows) {
+      // nccl-tests' own arithmetic: algbw = size / time (GB/s = bytes / us / 1e3), to its 2 decimals.
+      // (time is printed rounded, so allow its last digit too).
+      CHECK(row.algbw_GBps == Approx(static_cast<double>(row.size_bytes) / row.time_us / 1e3).epsilon(0.002).margin(0.006));
+    }
+  }
+  try {
+    read_nccl_tests_log(REDSIM_SOURCE_DIR "/tests/data/nccl_tests/truncated_all_reduce.log");
+    FAIL("a truncated log was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("truncated_all_reduce.log: line 50: ") != std::string::npos);
+  }
+}
