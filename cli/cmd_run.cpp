@@ -253,6 +253,8 @@ rx::RunConfig run_config(const RunOptions& o, std::optional<double> scale) {
 void run_run(const RunOptions& o) {
   // Everything is read and checked before any rank starts.
   const std::optional<double> scale = check_options(o);
+  check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
+                         {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
   const auto trace = load_trace(o.trace_file);
   const auto cluster = load_cluster(o.cluster_file);

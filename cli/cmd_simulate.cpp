@@ -71,6 +71,8 @@ void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpe
 
 void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
+  check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
+                         {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   auto trace = load_trace(o.trace_file);
   auto cluster = load_cluster(o.cluster_file);
   auto knobs = resolve_knobs(o.knobs);

@@ -71,6 +71,12 @@ void print_case(const CaseResult& r, double max_error) {
 }
 
 int run_validate(const ValidateOptions& o) {
+  check_outputs_distinct({{"--trace", o.trace_file},
+                          {"--cluster", o.cluster_file},
+                          {"--config", o.knobs.config_file},
+                          {"--measured", o.measured_file},
+                          {"--matrix", o.matrix_file}},
+                         {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, o.run, o.max_error};
   const Predictor predict = simulator(o.fidelity);
   if (o.matrix_file.empty()) {
