@@ -89,8 +89,14 @@ int run_validate(const ValidateOptions& o) {
     return r.pass ? 0 : 1;
   }
   std::vector<CaseResult> results;
-  for (const auto& c : read_matrix(o.matrix_file, base)) {
-    results.push_back(validate_case(c, predict, note));
+  const auto cases = read_matrix(o.matrix_file, base);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    try {
+      results.push_back(validate_case(cases[i], predict, note));
+    } catch (const InputError& e) {
+      // Name the case in the matrix as well as the file at fault inside it.
+      throw InputError(o.matrix_file, "$[" + std::to_string(i) + "]", std::string("in this case: ") + e.what());
+    }
     print_case(results.back(), o.max_error);
   }
   const MatrixSummary summary = summarize_matrix(results);

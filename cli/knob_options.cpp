@@ -63,6 +63,10 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   o.localsgd_period_opt = cmd->add_option("--localsgd-period", o.localsgd_period,
                                           "localsgd: local steps H between parameter averagings")
                               ->capture_default_str();
+  cmd->add_option("--max-ops", o.max_ops,
+                  "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
+                  "point-to-point transfers than this (README.md, Limits)")
+      ->capture_default_str();
   cmd->add_option("--config", o.config_file,
                   "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
 }
@@ -73,7 +77,9 @@ std::int64_t mib_to_bytes(double mib, const char* flag) {
   if (!(mib > 0) || !std::isfinite(mib) || mib > 1024.0 * 1024.0)
     throw InputError("", "", std::string(flag) + ": expected a positive size in MiB (at most 1 TiB), got " +
                                  std::to_string(mib));
-  return static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+  const auto bytes = static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+  if (bytes < 1) throw InputError("", "", std::string(flag) + ": expected a size of at least one byte, got " + std::to_string(mib) + " MiB");
+  return bytes;
 }
 
 int parse_channels(const std::string& text) {
@@ -94,14 +100,17 @@ int parse_channels(const std::string& text) {
 
 Knobs resolve_knobs(const KnobOptions& o) {
   Knobs k;
+  std::string knobs_path = "$";  // where the config file's knobs are
   if (!o.config_file.empty()) {
     auto j = JsonIn::parse_file(o.config_file);
     JsonIn root(j, "$", o.config_file);
     root.expect_object();
-    if (auto knobs = root.find("knobs"))
-      k = knobs_from_json(knobs->raw(), o.config_file, "$.knobs", k);
-    else
+    if (auto knobs = root.find("knobs")) {
+      knobs_path = "$.knobs";
+      k = knobs_from_json(knobs->raw(), o.config_file, knobs_path, k);
+    } else {
       k = knobs_from_json(j, o.config_file, "$", k);
+    }
   }
   auto given = [](const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; };
   if (given(o.strategy_opt) || o.config_file.empty()) k.strategy = o.strategy;
@@ -164,7 +173,17 @@ Knobs resolve_knobs(const KnobOptions& o) {
       throw InputError("", "", "--localsgd-period: expected 1 to 4096, got " + std::to_string(o.localsgd_period));
     k.localsgd_period = o.localsgd_period;
   }
-  if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
+  if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
+  k.max_ops = o.max_ops;
+  if (k.strategy == "all") return k;
+  try {
+    make_strategy(k.strategy);  // validates the name with a one-line error
+  } catch (const InputError& e) {
+    if (given(o.strategy_opt) || o.config_file.empty()) throw;
+    // The name came from the config file: say where.
+    throw InputError(o.config_file, knobs_path + ".strategy",
+                     "expected one of " + join(strategy_names(), "|") + ", got \"" + k.strategy + "\"");
+  }
   return k;
 }
 

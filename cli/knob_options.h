@@ -27,6 +27,7 @@ struct KnobOptions {
   int microbatches = 1;
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
+  std::int64_t max_ops = kDefaultMaxOps;
 
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;

@@ -20,9 +20,16 @@ json JsonIn::parse_text(const std::string& text, const std::string& file) {
 json JsonIn::parse_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_text(ss.str(), file);
+  // Bounded: --trace /dev/zero must not read forever.
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxJsonFileBytes)
+      throw InputError(file, "", "expected a JSON file of at most " + std::to_string(kMaxJsonFileBytes >> 20) +
+                                     " MiB, got more");
+  }
+  return parse_text(text, file);
 }
 
 std::string JsonIn::describe() const {

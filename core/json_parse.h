@@ -11,6 +11,8 @@ namespace redsim {
 
 // Deepest nesting of arrays and objects a redsim input may have (real inputs use fewer than 10).
 inline constexpr int kMaxJsonDepth = 256;
+// Largest input file read (the bundled traces and clusters are under 100 KiB).
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t{256} << 20;
 
 // Throws InputError (file, JSON path, what was expected) on any of the above or malformed JSON.
 nlohmann::json parse_json_strict(const std::string& text, const std::string& file);
