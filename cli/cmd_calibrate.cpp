@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/calibrate_nccl_tests.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -53,6 +54,8 @@ struct CalibrateOptions {
   double timeout_s = 300;
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
+  std::vector<std::string> nccl_tests_logs;
+  std::string cluster_file;
 };
 
 // Fits one link class's point-to-point sweep and prints it; nullopt when it was not measured.
@@ -215,6 +218,12 @@ void run_launched(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, st
 }
 
 void run_calibrate(const CalibrateOptions& o) {
+  if (!o.nccl_tests_logs.empty()) {
+    if (o.ranks > 0 || !o.testbed.empty())
+      throw InputError("", "", "--from-nccl-tests fits logs from elsewhere: give neither --ranks nor --testbed");
+    return calibrate_from_nccl_tests({o.nccl_tests_logs, o.cluster_file, o.out_file, o.name});
+  }
+  if (!o.cluster_file.empty()) throw InputError("", "", "--cluster goes with --from-nccl-tests");
   check_options(o);
   rx::MicrobenchConfig cfg;
   cfg.backend = o.backend;
@@ -243,6 +252,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--testbed", o->testbed,
                   "run inside realexec/testbed: nodes=K,ranks-per-node=R,rate=400mbit (root; script found via "
                   "$REDSIM_TESTBED, the source tree, or ../realexec/testbed from the binary)");
+  cmd->add_option("--from-nccl-tests", o->nccl_tests_logs,
+                  "instead of measuring: fit --cluster's link bandwidths and latencies to these nccl-tests logs "
+                  "(all_reduce_perf, reduce_scatter_perf, all_gather_perf, broadcast_perf, reduce_perf output)");
+  cmd->add_option("--cluster", o->cluster_file, "with --from-nccl-tests: the cluster file the logs ran on");
   cmd->add_option("--out", o->out_file, "write the fitted cluster file here (atomically)")->required();
   cmd->add_option("--name", o->name, "the cluster's name (default calibrated-KxR)");
   cmd->add_option("--max-bytes", o->max_bytes,

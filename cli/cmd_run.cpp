@@ -17,6 +17,7 @@
 #include "cli/knob_options.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
+#include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/join.h"
 #include "core/plan_json.h"
@@ -51,6 +52,7 @@ struct RunOptions {
   std::string plan_file;
   double timeout_s = 60;
   std::string buffer_scale = "auto";
+  std::string compute_scale;
 };
 
 // The output files are written by rank 0 after the run: check now that they can be.
@@ -257,7 +259,8 @@ void run_run(const RunOptions& o) {
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
   const auto trace = load_trace(o.trace_file);
-  const auto cluster = load_cluster(o.cluster_file);
+  const auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
+                                         parse_compute_scale(o.compute_scale));
   const auto knobs = resolve_knobs(o.knobs);
   if (knobs.strategy == "all")
     throw InputError("", "", "--strategy all: redsim run measures one strategy at a time; expected one of " +
@@ -328,6 +331,7 @@ void add_run_command(CLI::App& app) {
                   "cluster JSON (configs/README.md); its world size must equal the number of ranks")
       ->required();
   add_knob_options(cmd, opts->knobs);
+  add_compute_scale_option(cmd, opts->compute_scale);
   cmd->add_option("--steps", opts->steps, "measured steps (the reported timeline is the median step's)")
       ->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "warm-up steps before measuring (run and verified, not reported)")

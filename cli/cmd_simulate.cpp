@@ -7,6 +7,7 @@
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
+#include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/plan_json.h"
 #include "core/result_json.h"
@@ -27,6 +28,7 @@ struct SimulateOptions {
   std::string plan_file;
   bool sim_log = false;
   std::string fidelity = "auto";
+  std::string compute_scale;
 };
 
 ResultInputs result_inputs(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster,
@@ -74,7 +76,8 @@ void run_simulate(const SimulateOptions& o) {
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   auto trace = load_trace(o.trace_file);
-  auto cluster = load_cluster(o.cluster_file);
+  auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
+                                   parse_compute_scale(o.compute_scale));
   auto knobs = resolve_knobs(o.knobs);
   const Fidelity requested = parse_fidelity(o.fidelity);
   if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
@@ -109,6 +112,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trace", opts->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
+  add_compute_scale_option(cmd, opts->compute_scale);
   cmd->add_option("--out", opts->out_file, "write the result JSON (summary, knobs, per-rank per-op timeline) here");
   cmd->add_option("--timeline", opts->timeline_file,
                   "write a Chrome/Perfetto trace here (a process per rank, a thread per stream; times in us)");

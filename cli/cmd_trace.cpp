@@ -43,11 +43,12 @@ struct SynthArgs {
   double device_peak_tflops = 0;
   double device_memory_GBps = 0;
   double efficiency = 0;
+  double kernel_overhead_us = 0;
   int seq_len = 0;
   std::string param_dtype;
   // Set after parsing: which options were given (the rest take the model's defaults).
   CLI::Option *batch_opt = nullptr, *name_opt = nullptr, *peak_opt = nullptr, *mem_opt = nullptr,
-              *eff_opt = nullptr, *seq_opt = nullptr, *dtype_opt = nullptr;
+              *eff_opt = nullptr, *seq_opt = nullptr, *dtype_opt = nullptr, *kernel_opt = nullptr;
 };
 
 void run_synth(const SynthArgs& a) {
@@ -57,6 +58,7 @@ void run_synth(const SynthArgs& a) {
   if (a.peak_opt->count()) o.device_peak_tflops = a.device_peak_tflops;
   if (a.mem_opt->count()) o.device_memory_GBps = a.device_memory_GBps;
   if (a.eff_opt->count()) o.efficiency = a.efficiency;
+  if (a.kernel_opt->count()) o.kernel_overhead_us = a.kernel_overhead_us;
   if (a.seq_opt->count()) o.seq_len = a.seq_len;
   if (a.dtype_opt->count()) {
     auto t = parse_dtype(a.param_dtype);
@@ -192,6 +194,10 @@ void add_synth(CLI::App& trace) {
   a->eff_opt = cmd->add_option("--efficiency", a->efficiency,
                                "fraction of peak compute and of peak memory bandwidth achieved, in (0, 1] (" +
                                    default_text([](const SynthOptions& o) { return num(o.efficiency); }) + ")");
+  a->kernel_opt = cmd->add_option(
+      "--kernel-overhead-us", a->kernel_overhead_us,
+      "fixed cost of one kernel, us: 1 per layer forward, 2 backward; what does not shrink with the batch (" +
+          default_text([](const SynthOptions& o) { return num(o.kernel_overhead_us); }) + ")");
   a->seq_opt = cmd->add_option("--seq-len", a->seq_len,
                                "tokens per sequence, transformers only (" + default_text([](const SynthOptions& o) {
                                  return o.seq_len > 0 ? std::to_string(o.seq_len) : std::string("none");

@@ -12,8 +12,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/knob_options.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
+#include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/join.h"
 #include "core/trace_json.h"
@@ -41,6 +43,7 @@ struct TuneCliOptions {
   int max_simulations = 0;
   int top = 3;
   std::string fidelity = "auto";
+  std::string compute_scale;
   std::string out_file;
   std::string report_file;
   std::string emit_dir;
@@ -167,7 +170,8 @@ void write_snippets(const TuneCliOptions& o, const std::vector<tune::Snippet>& s
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
   auto trace = load_trace(o.trace_file);
-  auto cluster = load_cluster(o.cluster_file);
+  auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
+                                   parse_compute_scale(o.compute_scale));
   const tune::TuneConstraints c = constraints(o);
   check_search_options(o);
   check_outputs(o);
@@ -220,6 +224,7 @@ void add_tune_command(CLI::App& app) {
       "tune", "search strategies and knobs in simulation for the fastest optimizer step; emit the best config");
   cmd->add_option("--trace", o->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
+  add_compute_scale_option(cmd, o->compute_scale);
   o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
                                   "device memory per rank for model state, decimal GB (10^9 bytes); settings whose "
                                   "per-rank memory exceeds it are excluded (default: the cluster's device.memory_GB; "

@@ -35,6 +35,7 @@ struct ValidateOptions {
   std::string table_file;
   std::string svg_file;
   std::string fidelity = "auto";
+  std::string compute_scale;
 };
 
 // The simulator, for validate/: the fidelity asked for, resolved per plan.
@@ -77,7 +78,9 @@ int run_validate(const ValidateOptions& o) {
                           {"--measured", o.measured_file},
                           {"--matrix", o.matrix_file}},
                          {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
-  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, o.run, o.max_error};
+  RunMeasurement run = o.run;
+  run.compute_scale = parse_compute_scale(o.compute_scale);
+  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error};
   const Predictor predict = simulator(o.fidelity);
   if (o.matrix_file.empty()) {
     const auto r = validate_case(base, predict, note);
@@ -119,6 +122,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--trace", opts->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
+  add_compute_scale_option(cmd, opts->compute_scale);
   cmd->add_option("--measured", opts->measured_file,
                   "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "
                   "step_times_s (seconds), or an array of step times in seconds (e.g. from PyTorch DDP); omit to "

@@ -63,6 +63,11 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   o.localsgd_period_opt = cmd->add_option("--localsgd-period", o.localsgd_period,
                                           "localsgd: local steps H between parameter averagings")
                               ->capture_default_str();
+  o.localsgd_averaging_opt =
+      cmd->add_option("--localsgd-averaging", o.localsgd_averaging,
+                      "localsgd: flat (one allreduce of all parameters, PyTorch's PeriodicModelAverager), bucketed "
+                      "(DDP's buckets) or per-param (one allreduce each, HF accelerate)")
+          ->capture_default_str();
   cmd->add_option("--max-ops", o.max_ops,
                   "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
                   "point-to-point transfers than this (README.md, Limits)")
@@ -173,6 +178,12 @@ Knobs resolve_knobs(const KnobOptions& o) {
       throw InputError("", "", "--localsgd-period: expected 1 to 4096, got " + std::to_string(o.localsgd_period));
     k.localsgd_period = o.localsgd_period;
   }
+  if (given(o.localsgd_averaging_opt) || o.config_file.empty()) {
+    auto a = parse_averaging(o.localsgd_averaging);
+    if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
+    k.localsgd_averaging = *a;
+  }
+  if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
   if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
   k.max_ops = o.max_ops;
   if (k.strategy == "all") return k;
@@ -185,6 +196,26 @@ Knobs resolve_knobs(const KnobOptions& o) {
                      "expected one of " + join(strategy_names(), "|") + ", got \"" + k.strategy + "\"");
   }
   return k;
+}
+
+void add_compute_scale_option(CLI::App* cmd, std::string& value) {
+  cmd->add_option("--compute-scale", value,
+                  "divide the trace's compute times by this factor (needed when the trace's reference_device is "
+                  "neither the cluster's device nor its speedup_reference); default: from the devices");
+}
+
+std::optional<double> parse_compute_scale(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || !(v > 0) || !std::isfinite(v) || v > 1e6)
+    throw InputError("", "", "--compute-scale: expected a number > 0 and at most 1e6, got \"" + value + "\"");
+  return v;
 }
 
 }  // namespace redsim::cli

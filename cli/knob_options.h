@@ -1,6 +1,7 @@
 // The strategy-knob options shared by simulate (and later run, validate): parsed into Knobs,
 // optionally on top of a --config file, with explicit flags winning.
 #pragma once
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@ struct KnobOptions {
   int microbatches = 1;
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
+  std::string localsgd_averaging = "flat";
   std::int64_t max_ops = kDefaultMaxOps;
 
   CLI::Option* strategy_opt = nullptr;
@@ -45,9 +47,14 @@ struct KnobOptions {
   CLI::Option* microbatches_opt = nullptr;
   CLI::Option* sync_every_microbatch_opt = nullptr;
   CLI::Option* localsgd_period_opt = nullptr;
+  CLI::Option* localsgd_averaging_opt = nullptr;
 };
 
 void add_knob_options(CLI::App* cmd, KnobOptions& o);
+// --compute-scale F, for the commands that put a trace on a cluster: the trace's compute times are
+// divided by F whatever devices the trace and cluster name (core/compute_reference.h).
+void add_compute_scale_option(CLI::App* cmd, std::string& value);
+std::optional<double> parse_compute_scale(const std::string& value);
 // Builds Knobs: defaults, then --config FILE (its "knobs" member, or the whole object), then
 // the flags given on the command line. Throws InputError for bad values.
 Knobs resolve_knobs(const KnobOptions& o);

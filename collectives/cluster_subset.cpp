@@ -46,4 +46,17 @@ ClusterSpec cluster_subset(const ClusterSpec& c, int ranks) {
   return s;
 }
 
+ClusterSpec cluster_layout(const ClusterSpec& c, int nodes, int devices_per_node) {
+  if (nodes < 1 || nodes > c.nodes || devices_per_node < 1 || devices_per_node > c.devices_per_node)
+    throw InputError("", "", "a layout within the cluster's " + std::to_string(c.nodes) + " node(s) x " +
+                                 std::to_string(c.devices_per_node) + " device(s), got " + std::to_string(nodes) + " x " +
+                                 std::to_string(devices_per_node));
+  if (devices_per_node == c.devices_per_node) return cluster_subset(c, nodes * devices_per_node);
+  ClusterSpec s = part_of_node(c, devices_per_node);
+  s.nodes = nodes;
+  if (s.inter.topology == InterTopology::fat_tree) s.inter.nodes_per_leaf = std::min(c.inter.nodes_per_leaf, nodes);
+  s.name = c.name + " (" + std::to_string(nodes) + " x " + std::to_string(devices_per_node) + ")";
+  return s;
+}
+
 }  // namespace redsim

@@ -9,4 +9,8 @@ namespace redsim {
 // the cluster has.
 ClusterSpec cluster_subset(const ClusterSpec& cluster, int ranks);
 
+// The first `devices_per_node` devices of each of the first `nodes` nodes (a job placed as an
+// nccl-tests log says it ran). Throws InputError when the cluster has fewer of either.
+ClusterSpec cluster_layout(const ClusterSpec& cluster, int nodes, int devices_per_node);
+
 }  // namespace redsim

@@ -23,7 +23,13 @@ enum class CollectiveLibrary { ideal, nccl };
 
 struct DeviceSpec {
   std::string name;
-  double compute_speedup = 1.0;  // traced compute durations are divided by this
+  // Other names the device reports (torch.cuda.get_device_name(), nvidia-smi): a trace timed on
+  // any of them needs no conversion (core/compute_reference.h).
+  std::vector<std::string> aliases;
+  // Compute durations of a trace timed on `speedup_reference` are divided by compute_speedup
+  // ("*": whatever device the trace names, for emulated or textbook devices).
+  double compute_speedup = 1.0;
+  std::string speedup_reference;
   double memory_GB = 0;          // device memory, decimal GB (0 = unknown)
   // Bytes per second a device reduces (reads two operands, writes one) inside a collective;
   // 0 = not modelled (reduction is free).

@@ -44,10 +44,19 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 }
 
 void read_device(const JsonIn& d, ClusterSpec& c) {
-  d.allow_only({"name", "compute_speedup", "memory_GB", "reduce_GBps", "compute_capability", "pcie_GBps"});
+  d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
+                "compute_capability", "pcie_GBps"});
   c.device.name = d.at("name").nonempty_string();
+  if (auto aliases = d.find("aliases"))
+    for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
   if (auto s = d.find("compute_speedup"))
     c.device.compute_speedup = in_range(*s, kMinSpeedup, kMaxSpeedup, false, "a speed-up");
+  if (auto ref = d.find("speedup_reference")) c.device.speedup_reference = ref->nonempty_string();
+  // A factor with no stated reference is the silent conversion that made CPU traces look like
+  // H100 ones: say which device the speed-up is measured against.
+  if (c.device.compute_speedup != 1.0 && c.device.speedup_reference.empty())
+    d.at("compute_speedup").fail("a speedup_reference next to a compute_speedup other than 1 (the device the "
+                                 "speed-up is relative to, e.g. \"A100-SXM4-80GB\", or \"*\" for any trace)");
   if (auto m = d.find("memory_GB")) c.device.memory_GB = in_range(*m, 0, 1e9, false, "a memory size in GB");
   c.device.reduce_GBps = optional_bandwidth(d, "reduce_GBps");
   if (auto cc = d.find("compute_capability")) {
@@ -201,6 +210,8 @@ json cluster_to_json(const ClusterSpec& c) {
   }
   j["device"] = {{"name", c.device.name}, {"compute_speedup", c.device.compute_speedup}, {"memory_GB", c.device.memory_GB},
                {"reduce_GBps", c.device.reduce_GBps}};
+  if (!c.device.aliases.empty()) j["device"]["aliases"] = c.device.aliases;
+  if (!c.device.speedup_reference.empty()) j["device"]["speedup_reference"] = c.device.speedup_reference;
   if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.devices_per_node > 1) {

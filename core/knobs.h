@@ -14,6 +14,10 @@ namespace redsim {
 // Bucket order as PyTorch DDP knows it: "definition" is the reverse of registration order (DDP's
 // first iteration); "execution" is the observed gradient-ready order (DDP after rebuild_buckets).
 enum class BucketOrder { definition, execution };
+// How LocalSGD averages parameters: `flat` as PyTorch's PeriodicModelAverager (every parameter
+// concatenated into one tensor, one allreduce), `bucketed` in DDP's gradient buckets, `per_param`
+// one allreduce per parameter (HF accelerate's LocalSGD).
+enum class Averaging { flat, bucketed, per_param };
 
 struct Knobs {
   std::string strategy = "bucketed";
@@ -40,12 +44,15 @@ struct Knobs {
 
   // localsgd
   int localsgd_period = 1;  // H local steps per parameter averaging
+  Averaging localsgd_averaging = Averaging::flat;
 
   // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
   std::int64_t max_ops = kDefaultMaxOps;
 };
 
 std::string_view bucket_order_name(BucketOrder o);
+std::string_view averaging_name(Averaging a);
+std::optional<Averaging> parse_averaging(std::string_view name);  // "flat", "bucketed", "per-param"
 inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
 
 }  // namespace redsim

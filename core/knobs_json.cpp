@@ -44,6 +44,7 @@ json knobs_to_json(const Knobs& k) {
   j["microbatches"] = k.microbatches;
   j["sync_every_microbatch"] = k.sync_every_microbatch;
   j["localsgd_period"] = k.localsgd_period;
+  j["localsgd_averaging"] = averaging_name(k.localsgd_averaging);
   return j;
 }
 
@@ -51,7 +52,7 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   JsonIn j(root, json_path, file);
   j.allow_only({"strategy", "bucket_cap_bytes", "first_bucket_cap_bytes", "bucket_order", "channels", "algorithm",
                 "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm",
-                "microbatches", "sync_every_microbatch", "localsgd_period"});
+                "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();
   if (auto v = j.find("bucket_cap_bytes")) k.bucket_cap_bytes = v->positive_integer();
   if (auto v = j.find("first_bucket_cap_bytes")) k.first_bucket_cap_bytes = v->positive_integer();
@@ -94,6 +95,8 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
     if (h > 4096) v->fail("a LocalSGD period from 1 to 4096 steps");
     k.localsgd_period = static_cast<int>(h);
   }
+  if (auto v = j.find("localsgd_averaging"))
+    k.localsgd_averaging = *parse_averaging(v->one_of({"flat", "bucketed", "per-param"}));
   return k;
 }
 

@@ -11,6 +11,12 @@
 namespace redsim {
 
 std::vector<std::int64_t> sweep_sizes(const SweepOptions& o) {
+  if (!o.sizes.empty()) {
+    if (o.sizes.size() > 4096) throw InputError("", "", "sizes: at most 4096");
+    for (auto s : o.sizes)
+      if (s < 1) throw InputError("", "", "sizes: expected positive byte counts");
+    return o.sizes;
+  }
   if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
     throw InputError("", "", "sizes: expected 1 <= -b (min bytes) <= -e (max bytes)");
   if (!(o.step_factor >= 1) || o.step_factor > 1024) throw InputError("", "", "-f: expected a step factor from 1 to 1024");

@@ -18,6 +18,7 @@ struct SweepOptions {
   std::int64_t max_bytes = 32 * 1024 * 1024;  // -e
   double step_factor = 1;                     // -f (> 1: multiply)
   std::int64_t step_bytes = 1024 * 1024;      // -i (used when the factor is 1)
+  std::vector<std::int64_t> sizes;            // when given, exactly these sizes (a log's rows) instead
   DType dtype = DType::fp32;
   ReduceOp redop = ReduceOp::sum;
   int root = 0;

@@ -4,14 +4,55 @@
 #include "strategies/step_builder.h"
 
 namespace redsim {
+namespace {
+
+// torch.cat of tensors of different dtypes promotes them: to the one dtype they share, to fp64 if
+// any is fp64, else to fp32 (fp16 with bf16 has no smaller common type).
+DType promoted_dtype(const ModelTrace& trace, const std::vector<std::size_t>& params) {
+  const DType first = trace.params[params.front()].dtype;
+  bool same = true, fp64 = false;
+  for (auto p : params) {
+    same = same && trace.params[p].dtype == first;
+    fp64 = fp64 || trace.params[p].dtype == DType::fp64;
+  }
+  return same ? first : fp64 ? DType::fp64 : DType::fp32;
+}
+
+GradBucket bucket_of(const ModelTrace& trace, std::vector<std::size_t> params) {
+  GradBucket b;
+  b.dtype = promoted_dtype(trace, params);
+  for (auto p : params) b.numel += trace.params[p].numel;
+  b.bytes = b.numel * dtype_size_bytes(b.dtype);
+  b.size_limit_bytes = b.bytes;
+  b.params = std::move(params);
+  return b;
+}
+
+// What one averaging allreduces: PeriodicModelAverager's one flat tensor of every parameter with
+// a gradient (in model.parameters() order), DDP's gradient buckets, or one tensor per parameter.
+std::vector<GradBucket> averaging_buckets(const ModelTrace& trace, const Knobs& knobs) {
+  if (knobs.localsgd_averaging == Averaging::bucketed) return ddp_buckets(trace, knobs);
+  std::vector<std::size_t> reduced;
+  for (std::size_t p = 0; p < trace.params.size(); ++p)
+    if (trace.params[p].reduced()) reduced.push_back(p);
+  std::vector<GradBucket> out;
+  if (reduced.empty()) return out;
+  if (knobs.localsgd_averaging == Averaging::flat) {
+    out.push_back(bucket_of(trace, reduced));
+  } else {
+    for (auto p : reduced) out.push_back(bucket_of(trace, {p}));
+  }
+  return out;
+}
+
+}  // namespace
 
 Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
   Plan plan = new_plan("localsgd", trace, cluster);
   const int h_total = knobs.localsgd_period;
   plan.steps = h_total;
   const auto comm = plan.stream_index("comm0");
-  // The parameters are averaged in the same buckets DDP would use for their gradients.
-  const auto buckets = ddp_buckets(trace, knobs);
+  const auto buckets = averaging_buckets(trace, knobs);
   Knobs averaging = knobs;
   averaging.reduce_op = ReduceOp::avg;
   for (int h = 0; h < h_total; ++h) {
@@ -22,7 +63,9 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
     if (h != h_total - 1) continue;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       auto op = bucket_allreduce(trace, averaging, buckets[b], static_cast<int>(b), comm, {opt}, prefix);
-      op.name = prefix + "average:bucket" + std::to_string(b);
+      op.name = prefix + (knobs.localsgd_averaging == Averaging::flat       ? std::string("average:all")
+                          : knobs.localsgd_averaging == Averaging::bucketed ? "average:bucket" + std::to_string(b)
+                                                                            : "average:" + trace.params[buckets[b].params[0]].name);
       plan.add(std::move(op));
     }
   }

@@ -57,6 +57,7 @@ TEST_CASE("LocalSGD syncs once per H-step window", "[strategies][localsgd]") {
   Knobs k;
   k.bucket_cap_bytes = 2'000'000;
   k.broadcast_buffers = false;
+  k.localsgd_averaging = Averaging::bucketed;
   auto bucketed = make_strategy("bucketed")->plan(trace, cluster, k);
   const int buckets = count_collectives(bucketed);
   double per_step_h1 = 0;
@@ -76,6 +77,42 @@ TEST_CASE("LocalSGD syncs once per H-step window", "[strategies][localsgd]") {
     if (h == 1) per_step_h1 = per_step;
     else CHECK(per_step < per_step_h1);
   }
+}
+
+TEST_CASE("LocalSGD averages as PyTorch does: one flat allreduce of every reduced parameter",
+          "[strategies][localsgd]") {
+  // PeriodicModelAverager -> average_parameters: torch.cat of every parameter with a gradient,
+  // one all_reduce, copied back. 6 layers x 250,000 fp32 = 6 MB in one op; per-param: 6 ops.
+  const int n = 4;
+  const double B = 1e10, alpha = 2e-6;
+  auto trace = testing::uniform_trace(6, 250'000, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_star(n, B, alpha);
+  Knobs k;
+  k.broadcast_buffers = false;
+  k.localsgd_period = 4;
+  REQUIRE(k.localsgd_averaging == Averaging::flat);  // PyTorch's way is the default
+  auto flat = make_strategy("localsgd")->plan(trace, cluster, k);
+  REQUIRE(count_collectives(flat) == 1);
+  const PlanOp* avg = nullptr;
+  for (const auto& op : flat.ops)
+    if (op_kind_is_collective(op.kind)) avg = &op;
+  const std::int64_t S = 6 * 250'000 * 4;
+  CHECK(avg->bytes == S);
+  CHECK(avg->slices.size() == 6);
+  // Alone on the comm stream after the optimizer: its duration is the ring closed form.
+  const auto tl = simulate(flat, cluster);
+  const auto id = static_cast<std::size_t>(avg - flat.ops.data());
+  const double ring_s = 2.0 * (n - 1) * (alpha + static_cast<double>(S) / n / B);
+  CHECK(tl.at(0, id).end_s - tl.at(0, id).start_s == Approx(ring_s).epsilon(0.01));
+
+  k.localsgd_averaging = Averaging::per_param;
+  auto per_param = make_strategy("localsgd")->plan(trace, cluster, k);
+  CHECK(count_collectives(per_param) == 6);
+  CHECK(sent(per_param, cluster) == sent(flat, cluster));
+  // Six latency-bound rounds instead of one: 5 x 2(n-1) alpha more.
+  const auto sum_flat = summarize(flat, tl);
+  const auto sum_pp = summarize(per_param, simulate(per_param, cluster));
+  CHECK(sum_pp.step_time_s * 4 - sum_flat.step_time_s * 4 == Approx(5 * 2.0 * (n - 1) * alpha).epsilon(0.02));
 }
 
 TEST_CASE("excluded parameters are never reduced", "[strategies][excluded]") {

@@ -1,5 +1,6 @@
 #include "trace_tools/model_zoo.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -46,15 +47,11 @@ class TraceBuilder {
   // A compute-bound layer (convolution, matmul, attention core): forward FLOPs per sample.
   void compute_layer(const std::string& name, double flops_per_sample) {
     flops_per_sample_ += flops_per_sample;
-    add_layer(name, flops_per_sample * static_cast<double>(o_.batch_size_per_rank) /
-                        (o_.device_peak_tflops * 1e12 * o_.efficiency));
+    add_layer(name, {flops_per_sample, 0});
   }
 
   // A memory-bound layer (normalisation, embedding lookup): bytes moved per sample.
-  void memory_layer(const std::string& name, double bytes_per_sample) {
-    add_layer(name, bytes_per_sample * static_cast<double>(o_.batch_size_per_rank) /
-                        (o_.device_memory_GBps * 1e9 * o_.efficiency));
-  }
+  void memory_layer(const std::string& name, double bytes_per_sample) { add_layer(name, {0, bytes_per_sample}); }
 
   // Parameter `module.leaf`; its module must already be a layer.
   void param(const std::string& module, const std::string& leaf, std::int64_t numel) {
@@ -65,6 +62,7 @@ class TraceBuilder {
     p.numel = numel;
     p.dtype = o_.param_dtype;
     p.layer = it->second;
+    work_[it->second].weight_bytes += static_cast<double>(p.bytes());
     t_.params.push_back(std::move(p));
   }
 
@@ -80,6 +78,10 @@ class TraceBuilder {
 
   // Optimizer time, derived gradient order and the source text that says how it was made.
   ModelTrace finish(const std::string& shapes, const std::string& not_modelled) {
+    for (std::size_t l = 0; l < t_.layers.size(); ++l) {
+      t_.layers[l].forward_s = forward_s(work_[l]);
+      t_.layers[l].backward_s = kBackwardPerForward * t_.layers[l].forward_s;
+    }
     double adam_bytes = 0;
     for (const auto& p : t_.params)
       if (p.trainable) adam_bytes += static_cast<double>(p.numel) * adam_bytes_per_param(p.dtype);
@@ -92,11 +94,15 @@ class TraceBuilder {
         "synthesised by `redsim trace synth` (trace_tools/model_zoo.cpp) from published shapes, not measured. "
         "Model: " + shapes + ". Compute-bound layers (conv: 2*Cin*Cout*k*k*Hout*Wout per sample; linear: "
         "2*in*out per token; attention core *.core: 2*2*seq^2*hidden per sequence, full score matrix even "
-        "when causal): forward_s = FLOPs * batch / (peak_tflops*1e12 * efficiency); " +
+        "when causal) take the larger of FLOPs * batch / (peak_tflops*1e12 * efficiency) and their "
+        "parameters' bytes (read once per pass whatever the batch) / (memory_GBps*1e9 * efficiency), "
+        "plus kernel_overhead_us " + num(o_.kernel_overhead_us) + " per kernel (1 forward, 2 backward): "
+        "a roofline, so small batches are not proportionally cheaper; " +
         fmt("%.5g", flops_per_sample_ / 1e9) +
         " GFLOP forward per sample. Memory-bound layers (Batch/Layer/RMSNorm: 3 passes, embedding "
-        "lookup: 2 passes over 16-bit activations): forward_s = bytes * batch / (memory_GBps*1e9 * "
-        "efficiency). backward_s = 2 * forward_s. Not costed: " + not_modelled +
+        "lookup: 2 passes over 16-bit activations): forward_s = (bytes * batch + parameter bytes) / "
+        "(memory_GBps*1e9 * efficiency) + the kernel overhead. backward_s = 2 * forward_s (twice the "
+        "FLOPs, bytes and kernels). Not costed: " + not_modelled +
         ". optimizer_s: Adam over all trainable parameters, memory-bound, 28 bytes touched per "
         "parameter / (memory_GBps*1e9 * efficiency). Device " + o_.device_name + ": peak " +
         num(o_.device_peak_tflops) + " TFLOP/s (dense 16-bit tensor core), memory " +
@@ -109,15 +115,32 @@ class TraceBuilder {
   }
 
  private:
-  void add_layer(const std::string& name, double forward_s) {
+  // What a layer's forward does per sample, and the parameter bytes it reads once per pass.
+  struct LayerWork {
+    double flops_per_sample = 0;
+    double bytes_per_sample = 0;
+    double weight_bytes = 0;
+  };
+
+  void add_layer(const std::string& name, LayerWork work) {
     if (!layer_index_.emplace(name, t_.layers.size()).second)
       throw std::logic_error("model_zoo: duplicate layer " + name);
-    t_.layers.push_back({name, forward_s, kBackwardPerForward * forward_s});
+    t_.layers.push_back({name, 0, 0});
+    work_.push_back(work);
+  }
+
+  // Roofline: the larger of compute time and memory time, plus one kernel's fixed cost.
+  double forward_s(const LayerWork& w) const {
+    const double batch = static_cast<double>(o_.batch_size_per_rank);
+    const double compute_s = w.flops_per_sample * batch / (o_.device_peak_tflops * 1e12 * o_.efficiency);
+    const double memory_s = (w.bytes_per_sample * batch + w.weight_bytes) / (o_.device_memory_GBps * 1e9 * o_.efficiency);
+    return std::max(compute_s, memory_s) + o_.kernel_overhead_us * 1e-6;
   }
 
   const SynthOptions& o_;
   ModelTrace t_;
   std::map<std::string, std::size_t> layer_index_;
+  std::vector<LayerWork> work_;
   double flops_per_sample_ = 0;
 };
 
@@ -362,6 +385,7 @@ SynthOptions default_synth_options(const std::string& model) {
   o.device_peak_tflops = 312;  // dense fp16/bf16 tensor-core peak
   o.device_memory_GBps = 2039;
   o.efficiency = 0.45;
+  o.kernel_overhead_us = 4;
   o.seq_len = e.seq_len;
   o.param_dtype = e.param_dtype;
   return o;
@@ -377,6 +401,8 @@ ModelTrace synthesize_trace(const SynthOptions& o) {
                                       num(o.device_memory_GBps));
   check(o.efficiency > 0 && o.efficiency <= 1, "efficiency (--efficiency) must be in (0, 1], got " + num(o.efficiency));
   check(!o.device_name.empty(), "device name (--device-name) must not be empty");
+  check(o.kernel_overhead_us >= 0 && o.kernel_overhead_us <= 1000,
+        "kernel overhead (--kernel-overhead-us) must be in 0..1000 us, got " + num(o.kernel_overhead_us));
   check(o.param_dtype == DType::fp32 || o.param_dtype == DType::bf16 || o.param_dtype == DType::fp16,
         "parameter dtype (--param-dtype) must be fp32, bf16 or fp16, got " + std::string(dtype_name(o.param_dtype)));
   if (e.max_seq_len == 0) {

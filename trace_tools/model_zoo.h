@@ -1,6 +1,7 @@
 // Model traces synthesised from published model shapes and a device's peak throughput, for the
-// bundled traces/*.json (see traces/README.md). No profiling: times are FLOP and byte counts
-// divided by an assumed fraction of the device's peak.
+// bundled traces/*.json (see traces/README.md). No profiling: times are a roofline of each layer's
+// FLOPs and bytes (activations per sample, parameters once per pass) at an assumed fraction of the
+// device's peaks, plus a fixed cost per kernel.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +21,9 @@ struct SynthOptions {
   int seq_len = 0;                        // tokens per sequence; 0 for CNNs
   DType param_dtype = DType::fp32;        // dtype of parameters and of their gradients
   double device_memory_GBps = 2039;       // peak memory bandwidth, for memory-bound layers and Adam
+  // Fixed cost of one kernel on the device, whatever its size: the part of a layer's time that
+  // does not shrink with the batch (CUDA's documentation puts a launch at a few microseconds).
+  double kernel_overhead_us = 4;
 };
 
 // The models synthesize_trace knows, in a fixed order.

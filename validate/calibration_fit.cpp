@@ -114,6 +114,8 @@ ClusterSpec calibrated_cluster(const CalibrationRun& run, const CalibrationPolic
   c.nodes = run.nodes;
   c.devices_per_node = run.ranks_per_node;
   c.device.name = run.backend == "nccl" ? "gpu" : "cpu-rank";
+  // The fit comes from this job's own ranks running the schedule with traced times as given.
+  c.device.speedup_reference = "*";
   c.collective_launch_us = fit.launch_s * 1e6;
   for (const auto& [k, v] : fit.launch_s_by_kind) c.collective_launch_us_by_kind[k] = v * 1e6;
   std::ostringstream src;

@@ -57,6 +57,10 @@ MeasuredRun measure_with_redsim_run(const RunMeasurement& how, const std::string
                                                 "--buffer-scale", "1", "--timeout-s", seconds_text(how.timeout_s),
                                                 "--out", result.path()})
     args.push_back(a);
+  if (how.compute_scale) {
+    args.push_back("--compute-scale");
+    args.push_back(seconds_text(*how.compute_scale));
+  }
   starting(how.testbed.empty() ? "`redsim run` on " + std::to_string(how.ranks) + " local rank(s)"
                                : "`redsim run` in testbed " + how.testbed);
   const int rc = run_child(args);

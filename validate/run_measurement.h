@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "core/cluster.h"
@@ -21,6 +22,7 @@ struct RunMeasurement {
   int steps = 10;
   int warmup = 2;
   double timeout_s = 120;
+  std::optional<double> compute_scale;  // passed to redsim run as --compute-scale
 };
 
 // The child run ended with a non-zero status (2: it found the input bad).

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/cluster_json.h"
+#include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/knobs_json.h"
 #include "core/result_json.h"
@@ -40,7 +41,8 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const Cluster
 
 CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
   const auto trace = load_trace(c.trace_file);
-  const auto cluster = load_cluster(c.cluster_file);
+  const auto cluster = cluster_for_trace(trace, c.trace_file, load_cluster(c.cluster_file), c.cluster_file,
+                                         c.run.compute_scale);
   check_case(c);
   const Plan plan = make_strategy(c.knobs.strategy)->plan(trace, cluster, c.knobs);
   const auto [m, measured_from] = measure(c, cluster, plan, notes);

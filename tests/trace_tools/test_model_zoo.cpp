@@ -2,6 +2,7 @@
 // and the bundled traces/*.json being exactly what `redsim trace synth` writes with defaults.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -52,10 +53,14 @@ bool is_memory_bound(const std::string& layer) {
   return false;
 }
 
+// Each layer's forward is its roofline time plus one kernel's fixed cost; at the default batches
+// every compute-bound layer is on the compute side of the roofline.
+double kernel_s(const ModelTrace& t) { return default_synth_options(t.model).kernel_overhead_us * 1e-6; }
+
 double compute_bound_forward_s(const ModelTrace& t) {
   double s = 0;
   for (const auto& l : t.layers)
-    if (!is_memory_bound(l.name)) s += l.forward_s;
+    if (!is_memory_bound(l.name)) s += l.forward_s - kernel_s(t);
   return s;
 }
 
@@ -190,7 +195,7 @@ TEST_CASE("resnet50 structure from first principles") {
   const auto o = default_synth_options("resnet50");
   REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, 2 * 4.09e9)).epsilon(0.005));
   // conv1: 7x7x3 -> 64 channels at 112x112.
-  REQUIRE(layer(t, "conv1").forward_s == Approx(compute_s(o, 2.0 * 3 * 64 * 49 * 112 * 112)));
+  REQUIRE(layer(t, "conv1").forward_s == Approx(compute_s(o, 2.0 * 3 * 64 * 49 * 112 * 112) + kernel_s(t)));
 }
 
 TEST_CASE("bert-large structure from first principles") {
@@ -216,7 +221,13 @@ TEST_CASE("bert-large structure from first principles") {
   const auto o = default_synth_options("bert-large");
   const double s = o.seq_len;
   const double flops = 2.0 * L * (4 * d * d + 2 * d * ff) * s + 2.0 * d * d + L * 4.0 * s * s * d;
-  REQUIRE(compute_bound_forward_s(t) == Approx(compute_s(o, flops)).epsilon(1e-12));
+  // The pooler works on one token per sequence, so reading its d x d fp32 weight (and bias) takes
+  // longer than its FLOPs: it sits on the memory side of the roofline.
+  const double pooler_flops_s = compute_s(o, 2.0 * d * d);
+  const double pooler_memory_s = (d * d + d) * 4.0 / (o.device_memory_GBps * 1e9 * o.efficiency);
+  REQUIRE(pooler_memory_s > pooler_flops_s);
+  REQUIRE(compute_bound_forward_s(t) ==
+          Approx(compute_s(o, flops) - pooler_flops_s + pooler_memory_s).epsilon(1e-12));
 }
 
 TEST_CASE("gpt2-xl structure from first principles") {
@@ -274,6 +285,7 @@ TEST_CASE("optimizer time is Adam's 28 bytes per parameter at the assumed bandwi
 
 TEST_CASE("options scale the times and land in the trace") {
   auto o = default_synth_options("gpt2-xl");
+  o.kernel_overhead_us = 0;  // the fixed part does not scale (next test)
   auto base = synthesize_trace(o);
   o.batch_size_per_rank *= 2;
   o.efficiency /= 2;
@@ -306,4 +318,35 @@ TEST_CASE("bad options are input errors") {
   o = default_synth_options("bert-large");
   o.param_dtype = DType::int64;
   REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+}
+
+TEST_CASE("compute against batch size is a roofline plus a fixed cost per kernel, not a line") {
+  // ResNet-50's layer4.0.conv2: 3x3, 512 -> 512 channels, 7x7 output (stride on the 3x3 conv).
+  // Forward FLOPs per image 2*512*512*9*49; its weight is 512*512*9 fp32 values read once per pass.
+  const double flops = 2.0 * 512 * 512 * 9 * 49;
+  const double weight_bytes = 512.0 * 512 * 9 * 4;
+  auto o = default_synth_options("resnet50");
+  const double compute_Bps = o.device_peak_tflops * 1e12 * o.efficiency;
+  const double memory_Bps = o.device_memory_GBps * 1e9 * o.efficiency;
+  const double kernel_s = o.kernel_overhead_us * 1e-6;
+  for (std::int64_t batch : {1, 8, 64}) {
+    INFO("batch " << batch);
+    o.batch_size_per_rank = batch;
+    const auto t = synthesize_trace(o);
+    const TraceLayer* layer = nullptr;
+    for (const auto& l : t.layers)
+      if (l.name == "layer4.0.conv2") layer = &l;
+    REQUIRE(layer != nullptr);
+    const double expected_s = std::max(flops * static_cast<double>(batch) / compute_Bps, weight_bytes / memory_Bps) + kernel_s;
+    CHECK(layer->forward_s == Approx(expected_s).epsilon(1e-12));
+    CHECK(layer->backward_s == Approx(2 * expected_s).epsilon(1e-12));
+  }
+  // At batch 1 the weight read bounds it: 64 images cost far less than 64 single ones.
+  o.batch_size_per_rank = 1;
+  double one = 0;
+  for (const auto& l : synthesize_trace(o).layers) one += l.forward_s;
+  o.batch_size_per_rank = 64;
+  double sixty_four = 0;
+  for (const auto& l : synthesize_trace(o).layers) sixty_four += l.forward_s;
+  CHECK(sixty_four < 0.5 * 64 * one);
 }

@@ -1,0 +1,123 @@
+// Reads the logs (validate/nccl_tests_log.h), simulates each on the part of the cluster it ran on
+// with the same sizes, op, type, root and -g (sim/collective_sweep.h), fits the link parameters
+// (validate/nccl_tests_fit.h), prints the fit and every row's residual, and writes the cluster.
+#include "cli/calibrate_nccl_tests.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/text_format.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/compute_reference.h"
+#include "core/error.h"
+#include "sim/collective_sweep.h"
+#include "validate/nccl_tests_fit.h"
+
+namespace redsim::cli {
+namespace {
+
+DType dtype_of(const std::string& type) {
+  if (type == "half") return DType::fp16;
+  if (type == "bfloat16") return DType::bf16;
+  if (type == "double") return DType::fp64;
+  switch (nccl_tests_type_bytes(type)) {
+    case 1: return DType::uint8;
+    case 8: return DType::int64;
+    default: return DType::fp32;  // float, int32, uint32: 4 bytes, and reduction speed is not per type here
+  }
+}
+
+std::vector<double> predict_run(const ClusterSpec& layout, const NcclTestsRun& run) {
+  SweepOptions o;
+  o.ops = {run.op};
+  for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
+  o.dtype = dtype_of(run.rows.front().type);
+  o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
+  o.gpus_per_process = run.gpus_per_thread;
+  const auto rows = collective_sweep(layout, o);
+  std::vector<double> us;
+  for (const auto& r : rows) us.push_back(r.time_us);
+  if (us.size() != run.rows.size())
+    throw InputError(run.file, "line " + std::to_string(run.first_line),
+                     "sizes of at least one element per rank (nccl-tests skips smaller ones)");
+  return us;
+}
+
+double error_pct(double predicted, double measured) { return (predicted / measured - 1) * 100; }
+
+double median_abs(std::vector<double> v) {
+  if (v.empty()) return 0;
+  for (auto& x : v) x = std::abs(x);
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void print_fit(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs) {
+  std::cout << "\n  fitted                                 before        after  note\n";
+  for (const auto& p : fit.params) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-36s %10.3f  %11.3f  ", p.name.c_str(), p.before, p.after);
+    std::cout << line << p.note << "\n";
+  }
+  if (fit.params.empty()) std::cout << "  (nothing: the logs exercise no link with several devices or nodes)\n";
+  std::vector<double> before, after;
+  std::size_t current = runs.size();
+  for (const auto& r : fit.rows) {
+    const auto& run = runs[r.run];
+    if (r.run != current) {
+      current = r.run;
+      std::cout << "\n  " << run.file << " line " << run.first_line << ": " << op_kind_name(run.op) << " (op from "
+                << run.op_from << "), " << run.ranks << " ranks = " << run.nodes << " x " << run.devices_per_node << ", "
+                << run.device << "\n"
+                << "          size (B)   measured us   before us   error    fitted us   error\n";
+    }
+    const auto& row = run.rows[r.row];
+    const double eb = error_pct(r.before_us, r.measured_us), ea = error_pct(r.after_us, r.measured_us);
+    char line[200];
+    std::snprintf(line, sizeof line, "  %16lld  %12.2f  %10.2f  %+6.1f%%  %11.2f  %+6.1f%%%s\n",
+                  static_cast<long long>(row.size_bytes), r.measured_us, r.before_us, eb, r.after_us, ea,
+                  r.fitted ? "" : "   (#wrong > 0: not fitted)");
+    std::cout << line;
+    if (r.fitted) before.push_back(eb), after.push_back(ea);
+  }
+  std::cout << "\n  median |time error| over " << before.size() << " rows: " << fmt("%.1f%%", median_abs(before))
+            << " as given, " << fmt("%.1f%%", median_abs(after)) << " fitted (" << fit.simulations << " simulations)\n";
+}
+
+}  // namespace
+
+void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
+  if (o.cluster_file.empty())
+    throw InputError("", "", "--from-nccl-tests needs --cluster FILE: the cluster the logs ran on, as a starting point");
+  const ClusterSpec base = load_cluster(o.cluster_file);
+  std::vector<NcclTestsRun> runs;
+  for (const auto& log : o.logs)
+    for (auto& r : read_nccl_tests_log(log)) runs.push_back(std::move(r));
+  std::cout << "redsim calibrate: " << runs.size() << " nccl-tests run(s) from " << o.logs.size() << " log(s), on "
+            << o.cluster_file << " (" << base.name << ")\n";
+  for (const auto& r : runs)
+    if (!r.device.empty() && normalized_device_name(r.device) != normalized_device_name(base.device.name)) {
+      bool alias = false;
+      for (const auto& a : base.device.aliases) alias = alias || normalized_device_name(a) == normalized_device_name(r.device);
+      if (!alias)
+        std::cout << "  note: " << r.file << " ran on \"" << r.device << "\", the cluster's device is \"" << base.device.name
+                  << "\": the fit takes the cluster's topology as that machine's\n";
+    }
+  const auto progress = [](const std::string& what) { std::cerr << what << "\n"; };
+  NcclTestsFit fit = fit_nccl_tests(base, o.cluster_file, runs, predict_run, progress);
+  print_fit(fit, runs);
+  ClusterSpec& c = fit.cluster;
+  c.name = o.name.empty() ? base.name + "-fitted" : o.name;
+  std::string logs;
+  for (const auto& l : o.logs) logs += (logs.empty() ? "" : ", ") + l;
+  c.source = base.source + " Link parameters fitted by redsim calibrate --from-nccl-tests to " + logs + ".";
+  const auto j = cluster_to_json(c);
+  (void)cluster_from_json(j, o.out_file);  // what is written must load
+  write_file_atomically(o.out_file, j.dump(1) + "\n");
+  std::cout << "\ncluster: " << o.out_file << "\n";
+}
+
+}  // namespace redsim::cli

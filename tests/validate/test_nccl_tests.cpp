@@ -1,0 +1,170 @@
+// nccl-tests logs: the reader on hand-written logs of each layout (the real logs under
+// tests/data/nccl_tests are read by e2e_nccl_tests_calibrate.sh), its errors, and the fit
+// recovering link parameters from logs the simulator wrote with known ones.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "collectives/cluster_subset.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "sim/collective_sweep.h"
+#include "validate/nccl_tests_fit.h"
+#include "validate/nccl_tests_log.h"
+
+using namespace redsim;
+
+namespace {
+
+std::string rank_lines(int nodes, int per_node) {
+  std::string s = "#\n# Using devices\n";
+  for (int r = 0; r < nodes * per_node; ++r)
+    s += "#  Rank " + std::to_string(r) + " Group  0 Pid  100 on node" + std::to_string(r / per_node) + " device  " +
+         std::to_string(r % per_node) + " [0x07] NVIDIA A100-SXM4-80GB\n";
+  return s;
+}
+
+const char* kColumns =
+    "#                                                              out-of-place                       in-place\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+
+std::vector<NcclTestsRun> parse(const std::string& text, const std::string& name = "log.txt") {
+  std::istringstream in(text);
+  return parse_nccl_tests_log(in, name);
+}
+
+std::string input_error(const std::string& text, const std::string& name = "log.txt") {
+  try {
+    parse(text, name);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A log of `op` as nccl-tests prints it, with the times the simulator gives on `cluster`.
+std::string simulated_log(const ClusterSpec& cluster, OpKind op, const char* test, std::int64_t min_b, std::int64_t max_b) {
+  SweepOptions o;
+  o.ops = {op};
+  o.min_bytes = min_b;
+  o.max_bytes = max_b;
+  o.step_factor = 2;
+  std::string s = std::string("# Collective test starting: ") + test + "\n# nThread 1 nGpus 1 minBytes 8 maxBytes 1\n" +
+                  rank_lines(cluster.nodes, cluster.devices_per_node) + kColumns;
+  for (const auto& r : collective_sweep(cluster, o)) {
+    char line[200];
+    std::snprintf(line, sizeof line, "%12lld %12lld float sum %d %.3f 0 0 0 %.3f 0 0 0\n", static_cast<long long>(r.size_bytes),
+                  static_cast<long long>(r.count), r.root, r.time_us, r.time_us);
+    s += line;
+  }
+  return s + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n";
+}
+
+std::vector<double> predict(const ClusterSpec& layout, const NcclTestsRun& run) {
+  SweepOptions o;
+  o.ops = {run.op};
+  for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
+  std::vector<double> us;
+  for (const auto& r : collective_sweep(layout, o)) us.push_back(r.time_us);
+  return us;
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests: a multi-node allreduce log with its rank lines", "[nccl_tests]") {
+  const std::string log = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor)\n") +
+                          rank_lines(2, 4) + kColumns +
+                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+                          "node0:1:1 [0] NCCL INFO a line NCCL prints in the middle\n"
+                          "     2097152        524288     float     sum      -1   355.53    5.90    5.90     N/A   361.77    5.80    5.80     N/A\n"
+                          "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 4.5\n";
+  const auto runs = parse(log, "all_reduce_perf_2n.log");
+  REQUIRE(runs.size() == 1);
+  const auto& r = runs[0];
+  CHECK(r.op == OpKind::allreduce);
+  CHECK(r.op_from == "file name");
+  CHECK(r.ranks == 8);
+  CHECK(r.nodes == 2);
+  CHECK(r.devices_per_node == 4);
+  CHECK(r.device == "NVIDIA A100-SXM4-80GB");
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0].size_bytes == 1048576);
+  CHECK(r.rows[0].time_us == 339.61);
+  CHECK(r.rows[0].inplace_time_us == 335.85);
+  CHECK(r.rows[0].wrong == 0);
+  CHECK(!r.rows[1].wrong.has_value());  // N/A: run with -c 0
+}
+
+TEST_CASE("nccl-tests: the op from the test name, or from the columns", "[nccl_tests]") {
+  const std::string body = rank_lines(1, 4) + kColumns;
+  const std::string end = "# Avg bus bandwidth    : 1\n";
+  // reduce_scatter: count is per rank (4 ranks x 65536 floats = 1 MiB).
+  auto rs = parse("# nThread 1 nGpus 1\n" + body + " 1048576 65536 float sum -1 20.0 0 0 0 20.0 0 0 0\n" + end);
+  CHECK(rs[0].op == OpKind::reduce_scatter);
+  CHECK(rs[0].op_from == "columns");
+  auto bc = parse("# nThread 1 nGpus 1\n" + body + " 1048576 262144 float none 0 20.0 0 0 0 20.0 0 0 0\n" + end);
+  CHECK(bc[0].op == OpKind::broadcast);
+  auto rd = parse("# nThread 1 nGpus 1\n" + body + " 1048576 262144 float sum 0 20.0 0 0 0 20.0 0 0 0\n" + end);
+  CHECK(rd[0].op == OpKind::reduce);
+  // Two tests in one log, each named by the line before its header.
+  auto two = parse("# Collective test starting: all_gather_perf\n# nThread 1 nGpus 2\n" + body +
+                   " 1048576 65536 float none -1 20.0 0 0 0 20.0 0 0 0\n" + end +
+                   "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n" + body +
+                   " 1048576 262144 float sum -1 20.0 0 0 0 20.0 0 0 0\n" + end);
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].op == OpKind::allgather);
+  CHECK(two[0].gpus_per_thread == 2);
+  CHECK(two[1].op == OpKind::allreduce);
+  CHECK(two[1].op_from == "test name line");
+}
+
+TEST_CASE("nccl-tests: truncated and foreign logs name the file and line", "[nccl_tests]") {
+  const std::string head = "# nThread 1 nGpus 1\n" + rank_lines(1, 2) + kColumns;
+  // Cut in the middle of the row on line 9.
+  CHECK(input_error(head + "     1048576        262144     float     sum      -1   339.61    3.0") ==
+        "log.txt: line 9: a row of 13 columns, as the header at line 7 says; got 7 (is the log cut short?)");
+  CHECK(input_error(head + " 1048576 262144 float sum -1 20.0 0 0 0 20.0 0 0 0\n").rfind("log.txt: line 9: ", 0) == 0);
+  CHECK(input_error("hello\n").rfind("log.txt: line 1: ", 0) == 0);
+  CHECK(input_error("# Collective test starting: alltoall_perf\n" + head +
+                    " 1048576 262144 float none -1 20.0 0 0 0 20.0 0 0 0\n# Avg bus bandwidth : 1\n")
+            .rfind("log.txt: line 2: ", 0) == 0);
+  CHECK(input_error("# nThread 1 nGpus 1\n" + std::string(kColumns) +
+                    " 1048576 262144 float sum -1 20.0 0 0 0 20.0 0 0 0\n# Avg bus bandwidth : 1\n", "all_reduce.log")
+            .find("Rank") != std::string::npos);
+}
+
+TEST_CASE("nccl-tests fit: recovers the link bandwidth and latency the logs were made with", "[nccl_tests][fit]") {
+  const ClusterSpec preset = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-a100.json");
+  ClusterSpec truth = preset;
+  truth.intra.link_bandwidth_GBps = 150;  // a slower machine than the preset says
+  truth.intra.latency_us = 3.0;
+  const auto runs = parse(simulated_log(truth, OpKind::allreduce, "all_reduce_perf", 8, 1LL << 30));
+  const auto fit = fit_nccl_tests(preset, "dgx-a100.json", runs, predict, [](const std::string&) {});
+  REQUIRE(fit.params.size() == 2);
+  CHECK(fit.params[0].name == "$.intra_node.link_bandwidth_GBps");
+  CHECK(fit.params[0].before == 240);
+  // NCCL's topology search picks a channel's speed from a discrete list (search.cc's speed
+  // arrays), so bandwidths within one step give identical times: the fit lands on the truth's
+  // step, and every row then matches what the logs were made with.
+  CHECK(fit.params[0].after == Approx(150).epsilon(0.1));
+  CHECK(fit.params[1].after == Approx(3.0).margin(0.3));
+  for (const auto& r : fit.rows) CHECK(r.after_us == Approx(r.measured_us).epsilon(0.02));
+}
+
+TEST_CASE("nccl-tests fit: a multi-node log fits the NICs", "[nccl_tests][fit]") {
+  const ClusterSpec preset = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-a100-x2.json");
+  ClusterSpec truth = cluster_layout(preset, 2, 1);
+  truth.inter.nic_bandwidth_gbps = 100;
+  truth.inter.latency_us = 5;
+  const auto runs = parse(simulated_log(truth, OpKind::allreduce, "all_reduce_perf", 1024, 256LL << 20));
+  REQUIRE(runs[0].nodes == 2);
+  const auto fit = fit_nccl_tests(preset, "dgx-a100-x2.json", runs, predict, [](const std::string&) {});
+  REQUIRE(fit.params.size() == 2);
+  CHECK(fit.params[0].name == "$.inter_node.nic_bandwidth_gbps");
+  // NCCL's inter-node speed steps are coarser still; the rows below are what must match.
+  CHECK(fit.params[0].after == Approx(100).epsilon(0.15));
+  CHECK(fit.params[1].after == Approx(5).margin(0.5));
+  for (const auto& r : fit.rows) CHECK(r.after_us == Approx(r.measured_us).epsilon(0.02));
+}

@@ -1,0 +1,180 @@
+#include "validate/nccl_tests_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collectives/cluster_subset.h"
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+constexpr std::int64_t kSmallBytes = 64 * 1024;        // latency-bound sizes
+constexpr std::int64_t kLargeBytes = 8 * 1024 * 1024;  // bandwidth-bound sizes (and the top eighth of a sweep)
+constexpr int kRounds = 6;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool usable(const NcclTestsRow& r) { return !(r.wrong && *r.wrong > 0); }
+
+double& bandwidth_of(ClusterSpec& c, bool inter) { return inter ? c.inter.nic_bandwidth_gbps : c.intra.link_bandwidth_GBps; }
+double& latency_of(ClusterSpec& c, bool inter) { return inter ? c.inter.latency_us : c.intra.latency_us; }
+
+using Times = std::vector<std::vector<double>>;  // per run of a selection, per row
+
+struct Evaluator {
+  const std::string& cluster_file;
+  const std::vector<NcclTestsRun>& runs;
+  const RunPredictor& predict;
+  int simulations = 0;
+
+  Times operator()(const ClusterSpec& c, const std::vector<std::size_t>& which) {
+    Times out;
+    for (auto i : which) {
+      out.push_back(predict(layout_of_run(c, cluster_file, runs[i]), runs[i]));
+      ++simulations;
+    }
+    return out;
+  }
+};
+
+struct RowRef {
+  std::size_t k;  // index into the selection
+  std::size_t row;
+};
+
+// The rows that set bandwidth (large) and latency (small) of one link class.
+void pick_rows(const std::vector<NcclTestsRun>& runs, const std::vector<std::size_t>& which, std::vector<RowRef>& large,
+               std::vector<RowRef>& small) {
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const auto& rows = runs[which[k]].rows;
+    std::int64_t max_size = 0;
+    for (const auto& r : rows)
+      if (usable(r)) max_size = std::max(max_size, r.size_bytes);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!usable(rows[i])) continue;
+      const auto s = rows[i].size_bytes;
+      if (s == max_size || (s >= kLargeBytes && s >= max_size / 8)) large.push_back({k, i});
+      if (s <= kSmallBytes) small.push_back({k, i});
+    }
+  }
+}
+
+struct ClassFit {
+  FittedParam bandwidth, latency;
+};
+
+// Latency by a Newton step on the small rows' median residual, the slope taken by simulating a
+// nudged latency; NCCL's per-hop latency is a floor under the link's (collectives/README.md), so a
+// nudge below it changes nothing and the nudge grows until it does.
+void fit_latency(ClusterSpec& c, bool inter, const std::vector<std::size_t>& which, Evaluator& eval,
+                 const std::vector<RowRef>& small, FittedParam& p) {
+  const auto measured = [&](const RowRef& r) { return eval.runs[which[r.k]].rows[r.row].time_us; };
+  const Times t = eval(c, which);
+  std::vector<double> residual;
+  for (const auto& r : small) residual.push_back(measured(r) - t[r.k][r.row]);
+  const double want = median(residual);
+  for (double delta_us = std::max(1.0, 0.5 * latency_of(c, inter)); delta_us <= 256; delta_us *= 4) {
+    ClusterSpec probe = c;
+    const double step = want < 0 ? -std::min(delta_us, latency_of(c, inter)) : delta_us;
+    if (step == 0) break;
+    latency_of(probe, inter) += step;
+    const Times t2 = eval(probe, which);
+    std::vector<double> slope;
+    for (const auto& r : small) slope.push_back((t2[r.k][r.row] - t[r.k][r.row]) / step);
+    const double k = median(slope);
+    if (k > 1e-3) {
+      latency_of(c, inter) = std::clamp(latency_of(c, inter) + want / k, 0.0, 1000.0);
+      p.note.clear();
+      return;
+    }
+  }
+  p.note = "not fitted: the small sizes do not depend on this link's latency";
+}
+
+// Bandwidth by a secant search on the log of the median ratio of simulated to measured time over
+// the large rows (the first step assumes time goes as 1/bandwidth), then the latency on the small
+// rows; a few rounds, as each moves the other's rows a little.
+ClassFit fit_class(ClusterSpec& c, bool inter, const std::vector<std::size_t>& which, Evaluator& eval,
+                   const std::function<void(const std::string&)>& progress) {
+  ClassFit f;
+  f.bandwidth = {inter ? "$.inter_node.nic_bandwidth_gbps" : "$.intra_node.link_bandwidth_GBps", bandwidth_of(c, inter), 0, ""};
+  f.latency = {inter ? "$.inter_node.latency_us" : "$.intra_node.latency_us", latency_of(c, inter), 0, ""};
+  std::vector<RowRef> large, small;
+  pick_rows(eval.runs, which, large, small);
+  const auto measured = [&](const RowRef& r) { return eval.runs[which[r.k]].rows[r.row].time_us; };
+  double f_now = 0, f_prev = 0, x_prev = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    progress(std::string("calibrate: fitting the ") + (inter ? "inter-node NICs" : "intra-node link") + ", round " +
+             std::to_string(round + 1) + " of at most " + std::to_string(kRounds));
+    const Times t = eval(c, which);
+    std::vector<double> ratios;
+    for (const auto& r : large) ratios.push_back(t[r.k][r.row] / measured(r));
+    f_now = std::log(median(ratios));
+    double& bw = bandwidth_of(c, inter);
+    const double x = std::log(bw);
+    const double slope = round > 0 && f_now != f_prev && x != x_prev ? (f_now - f_prev) / (x - x_prev) : -1.0;
+    x_prev = x, f_prev = f_now;
+    const double x_new = x - f_now / (slope < -0.05 ? slope : -1.0);
+    bw = std::clamp(std::exp(x_new), f.bandwidth.before / 100, f.bandwidth.before * 100);
+    if (small.empty()) f.latency.note = "not fitted: no row of 64 KiB or less";
+    else fit_latency(c, inter, which, eval, small, f.latency);
+    if (std::abs(f_now) < 0.002 && round > 0) break;
+  }
+  f.bandwidth.after = bandwidth_of(c, inter);
+  f.latency.after = latency_of(c, inter);
+  if (std::abs(f_now) > 0.05)
+    f.bandwidth.note = "large sizes barely follow the link bandwidth (NCCL's per-channel limits bind); kept the last step";
+  if (f.latency.note.empty() && f.latency.after == 0)
+    f.latency.note = "fitted to 0 us: the small sizes are faster than NCCL's published per-hop latencies predict";
+  return f;
+}
+
+}  // namespace
+
+ClusterSpec layout_of_run(const ClusterSpec& cluster, const std::string& cluster_file, const NcclTestsRun& run) {
+  if (run.nodes > cluster.nodes || run.devices_per_node > cluster.devices_per_node)
+    throw InputError(run.file, "line " + std::to_string(run.first_line),
+                     "a run that fits the cluster " + cluster_file + " (" + std::to_string(cluster.nodes) + " node(s) x " +
+                         std::to_string(cluster.devices_per_node) + " devices); this one ran on " +
+                         std::to_string(run.nodes) + " x " + std::to_string(run.devices_per_node));
+  return cluster_layout(cluster, run.nodes, run.devices_per_node);
+}
+
+NcclTestsFit fit_nccl_tests(const ClusterSpec& base, const std::string& cluster_file, const std::vector<NcclTestsRun>& runs,
+                            const RunPredictor& predict, const std::function<void(const std::string&)>& progress) {
+  Evaluator eval{cluster_file, runs, predict};
+  std::vector<std::size_t> all, single, multi;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    layout_of_run(base, cluster_file, runs[i]);  // every log fits before any simulation
+    all.push_back(i);
+    if (runs[i].nodes > 1) multi.push_back(i);
+    else if (runs[i].devices_per_node > 1) single.push_back(i);
+  }
+  NcclTestsFit fit;
+  fit.cluster = base;
+  const Times before = eval(base, all);
+  if (!single.empty()) {
+    const auto f = fit_class(fit.cluster, false, single, eval, progress);
+    fit.params.push_back(f.bandwidth);
+    fit.params.push_back(f.latency);
+  }
+  if (!multi.empty()) {
+    const auto f = fit_class(fit.cluster, true, multi, eval, progress);
+    fit.params.push_back(f.bandwidth);
+    fit.params.push_back(f.latency);
+  }
+  const Times after = eval(fit.cluster, all);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t r = 0; r < runs[i].rows.size(); ++r)
+      fit.rows.push_back({i, r, runs[i].rows[r].time_us, before[i][r], after[i][r], usable(runs[i].rows[r])});
+  fit.simulations = eval.simulations;
+  return fit;
+}
+
+}  // namespace redsim

@@ -1,0 +1,282 @@
+#include "validate/nccl_tests_log.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+std::vector<std::string> tokens_of(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string ltrim(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::optional<double> number(const std::string& t) {
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> whole(const std::string& t) {
+  if (t.empty() || t.size() > 18 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoll(t);
+}
+
+// Where each value sits in a row, from the column header line ("size count type redop root time
+// algbw busbw #wrong time ..."); old layouts lack redop and root, or call #wrong "error".
+struct Columns {
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  int time = -1, algbw = -1, busbw = -1, wrong = -1, inplace_time = -1;
+  std::size_t width = 0;
+  int line = 0;
+};
+
+std::optional<Columns> columns_of(const std::vector<std::string>& t, int line) {
+  Columns c;
+  c.line = line;
+  c.width = t.size();
+  for (int i = 0; i < static_cast<int>(t.size()); ++i) {
+    const std::string& n = t[static_cast<std::size_t>(i)];
+    if (n == "size") c.size = i;
+    else if (n == "count") c.count = i;
+    else if (n == "type") c.type = i;
+    else if (n == "redop") c.redop = i;
+    else if (n == "root") c.root = i;
+    else if (n == "time") (c.time < 0 ? c.time : c.inplace_time) = i;
+    else if (n == "algbw" && c.algbw < 0) c.algbw = i;
+    else if (n == "busbw" && c.busbw < 0) c.busbw = i;
+    else if ((n == "#wrong" || n == "error" || n == "wrong") && c.wrong < 0) c.wrong = i;
+  }
+  if (c.size < 0 || c.count < 0 || c.type < 0 || c.time < 0 || c.algbw < 0 || c.busbw < 0) return std::nullopt;
+  return c;
+}
+
+struct Reader {
+  std::string file;
+  std::vector<NcclTestsRun> runs;
+  std::optional<NcclTestsRun> run;
+  std::optional<Columns> cols;
+  std::vector<std::string> hosts;  // host of each rank line, in order
+  std::string test_name;           // from "# Collective test starting: X", before the header
+  std::string run_test_name;       // the current run's
+  bool complete = false;
+  int last_line = 0;
+
+  [[noreturn]] void fail(int line, const std::string& what) const {
+    throw InputError(file, "line " + std::to_string(line), what);
+  }
+  void finish();
+  void start(const std::vector<std::string>& t, int line);
+  void rank_line(const std::vector<std::string>& t, int line);
+  void row(const std::vector<std::string>& t, int line);
+  void line(const std::string& raw, int line);
+};
+
+void Reader::start(const std::vector<std::string>& t, int line) {
+  if (run) finish();
+  run_test_name = test_name;
+  test_name.clear();
+  run = NcclTestsRun{};
+  run->file = file;
+  run->first_line = line;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i] == "nGpus") {
+      const auto g = whole(t[i + 1]);
+      if (!g || *g < 1 || *g > 1024) fail(line, "nGpus followed by a GPU count from 1 to 1024");
+      run->gpus_per_thread = static_cast<int>(*g);
+    }
+  cols.reset();
+  hosts.clear();
+  complete = false;
+}
+
+void Reader::rank_line(const std::vector<std::string>& t, int line) {
+  if (!run) fail(line, "a \"# nThread ...\" header before the rank lines");
+  const auto on = std::find(t.begin(), t.end(), "on");
+  const auto dev = std::find(t.begin(), t.end(), "device");
+  if (on == t.end() || on + 1 >= t.end() || dev == t.end() || dev + 2 >= t.end())
+    fail(line, "a rank line \"#  Rank N ... on HOST device D [BUS] NAME\"");
+  hosts.push_back(*(on + 1));
+  if (run->device.empty()) {
+    std::string name;
+    for (auto it = dev + 3; it < t.end(); ++it) name += (name.empty() ? "" : " ") + *it;
+    run->device = name;
+  }
+}
+
+void Reader::row(const std::vector<std::string>& t, int line) {
+  if (!run || !cols) fail(line, "the \"# nThread\" header and the column header before the first row");
+  const Columns& c = *cols;
+  if (t.size() < c.width)
+    fail(line, "a row of " + std::to_string(c.width) + " columns, as the header at line " + std::to_string(c.line) +
+                   " says; got " + std::to_string(t.size()) + " (is the log cut short?)");
+  NcclTestsRow r;
+  r.line = line;
+  const auto at = [&](int i) { return t[static_cast<std::size_t>(i)]; };
+  const auto size = whole(at(c.size)), count = whole(at(c.count));
+  const auto time = number(at(c.time)), algbw = number(at(c.algbw)), busbw = number(at(c.busbw));
+  if (!size || !count) fail(line, "a size in bytes and a count of elements (whole numbers)");
+  if (!time || !(*time > 0) || !algbw || !busbw) fail(line, "a positive time in us and numeric algbw and busbw");
+  r.size_bytes = *size;
+  r.count = *count;
+  r.type = at(c.type);
+  if (nccl_tests_type_bytes(r.type) == 0) fail(line, "an nccl-tests data type (float, half, bfloat16, double, int8, ...), got \"" + r.type + "\"");
+  if (c.redop >= 0) r.redop = at(c.redop);
+  if (c.root >= 0) {
+    const auto root = number(at(c.root));
+    if (!root) fail(line, "a root rank or -1");
+    r.root = static_cast<int>(*root);
+  }
+  r.time_us = *time;
+  r.algbw_GBps = *algbw;
+  r.busbw_GBps = *busbw;
+  if (c.wrong >= 0 && at(c.wrong) != "N/A") {
+    const auto w = number(at(c.wrong));
+    if (!w) fail(line, "a #wrong count or N/A");
+    r.wrong = static_cast<std::int64_t>(*w != 0 ? std::max(1.0, *w) : 0.0);
+  }
+  if (c.inplace_time >= 0) r.inplace_time_us = number(at(c.inplace_time)).value_or(0);
+  run->rows.push_back(std::move(r));
+}
+
+void Reader::line(const std::string& raw, int line) {
+  last_line = line;
+  const std::string s = ltrim(raw);
+  auto t = tokens_of(s);
+  if (t.empty()) return;
+  if (starts_with(s, "# Collective test starting:")) {
+    test_name = t.back();
+  } else if (starts_with(s, "# nThread")) {
+    start(t, line);
+  } else if (starts_with(s, "#") && t.size() > 2 && (t[1] == "Rank" || t[0] == "#Rank")) {
+    rank_line(t, line);
+  } else if (starts_with(s, "# Avg bus bandwidth")) {
+    if (!run) fail(line, "a \"# nThread ...\" header before the summary");
+    complete = true;
+  } else if (starts_with(s, "#")) {
+    t.erase(t.begin());
+    if (auto c = columns_of(t, line)) cols = c;
+  } else if (whole(t[0])) {
+    row(t, line);
+  }
+  // Anything else (NCCL INFO lines, shell prompts) is not nccl-tests' own output.
+}
+
+std::optional<OpKind> op_of_test_name(const std::string& name) {
+  static const std::map<std::string, OpKind> ops = {{"all_reduce_perf", OpKind::allreduce},
+                                                    {"reduce_scatter_perf", OpKind::reduce_scatter},
+                                                    {"all_gather_perf", OpKind::allgather},
+                                                    {"broadcast_perf", OpKind::broadcast},
+                                                    {"reduce_perf", OpKind::reduce}};
+  const auto it = ops.find(name);
+  return it == ops.end() ? std::nullopt : std::optional<OpKind>(it->second);
+}
+
+std::optional<OpKind> op_of_file_name(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  for (auto& ch : base) ch = ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto has = [&](const char* w) { return base.find(w) != std::string::npos; };
+  if (has("alltoall") || has("all_to_all") || has("sendrecv")) return std::nullopt;
+  if (has("reduce_scatter") || has("reducescatter")) return OpKind::reduce_scatter;
+  if (has("all_gather") || has("allgather")) return OpKind::allgather;
+  if (has("all_reduce") || has("allreduce")) return OpKind::allreduce;
+  if (has("broadcast") || has("bcast")) return OpKind::broadcast;
+  if (has("reduce")) return OpKind::reduce;
+  return std::nullopt;
+}
+
+// Without a test name or a telling file name, the columns say it: a root means broadcast (no
+// reduction) or reduce; otherwise no reduction is allgather, and a count of size / ranks elements
+// reduce-scatter.
+std::optional<OpKind> op_of_columns(const NcclTestsRow& r, int ranks) {
+  const bool reduces = !r.redop.empty() && r.redop != "none";
+  if (r.root >= 0) return reduces ? OpKind::reduce : OpKind::broadcast;
+  if (!reduces) return r.redop.empty() ? std::nullopt : std::optional<OpKind>(OpKind::allgather);
+  const std::int64_t elem = nccl_tests_type_bytes(r.type);
+  if (r.count * elem == r.size_bytes) return OpKind::allreduce;
+  if (r.count * elem * ranks == r.size_bytes) return OpKind::reduce_scatter;
+  return std::nullopt;
+}
+
+void Reader::finish() {
+  NcclTestsRun r = std::move(*run);
+  run.reset();
+  if (!complete) fail(last_line, "the \"# Avg bus bandwidth\" line that ends a run (the log is cut short)");
+  if (r.rows.empty()) fail(last_line, "at least one result row in the run that starts at line " + std::to_string(r.first_line));
+  if (hosts.empty()) fail(r.first_line, "\"#  Rank N ... on HOST device ...\" lines after the header (they tell the ranks)");
+  std::map<std::string, int> per_host;
+  std::vector<std::string> order;
+  for (const auto& h : hosts)
+    if (per_host[h]++ == 0) order.push_back(h);
+  r.ranks = static_cast<int>(hosts.size());
+  r.nodes = static_cast<int>(order.size());
+  r.devices_per_node = r.ranks / r.nodes;
+  for (const auto& [h, n] : per_host)
+    if (n != r.devices_per_node) fail(r.first_line, "the same number of ranks on every host (" + h + " has " + std::to_string(n) + ")");
+  if (!run_test_name.empty()) {
+    const auto op = op_of_test_name(run_test_name);
+    if (!op) fail(r.first_line, "an allreduce, reduce_scatter, allgather, broadcast or reduce test, got " + run_test_name);
+    r.op = *op, r.op_from = "test name line";
+  } else if (const auto op = op_of_file_name(file)) {
+    r.op = *op, r.op_from = "file name";
+  } else if (const auto op = op_of_columns(r.rows.front(), r.ranks)) {
+    r.op = *op, r.op_from = "columns";
+  } else {
+    fail(r.first_line, "a log whose op can be told (name the file after the test, e.g. all_reduce_perf.log)");
+  }
+  runs.push_back(std::move(r));
+}
+
+}  // namespace
+
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file) {
+  Reader r;
+  r.file = file;
+  std::string raw;
+  int n = 0;
+  while (std::getline(in, raw)) {
+    if (++n > 1'000'000) r.fail(n, "at most 1,000,000 lines");
+    if (raw.size() > 4096) r.fail(n, "lines of at most 4096 characters");
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    r.line(raw, n);
+  }
+  if (r.run) r.finish();
+  if (r.runs.empty()) r.fail(std::max(1, n), "nccl-tests output (a \"# nThread ...\" header, rank lines and result rows)");
+  return r.runs;
+}
+
+std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot open the file");
+  return parse_nccl_tests_log(in, file);
+}
+
+int nccl_tests_type_bytes(const std::string& type) {
+  static const std::map<std::string, int> bytes = {
+      {"float", 4},  {"half", 2},   {"bfloat16", 2}, {"double", 8}, {"int8", 1},   {"uint8", 1}, {"int32", 4},
+      {"uint32", 4}, {"int64", 8},  {"uint64", 8},   {"int", 4},    {"char", 1},   {"f8e4m3", 1}, {"f8e5m2", 1},
+      {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
+  const auto it = bytes.find(type);
+  return it == bytes.end() ? 0 : it->second;
+}
+
+}  // namespace redsim

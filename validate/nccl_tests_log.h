@@ -1,0 +1,52 @@
+// Reads nccl-tests output (all_reduce_perf, reduce_scatter_perf, all_gather_perf, broadcast_perf,
+// reduce_perf): the header (threads, GPUs per thread), the "#  Rank" lines (ranks, hosts,
+// devices), the column header (which tells old layouts without redop/root from new ones) and the
+// rows, in-place and out-of-place, with the #wrong column. The one owner of this format.
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace redsim {
+
+struct NcclTestsRow {
+  int line = 0;
+  std::int64_t size_bytes = 0;  // nccl-tests' size column (allgather, reduce-scatter: the whole buffer)
+  std::int64_t count = 0;
+  std::string type;
+  std::string redop;  // "" in layouts without the column
+  int root = -1;
+  double time_us = 0;  // out-of-place
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  std::optional<std::int64_t> wrong;  // nullopt: "N/A" (run with -c 0)
+  double inplace_time_us = 0;         // 0 when the log has no in-place columns
+};
+
+struct NcclTestsRun {
+  std::string file;
+  int first_line = 0;
+  OpKind op = OpKind::allreduce;
+  std::string op_from;  // how the op was told: "test name line", "file name", "columns"
+  int ranks = 0;
+  int nodes = 0;  // distinct hosts of the rank lines
+  int devices_per_node = 0;
+  std::string device;      // the first rank's device name
+  int gpus_per_thread = 1;  // nccl-tests' -g
+  std::vector<NcclTestsRow> rows;
+};
+
+// Throws InputError("FILE: line N: expected ...") for anything it cannot read: a truncated row or
+// log, a row before any header, no rank lines, ranks spread unevenly over hosts, an unknown type,
+// an op it cannot tell (alltoall, sendrecv).
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file);
+std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file);
+
+// Bytes per element of nccl-tests' type names (float, half, bfloat16, double, int8, ...); 0 if unknown.
+int nccl_tests_type_bytes(const std::string& type);
+
+}  // namespace redsim
