@@ -103,21 +103,39 @@ int parse_channels(const std::string& text) {
 
 }  // namespace
 
-Knobs resolve_knobs(const KnobOptions& o) {
-  Knobs k;
-  std::string knobs_path = "$";  // where the config file's knobs are
-  if (!o.config_file.empty()) {
-    auto j = JsonIn::parse_file(o.config_file);
-    JsonIn root(j, "$", o.config_file);
-    root.expect_object();
-    if (auto knobs = root.find("knobs")) {
-      knobs_path = "$.knobs";
-      k = knobs_from_json(knobs->raw(), o.config_file, knobs_path, k);
-    } else {
-      k = knobs_from_json(j, o.config_file, "$", k);
-    }
+namespace {
+
+bool given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
+
+// The knobs of a --config file: its "knobs" member, or the whole object; knobs_path says which.
+Knobs config_knobs(const std::string& file, std::string& knobs_path) {
+  auto j = JsonIn::parse_file(file);
+  JsonIn root(j, "$", file);
+  root.expect_object();
+  if (auto knobs = root.find("knobs")) {
+    knobs_path = "$.knobs";
+    return knobs_from_json(knobs->raw(), file, knobs_path, Knobs{});
   }
-  auto given = [](const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; };
+  return knobs_from_json(j, file, "$", Knobs{});
+}
+
+// A one-line error for an unknown strategy, naming the config file and path when it came from one.
+void check_strategy_name(const std::string& strategy, const std::string& config_file, const std::string& knobs_path) {
+  if (strategy == "all") return;
+  try {
+    make_strategy(strategy);
+  } catch (const InputError&) {
+    if (config_file.empty()) throw;
+    throw InputError(config_file, knobs_path + ".strategy",
+                     "expected one of " + join(strategy_names(), "|") + ", got \"" + strategy + "\"");
+  }
+}
+
+}  // namespace
+
+Knobs resolve_knobs(const KnobOptions& o) {
+  std::string knobs_path = "$";  // where the config file's knobs are
+  Knobs k = o.config_file.empty() ? Knobs{} : config_knobs(o.config_file, knobs_path);
   if (given(o.strategy_opt) || o.config_file.empty()) k.strategy = o.strategy;
   if (given(o.bucket_mb_opt) || o.config_file.empty()) k.bucket_cap_bytes = mib_to_bytes(o.bucket_mb, "--bucket-mb");
   if (given(o.first_bucket_mb_opt) || o.config_file.empty())
@@ -183,18 +201,9 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
     k.localsgd_averaging = *a;
   }
-  if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
   if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
   k.max_ops = o.max_ops;
-  if (k.strategy == "all") return k;
-  try {
-    make_strategy(k.strategy);  // validates the name with a one-line error
-  } catch (const InputError& e) {
-    if (given(o.strategy_opt) || o.config_file.empty()) throw;
-    // The name came from the config file: say where.
-    throw InputError(o.config_file, knobs_path + ".strategy",
-                     "expected one of " + join(strategy_names(), "|") + ", got \"" + k.strategy + "\"");
-  }
+  check_strategy_name(k.strategy, given(o.strategy_opt) ? "" : o.config_file, knobs_path);
   return k;
 }
 
