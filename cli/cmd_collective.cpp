@@ -153,6 +153,7 @@ nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& 
 }
 
 void run_collective(const CollectiveOptions& o) {
+  check_outputs_distinct({{"--cluster", o.cluster_file}}, {{"--json", o.json_file}});
   const auto full = load_cluster(o.cluster_file);
   const auto s = sweep_options(o);
   const auto cluster = cluster_subset(full, o.ranks > 0 ? o.ranks : full.world_size());

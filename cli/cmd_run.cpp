@@ -50,6 +50,7 @@ struct RunOptions {
   std::string out_file;
   std::string timeline_file;
   std::string plan_file;
+  std::string store_addr;  // launched jobs: where rank 0's store listens ("": the environment's)
   double timeout_s = 60;
   std::string buffer_scale = "auto";
   std::string compute_scale;
@@ -255,6 +256,8 @@ rx::RunConfig run_config(const RunOptions& o, std::optional<double> scale) {
 void run_run(const RunOptions& o) {
   // Everything is read and checked before any rank starts.
   const std::optional<double> scale = check_options(o);
+  check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
+                         {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
   const auto trace = load_trace(o.trace_file);
   const auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
@@ -303,7 +306,8 @@ void run_run(const RunOptions& o) {
     }
     return;
   }
-  const rx::RankJob job = rx::launched_rank_job(*world.env, timeout);
+  rx::RankJob job = rx::launched_rank_job(*world.env, timeout);
+  if (!o.store_addr.empty()) job.store_bind_host = o.store_addr;
   if (world.env->rank == 0)
     std::cout << what << "rank 0 of " << world.size << " (" << world.env->launcher << "), backend " << o.backend
               << "\n"
@@ -340,6 +344,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline_file,
                   "write the median step as a Chrome/Perfetto trace here (a process per rank, a thread per stream)");
   cmd->add_option("--plan", opts->plan_file, "write the Plan as executed (bytes at the buffer scale) as JSON here");
+  cmd->add_option("--store-addr", opts->store_addr,
+                  "launched jobs: the address rank 0's rendezvous store listens on (default REDSIM_STORE_ADDR, "
+                  "else MASTER_ADDR; never every interface)");
   cmd->add_option("--timeout-s", opts->timeout_s,
                   "seconds a collective (or the rendezvous) may wait for its peers before the rank gives up")
       ->capture_default_str();

@@ -73,6 +73,8 @@ void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpe
 
 void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
+  check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
+                         {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   auto trace = load_trace(o.trace_file);
   auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));

@@ -146,6 +146,7 @@ void print_histogram(const ModelTrace& t, const TraceSummary& s) {
 }
 
 void run_show(const ShowArgs& a) {
+  check_outputs_distinct({{"file", a.file}}, {{"--json", a.json_file}});
   const ModelTrace t = load_trace(a.file);
   const TraceShowOptions o = show_options(a);
   const TraceSummary s = summarize_trace(t, o);

@@ -124,6 +124,11 @@ std::filesystem::path emit_dir(const TuneCliOptions& o) {
 
 // Outputs go where they can be written, checked now rather than after a long search.
 void check_outputs(const TuneCliOptions& o) {
+  std::vector<NamedPath> outputs{{"--out", o.out_file}, {"--report", o.report_file}};
+  if (!o.emit_dir.empty())
+    for (const char* f : {"pytorch_ddp.py", "deepspeed_config.json", "horovod.env", "nccl.env", "README.txt"})
+      outputs.push_back({"--emit-dir", (emit_dir(o) / f).string()});
+  check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}}, outputs);
   for (const auto* path : {&o.out_file, &o.report_file}) {
     if (path->empty()) continue;
     const auto dir = std::filesystem::path(*path).parent_path();

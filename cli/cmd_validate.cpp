@@ -72,6 +72,12 @@ void print_case(const CaseResult& r, double max_error) {
 }
 
 int run_validate(const ValidateOptions& o) {
+  check_outputs_distinct({{"--trace", o.trace_file},
+                          {"--cluster", o.cluster_file},
+                          {"--config", o.knobs.config_file},
+                          {"--measured", o.measured_file},
+                          {"--matrix", o.matrix_file}},
+                         {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error};
@@ -86,8 +92,14 @@ int run_validate(const ValidateOptions& o) {
     return r.pass ? 0 : 1;
   }
   std::vector<CaseResult> results;
-  for (const auto& c : read_matrix(o.matrix_file, base)) {
-    results.push_back(validate_case(c, predict, note));
+  const auto cases = read_matrix(o.matrix_file, base);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    try {
+      results.push_back(validate_case(cases[i], predict, note));
+    } catch (const InputError& e) {
+      // Name the case in the matrix as well as the file at fault inside it.
+      throw InputError(o.matrix_file, "$[" + std::to_string(i) + "]", std::string("in this case: ") + e.what());
+    }
     print_case(results.back(), o.max_error);
   }
   const MatrixSummary summary = summarize_matrix(results);

@@ -68,6 +68,10 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
                       "localsgd: flat (one allreduce of all parameters, PyTorch's PeriodicModelAverager), bucketed "
                       "(DDP's buckets) or per-param (one allreduce each, HF accelerate)")
           ->capture_default_str();
+  cmd->add_option("--max-ops", o.max_ops,
+                  "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
+                  "point-to-point transfers than this (README.md, Limits)")
+      ->capture_default_str();
   cmd->add_option("--config", o.config_file,
                   "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
 }
@@ -78,7 +82,9 @@ std::int64_t mib_to_bytes(double mib, const char* flag) {
   if (!(mib > 0) || !std::isfinite(mib) || mib > 1024.0 * 1024.0)
     throw InputError("", "", std::string(flag) + ": expected a positive size in MiB (at most 1 TiB), got " +
                                  std::to_string(mib));
-  return static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+  const auto bytes = static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+  if (bytes < 1) throw InputError("", "", std::string(flag) + ": expected a size of at least one byte, got " + std::to_string(mib) + " MiB");
+  return bytes;
 }
 
 int parse_channels(const std::string& text) {
@@ -97,18 +103,39 @@ int parse_channels(const std::string& text) {
 
 }  // namespace
 
-Knobs resolve_knobs(const KnobOptions& o) {
-  Knobs k;
-  if (!o.config_file.empty()) {
-    auto j = JsonIn::parse_file(o.config_file);
-    JsonIn root(j, "$", o.config_file);
-    root.expect_object();
-    if (auto knobs = root.find("knobs"))
-      k = knobs_from_json(knobs->raw(), o.config_file, "$.knobs", k);
-    else
-      k = knobs_from_json(j, o.config_file, "$", k);
+namespace {
+
+bool given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
+
+// The knobs of a --config file: its "knobs" member, or the whole object; knobs_path says which.
+Knobs config_knobs(const std::string& file, std::string& knobs_path) {
+  auto j = JsonIn::parse_file(file);
+  JsonIn root(j, "$", file);
+  root.expect_object();
+  if (auto knobs = root.find("knobs")) {
+    knobs_path = "$.knobs";
+    return knobs_from_json(knobs->raw(), file, knobs_path, Knobs{});
   }
-  auto given = [](const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; };
+  return knobs_from_json(j, file, "$", Knobs{});
+}
+
+// A one-line error for an unknown strategy, naming the config file and path when it came from one.
+void check_strategy_name(const std::string& strategy, const std::string& config_file, const std::string& knobs_path) {
+  if (strategy == "all") return;
+  try {
+    make_strategy(strategy);
+  } catch (const InputError&) {
+    if (config_file.empty()) throw;
+    throw InputError(config_file, knobs_path + ".strategy",
+                     "expected one of " + join(strategy_names(), "|") + ", got \"" + strategy + "\"");
+  }
+}
+
+}  // namespace
+
+Knobs resolve_knobs(const KnobOptions& o) {
+  std::string knobs_path = "$";  // where the config file's knobs are
+  Knobs k = o.config_file.empty() ? Knobs{} : config_knobs(o.config_file, knobs_path);
   if (given(o.strategy_opt) || o.config_file.empty()) k.strategy = o.strategy;
   if (given(o.bucket_mb_opt) || o.config_file.empty()) k.bucket_cap_bytes = mib_to_bytes(o.bucket_mb, "--bucket-mb");
   if (given(o.first_bucket_mb_opt) || o.config_file.empty())
@@ -174,7 +201,9 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
     k.localsgd_averaging = *a;
   }
-  if (k.strategy != "all") make_strategy(k.strategy);  // validates the name with a one-line error
+  if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
+  k.max_ops = o.max_ops;
+  check_strategy_name(k.strategy, given(o.strategy_opt) ? "" : o.config_file, knobs_path);
   return k;
 }
 

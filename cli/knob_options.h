@@ -29,6 +29,7 @@ struct KnobOptions {
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
   std::string localsgd_averaging = "flat";
+  std::int64_t max_ops = kDefaultMaxOps;
 
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;

@@ -1,12 +1,41 @@
 #include "core/cluster_json.h"
 
+#include <cstdio>
 #include <limits>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/json_in.h"
 
 namespace redsim {
 namespace {
+
+// Sane ranges (configs/README.md, "Limits"): a bandwidth of 1e300 makes SimGrid abort, and a
+// latency of hours is a typo, not a network.
+constexpr double kMinBandwidth = 1e-6;   // GB/s or Gb/s: 1 kB/s
+constexpr double kMaxBandwidth = 1e6;    // GB/s or Gb/s: 1 PB/s, far above any link
+constexpr double kMaxLatencyUs = 1e6;    // 1 s
+constexpr double kMinSpeedup = 1e-3, kMaxSpeedup = 1e3;
+
+double in_range(const JsonIn& v, double lo, double hi, bool zero_ok, const char* what) {
+  const double x = v.number();
+  if ((zero_ok && x == 0) || (x >= lo && x <= hi)) return x;
+  char range[96];
+  std::snprintf(range, sizeof range, " from %g to %g", lo, hi);
+  v.fail(std::string(zero_ok ? "0 or " : "") + what + range);
+}
+
+double bandwidth(const JsonIn& v) { return in_range(v, kMinBandwidth, kMaxBandwidth, false, "a bandwidth"); }
+double latency_us(const JsonIn& v) { return in_range(v, 0, kMaxLatencyUs, false, "a latency in microseconds"); }
+// Optional members whose 0 (or absence) means "not given".
+double optional_bandwidth(const JsonIn& parent, std::string_view key) {
+  auto m = parent.find(key);
+  return m ? in_range(*m, kMinBandwidth, kMaxBandwidth, true, "a bandwidth") : 0.0;
+}
+double optional_latency_us(const JsonIn& parent, std::string_view key) {
+  auto m = parent.find(key);
+  return m ? latency_us(*m) : 0.0;
+}
 
 int small_positive_int(const JsonIn& v, std::int64_t max) {
   auto n = v.positive_integer();
@@ -20,22 +49,23 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
   c.device.name = d.at("name").nonempty_string();
   if (auto aliases = d.find("aliases"))
     for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
-  c.device.compute_speedup = d.positive_number_or("compute_speedup", 1.0);
+  if (auto s = d.find("compute_speedup"))
+    c.device.compute_speedup = in_range(*s, kMinSpeedup, kMaxSpeedup, false, "a speed-up");
   if (auto ref = d.find("speedup_reference")) c.device.speedup_reference = ref->nonempty_string();
   // A factor with no stated reference is the silent conversion that made CPU traces look like
   // H100 ones: say which device the speed-up is measured against.
   if (c.device.compute_speedup != 1.0 && c.device.speedup_reference.empty())
     d.at("compute_speedup").fail("a speedup_reference next to a compute_speedup other than 1 (the device the "
                                  "speed-up is relative to, e.g. \"A100-SXM4-80GB\", or \"*\" for any trace)");
-  c.device.memory_GB = d.nonnegative_number_or("memory_GB", 0.0);
-  c.device.reduce_GBps = d.nonnegative_number_or("reduce_GBps", 0.0);
+  if (auto m = d.find("memory_GB")) c.device.memory_GB = in_range(*m, 0, 1e9, false, "a memory size in GB");
+  c.device.reduce_GBps = optional_bandwidth(d, "reduce_GBps");
   if (auto cc = d.find("compute_capability")) {
     c.device.compute_capability = cc->nonnegative_number();
     if (c.device.compute_capability > 0 && (c.device.compute_capability < 3 || c.device.compute_capability >= 20))
       cc->fail("a CUDA compute capability such as 7.0, 8.0 or 9.0 (0 for no GPU)");
   }
-  c.device.pcie_GBps = d.nonnegative_number_or("pcie_GBps", 0.0);
-  c.device.memory_GBps = d.nonnegative_number_or("memory_GBps", 0.0);
+  c.device.pcie_GBps = optional_bandwidth(d, "pcie_GBps");
+  c.device.memory_GBps = optional_bandwidth(d, "memory_GBps");
 }
 
 void read_framework(const JsonIn& f, ClusterSpec& c) {
@@ -80,8 +110,8 @@ void read_intra(const JsonIn& in, ClusterSpec& c) {
                  "pcie_uplink_GBps", "sockets", "socket_link_GBps", "nvlinks"});
   const auto fabric = in.at("fabric").one_of({"nvswitch", "pcie", "nvlink"});
   c.intra.fabric = fabric == "pcie" ? IntraFabric::pcie : fabric == "nvlink" ? IntraFabric::nvlink : IntraFabric::nvswitch;
-  c.intra.link_bandwidth_GBps = in.at("link_bandwidth_GBps").positive_number();
-  c.intra.latency_us = in.at("latency_us").nonnegative_number();
+  c.intra.link_bandwidth_GBps = bandwidth(in.at("link_bandwidth_GBps"));
+  c.intra.latency_us = latency_us(in.at("latency_us"));
   auto only_on = [&](std::string_view key, IntraFabric f, const char* name) {
     if (auto m = in.find(key); m && c.intra.fabric != f) m->fail(std::string("no such member for a ") + std::string(fabric) + " fabric (" + name + " only)");
   };
@@ -102,13 +132,13 @@ void read_intra(const JsonIn& in, ClusterSpec& c) {
     if (c.devices_per_node % c.intra.devices_per_pcie_switch != 0)
       dps->fail("a divisor of devices_per_node (" + std::to_string(c.devices_per_node) + ")");
   }
-  c.intra.pcie_uplink_GBps = in.nonnegative_number_or("pcie_uplink_GBps", 0.0);
+  c.intra.pcie_uplink_GBps = optional_bandwidth(in, "pcie_uplink_GBps");
   if (auto s = in.find("sockets")) {
     c.intra.sockets = small_positive_int(*s, 16);
     if (c.pcie_switches_per_node() % c.intra.sockets != 0)
       s->fail("a divisor of the PCIe switch count (" + std::to_string(c.pcie_switches_per_node()) + ")");
   }
-  c.intra.socket_link_GBps = in.nonnegative_number_or("socket_link_GBps", 0.0);
+  c.intra.socket_link_GBps = optional_bandwidth(in, "socket_link_GBps");
   if (c.intra.fabric == IntraFabric::nvlink) c.intra.nvlinks = read_nvlink_matrix(in.at("nvlinks"), c.devices_per_node);
 }
 
@@ -125,13 +155,14 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
   if (sw % k != 0 && k % sw != 0)
     nics.fail("a count the " + std::to_string(sw) + " PCIe switches per node can host evenly (a divisor or multiple of " +
               std::to_string(sw) + ")");
-  c.inter.nic_bandwidth_gbps = ex.at("nic_bandwidth_gbps").positive_number();
-  c.inter.latency_us = ex.at("latency_us").nonnegative_number();
+  c.inter.nic_bandwidth_gbps = bandwidth(ex.at("nic_bandwidth_gbps"));
+  c.inter.latency_us = latency_us(ex.at("latency_us"));
   if (c.inter.topology == InterTopology::fat_tree) {
     c.inter.nodes_per_leaf = small_positive_int(ex.at("nodes_per_leaf"), c.nodes);
     c.inter.oversubscription = ex.positive_number_or("oversubscription", 1.0);
-    if (c.inter.oversubscription < 1.0) ex.at("oversubscription").fail("a ratio of at least 1 (downlink:uplink)");
-    c.inter.spine_latency_us = ex.nonnegative_number_or("spine_latency_us", 0.0);
+    if (c.inter.oversubscription < 1.0 || c.inter.oversubscription > 1e3)
+      ex.at("oversubscription").fail("a ratio from 1 to 1000 (downlink:uplink)");
+    c.inter.spine_latency_us = optional_latency_us(ex, "spine_latency_us");
   } else {
     for (auto key : {"nodes_per_leaf", "oversubscription", "spine_latency_us"})
       if (auto m = ex.find(key)) m->fail("no such member for a star topology (use \"fat-tree\")");
@@ -156,12 +187,12 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
     j.at("nodes").fail("at most 4,194,304 devices in all");
   if (auto lib = j.find("collective_library"))
     c.library = lib->one_of({"ideal", "nccl"}) == "nccl" ? CollectiveLibrary::nccl : CollectiveLibrary::ideal;
-  c.collective_launch_us = j.nonnegative_number_or("collective_launch_us", 0.0);
+  c.collective_launch_us = optional_latency_us(j, "collective_launch_us");
   if (auto by = j.find("collective_launch_us_by_kind")) {
     by->expect_object();
     by->allow_only({"allreduce", "reduce", "reduce_scatter", "allgather", "broadcast"});
     for (OpKind k : {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast})
-      if (auto v = by->find(op_kind_name(k))) c.collective_launch_us_by_kind[k] = v->nonnegative_number();
+      if (auto v = by->find(op_kind_name(k))) c.collective_launch_us_by_kind[k] = latency_us(*v);
   }
   read_device(j.at("device"), c);
   if (c.devices_per_node > 1 || j.find("intra_node")) read_intra(j.at("intra_node"), c);

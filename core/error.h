@@ -13,4 +13,8 @@ class InputError : public std::runtime_error {
 
 inline constexpr int kExitBadInput = 2;
 
+// Replaces bytes that could drive a terminal or break a line (controls, DEL, non-ASCII) by \xNN,
+// so a message never echoes raw input bytes. Every InputError message goes through it.
+std::string printable(const std::string& s);
+
 }  // namespace redsim

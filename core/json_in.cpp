@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/join.h"
+#include "core/json_parse.h"
 
 namespace redsim {
 
@@ -13,35 +14,22 @@ JsonIn::JsonIn(const json& node, std::string path, std::string file)
     : node_(&node), path_(std::move(path)), file_(std::move(file)) {}
 
 json JsonIn::parse_text(const std::string& text, const std::string& file) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann reports a byte offset; turn it into line:column, which editors understand.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    // nlohmann's own account of what it found ends its message: "... - invalid literal; last read: 'x'".
-    const std::string what = e.what();
-    const auto dash = what.rfind(" - ");
-    const std::string found = dash == std::string::npos ? "" : " (" + what.substr(dash + 3) + ")";
-    throw InputError(file, "$", "malformed JSON at line " + std::to_string(line) + ", column " +
-                                    std::to_string(col) + ": expected valid JSON, got text that is not valid JSON" +
-                                    found);
-  }
+  return parse_json_strict(text, file);
 }
 
 json JsonIn::parse_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_text(ss.str(), file);
+  // Bounded: --trace /dev/zero must not read forever.
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxJsonFileBytes)
+      throw InputError(file, "", "expected a JSON file of at most " + std::to_string(kMaxJsonFileBytes >> 20) +
+                                     " MiB, got more");
+  }
+  return parse_text(text, file);
 }
 
 std::string JsonIn::describe() const {

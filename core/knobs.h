@@ -6,6 +6,7 @@
 
 #include "core/collective_types.h"
 #include "core/dtype.h"
+#include "core/plan.h"
 #include "core/units.h"
 
 namespace redsim {
@@ -44,6 +45,9 @@ struct Knobs {
   // localsgd
   int localsgd_period = 1;  // H local steps per parameter averaging
   Averaging localsgd_averaging = Averaging::flat;
+
+  // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
+  std::int64_t max_ops = kDefaultMaxOps;
 };
 
 std::string_view bucket_order_name(BucketOrder o);

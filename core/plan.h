@@ -64,8 +64,13 @@ struct RankMemory {
   std::int64_t total_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + comm_buffer_bytes; }
 };
 
+// The most work one simulation may take by default (README "Limits", --max-ops): op instances
+// (plan ops x ranks, 40 bytes of timeline each) and, for the exact fidelity, transfers.
+inline constexpr std::int64_t kDefaultMaxOps = 20'000'000;
+
 struct Plan {
   std::string strategy;
+  std::int64_t max_ops = kDefaultMaxOps;  // the limit above, as the knobs set it
   int world_size = 1;
   std::int64_t samples_per_step = 1;  // global batch of one optimizer step
   int steps = 1;                      // training steps the plan covers (LocalSGD windows, etc.)

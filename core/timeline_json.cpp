@@ -37,6 +37,13 @@ json timeline_to_json(const Plan& plan, const Timeline& tl, const std::vector<in
 
 namespace {
 
+// A measured time in seconds: finite and within 1e9 s (31 years) of the step's start.
+double time_s(const JsonIn& v) {
+  const double t = v.number();
+  if (std::fabs(t) > 1e9) v.fail("a time in seconds within 1e9 of the step's start");
+  return t;
+}
+
 void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
     throw InputError(ops.file(), ops.path(),
@@ -48,9 +55,9 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
     if (auto id = o.find("op"); id && id->integer() != static_cast<std::int64_t>(i))
       id->fail("op " + std::to_string(i) + " (ops in plan order)");
     auto& t = tl.at(row, i);
-    t.start_s = o.at("start_s").number();
-    t.end_s = o.at("end_s").number();
-    t.ready_s = o.number_or("ready_s", t.start_s);
+    t.start_s = time_s(o.at("start_s"));
+    t.end_s = time_s(o.at("end_s"));
+    t.ready_s = o.find("ready_s") ? time_s(o.at("ready_s")) : t.start_s;
     if (auto b = o.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
     if (auto b = o.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
   }

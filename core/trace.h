@@ -8,6 +8,14 @@
 
 namespace redsim {
 
+// What a trace may ask for (traces/README.md, "Limits"). Far above any real model, low enough
+// that every sum and product redsim forms from them fits in 64 bits (batch x ranks x
+// micro-batches, bytes x optimizer factors) and that SimGrid's clock keeps its precision.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 44;  // 1.8e13
+inline constexpr std::int64_t kMaxModelBytes = std::int64_t{1} << 50;       // 1 PiB of params and buffers
+inline constexpr std::int64_t kMaxBatchSizePerRank = std::int64_t{1} << 24;  // 16,777,216 samples
+inline constexpr double kMaxOpTimeS = 3600;                                   // one layer, one hour
+
 struct TraceLayer {
   std::string name;
   double forward_s = 0;   // on the trace's reference device, for batch_size_per_rank samples

@@ -15,6 +15,25 @@ DType read_dtype(const JsonIn& v) {
   return *t;
 }
 
+double op_time_s(const JsonIn& v) {
+  const double s = v.nonnegative_number();
+  if (s > kMaxOpTimeS) v.fail("a time in seconds from 0 to " + std::to_string(static_cast<int>(kMaxOpTimeS)));
+  return s;
+}
+
+std::int64_t tensor_numel(const JsonIn& v) {
+  const std::int64_t n = v.positive_integer();
+  if (n > kMaxTensorElements) v.fail("a positive element count at most 2^44");
+  return n;
+}
+
+// Adds a tensor's bytes to the model's running total, refusing a model over kMaxModelBytes (the
+// sums and products made from it later could no longer overflow).
+void add_model_bytes(std::int64_t& total, std::int64_t bytes, const JsonIn& where) {
+  total += bytes;  // both terms are at most 2^50 here: no overflow
+  if (total > kMaxModelBytes) where.fail("a model of at most 2^50 bytes (1 PiB) of parameters and buffers in all");
+}
+
 }  // namespace
 
 ModelTrace trace_from_json(const json& root, const std::string& file) {
@@ -29,15 +48,17 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
   t.source = j.string_or("source", "");
   t.reference_device = j.at("reference_device").nonempty_string();
   t.batch_size_per_rank = j.at("batch_size_per_rank").positive_integer();
-  t.optimizer_s = j.nonnegative_number_or("optimizer_s", 0.0);
+  if (t.batch_size_per_rank > kMaxBatchSizePerRank) j.at("batch_size_per_rank").fail("a positive integer at most 2^24");
+  if (auto o = j.find("optimizer_s")) t.optimizer_s = op_time_s(*o);
+  std::int64_t model_bytes = 0;
 
   std::map<std::string, std::size_t> layer_index;
   for (const auto& l : j.at("layers").nonempty_items()) {
     l.allow_only({"name", "forward_s", "backward_s"});
     TraceLayer layer;
     layer.name = l.at("name").nonempty_string();
-    layer.forward_s = l.at("forward_s").nonnegative_number();
-    layer.backward_s = l.at("backward_s").nonnegative_number();
+    layer.forward_s = op_time_s(l.at("forward_s"));
+    layer.backward_s = op_time_s(l.at("backward_s"));
     if (!layer_index.emplace(layer.name, t.layers.size()).second) l.at("name").fail("a unique layer name");
     t.layers.push_back(std::move(layer));
   }
@@ -47,8 +68,9 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
     p.allow_only({"name", "numel", "dtype", "layer", "trainable", "excluded"});
     TraceParam param;
     param.name = p.at("name").nonempty_string();
-    param.numel = p.at("numel").positive_integer();
+    param.numel = tensor_numel(p.at("numel"));
     param.dtype = read_dtype(p.at("dtype"));
+    add_model_bytes(model_bytes, param.bytes(), p.at("numel"));
     auto layer = p.at("layer");
     auto it = layer_index.find(layer.string());
     if (it == layer_index.end()) layer.fail("the name of a layer listed in $.layers");
@@ -83,8 +105,9 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
       b.allow_only({"name", "numel", "dtype", "broadcast"});
       TraceBuffer buf;
       buf.name = b.at("name").nonempty_string();
-      buf.numel = b.at("numel").positive_integer();
+      buf.numel = tensor_numel(b.at("numel"));
       buf.dtype = read_dtype(b.at("dtype"));
+      add_model_bytes(model_bytes, buf.bytes(), b.at("numel"));
       buf.broadcast = b.boolean_or("broadcast", true);
       t.buffers.push_back(std::move(buf));
     }

@@ -1,7 +1,12 @@
 #include "realexec/launch_env.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 namespace redsim::realexec {
 namespace {
@@ -43,7 +48,37 @@ int require_int(const GetEnv& env, const char* name, const char* launcher, bool 
   return *n;
 }
 
+std::string secret_from_file(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0)
+    throw std::invalid_argument(std::string("REDSIM_STORE_SECRET_FILE=") + path + ": cannot read the file");
+  if (st.st_uid != ::getuid() || (st.st_mode & 077) != 0)
+    throw std::invalid_argument(std::string("REDSIM_STORE_SECRET_FILE=") + path +
+                                ": expected a file owned by this user and readable by no one else (chmod 600)");
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
 }  // namespace
+
+std::string store_secret_from(const GetEnv& env) {
+  std::string secret;
+  if (const char* v = env(kStoreSecretVar); v != nullptr && *v != '\0')
+    secret = v;
+  else if (const char* f = env("REDSIM_STORE_SECRET_FILE"); f != nullptr && *f != '\0')
+    secret = secret_from_file(f);
+  else
+    throw std::invalid_argument(
+        "REDSIM_STORE_SECRET is not set: every rank of a launched job needs the same secret for the rendezvous "
+        "store (e.g. export REDSIM_STORE_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n') before "
+        "torchrun/mpirun/srun, or REDSIM_STORE_SECRET_FILE naming a chmod-600 file)");
+  if (secret.empty() || secret.size() > 1024)
+    throw std::invalid_argument("the rendezvous store secret must be 1 to 1024 bytes");
+  return secret;
+}
 
 std::optional<LaunchEnv> launch_env_from(const GetEnv& env) {
   for (const auto& s : kSchemes) {
@@ -72,6 +107,9 @@ std::optional<LaunchEnv> launch_env_from(const GetEnv& env) {
     }
     if (port < 1 || port > 65535) throw std::invalid_argument("store port " + std::to_string(port) + " is not a TCP port");
     e.store_port = port;
+    const char* bind = env("REDSIM_STORE_ADDR");
+    e.store_bind_addr = bind != nullptr && *bind != '\0' ? bind : e.master_addr;
+    e.store_secret = store_secret_from(env);
     if (const char* v = env("GLOO_SOCKET_IFNAME")) e.gloo_iface = v;
     if (const char* v = env("REDSIM_GLOO_HOSTNAME")) e.gloo_hostname = v;
     return e;

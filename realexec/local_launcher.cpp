@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "realexec/backend.h"
 #include "realexec/clock.h"
+#include "realexec/launch_env.h"
 #include "realexec/tcp_store.h"
 
 namespace redsim::realexec {
@@ -47,6 +49,7 @@ std::string describe_exit(const RankExit& e) {
 LaunchReport launch_local(int ranks, const std::function<int(int, int)>& rank_main, std::chrono::milliseconds grace) {
   if (ranks < 1) throw std::invalid_argument("--ranks must be at least 1");
   ListeningSocket sock = listen_tcp("127.0.0.1", 0);
+  const std::string secret = make_store_secret();
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
@@ -59,6 +62,7 @@ LaunchReport launch_local(int ranks, const std::function<int(int, int)>& rank_ma
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(kExitPeerFailure);
       ::close(sock.fd);
+      ::setenv(kStoreSecretVar, secret.c_str(), 1);  // the job's secret, for this rank only
       int rc = kExitRankError;
       try {
         rc = rank_main(r, sock.port);
@@ -82,7 +86,7 @@ LaunchReport launch_local(int ranks, const std::function<int(int, int)>& rank_ma
 
   LaunchReport report;
   {
-    TcpStoreServer server(sock);  // serves until every rank is gone
+    TcpStoreServer server(sock, secret);  // serves until every rank is gone
     std::size_t remaining = rank_of.size();
     bool any_failure = false;
     double deadline = 0;

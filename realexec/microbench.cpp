@@ -127,8 +127,9 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
   std::unique_ptr<TcpStore> store;
   std::unique_ptr<Backend> backend;
   try {
-    if (job.serve_store) server = std::make_unique<TcpStoreServer>(listen_tcp("", job.store_port));
-    store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout);
+    if (job.serve_store)
+      server = std::make_unique<TcpStoreServer>(listen_tcp(job.store_bind_host, job.store_port), job.store_secret);
+    store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout, job.store_secret);
     backend = make_backend(cfg.backend, *store, job);
     auto comm = backend->make_communicator("calibrate");
     {

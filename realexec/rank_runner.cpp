@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -116,6 +117,7 @@ RankJob local_rank_job(int rank, int world_size, int store_port, std::chrono::mi
   job.world_size = world_size;
   job.store_host = "127.0.0.1";
   job.store_port = store_port;
+  job.store_secret = store_secret_from([](const char* name) { return std::getenv(name); });
   job.local_rank = rank;
   job.ranks_on_host = world_size;
   job.gloo_hostname = "127.0.0.1";
@@ -129,6 +131,8 @@ RankJob launched_rank_job(const LaunchEnv& env, std::chrono::milliseconds timeou
   job.world_size = env.world_size;
   job.store_host = env.master_addr;
   job.store_port = env.store_port;
+  job.store_bind_host = env.store_bind_addr;
+  job.store_secret = env.store_secret;
   job.serve_store = env.rank == 0;
   job.local_rank = env.local_rank;
   job.ranks_on_host = env.local_world_size;
@@ -198,8 +202,9 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
   int code = 0;
   std::string message;
   try {
-    if (job.serve_store) server = std::make_unique<TcpStoreServer>(listen_tcp("", job.store_port));
-    store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout);
+    if (job.serve_store)
+      server = std::make_unique<TcpStoreServer>(listen_tcp(job.store_bind_host, job.store_port), job.store_secret);
+    store = std::make_unique<TcpStore>(job.store_host, job.store_port, job.timeout, job.timeout, job.store_secret);
     backend = make_backend(cfg.backend, *store, job);
     const BufferScale scale = agree_buffer_scale(*store, plan, job, cfg, *backend);
     if (job.rank == 0 && cfg.progress) {

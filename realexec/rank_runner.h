@@ -27,7 +27,9 @@ struct RankJob {
   int rank = 0;
   int world_size = 1;
   std::string store_host = "127.0.0.1";
+  std::string store_bind_host = "127.0.0.1";  // where a serving rank listens (never every interface)
   int store_port = 0;
+  std::string store_secret;  // the job's secret, presented to the store
   bool serve_store = false;  // this rank (0 of a launched job) serves the store on store_port
   int local_rank = 0;        // NCCL device selection
   int ranks_on_host = 1;     // for the memory budget
@@ -39,7 +41,8 @@ struct RankJob {
   bool exit_on_failure = true;
 };
 
-// A rank of a job on this host started by redsim itself (the store on 127.0.0.1:store_port).
+// A rank of a job on this host started by redsim itself (the store on 127.0.0.1:store_port; the
+// secret from REDSIM_STORE_SECRET, which launch_local sets in each rank).
 RankJob local_rank_job(int rank, int world_size, int store_port, std::chrono::milliseconds timeout);
 // This process's rank of a job started by torchrun/mpirun/srun (rank 0 serves the store).
 RankJob launched_rank_job(const LaunchEnv& env, std::chrono::milliseconds timeout);

@@ -6,11 +6,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
 namespace redsim::realexec {
@@ -57,7 +60,26 @@ bool get_pod(int fd, T& v) {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Constant time in the secret's content: the comparison leaks its length at most.
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace
+
+std::string make_store_secret() {
+  std::random_device rd;  // getrandom(2) on Linux
+  std::string hex;
+  for (int i = 0; i < 8; ++i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    hex += buf;
+  }
+  return hex;
+}
 
 ListeningSocket listen_tcp(const std::string& bind_host, int port) {
   addrinfo hints{};
@@ -95,7 +117,12 @@ ListeningSocket listen_tcp(const std::string& bind_host, int port) {
   return {fd, ntohs(addr.sin_port)};
 }
 
-TcpStoreServer::TcpStoreServer(ListeningSocket sock) : listen_fd_(sock.fd), port_(sock.port) {
+TcpStoreServer::TcpStoreServer(ListeningSocket sock, std::string secret)
+    : listen_fd_(sock.fd), port_(sock.port), secret_(std::move(secret)) {
+  if (secret_.empty() || secret_.size() > kMaxStoreSecretBytes) {
+    ::close(listen_fd_);
+    throw std::invalid_argument("rendezvous store: the job's secret must be 1 to 1024 bytes");
+  }
   if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) throw std::runtime_error("rendezvous store: pipe: " + errno_text());
   accept_thread_ = std::thread([this] { accept_loop(); });
 }
@@ -136,65 +163,119 @@ void TcpStoreServer::accept_loop() {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (client_fds_.size() >= kMaxStoreClients) {
+      ::close(fd);  // a flood of connections must not exhaust threads
+      continue;
+    }
     client_fds_.push_back(fd);
-    client_threads_.emplace_back([this, fd] { serve_client(fd); });
+    try {
+      client_threads_.emplace_back([this, fd] { serve_client(fd); });
+    } catch (const std::exception&) {
+      client_fds_.pop_back();
+      ::close(fd);
+    }
   }
+}
+
+bool TcpStoreServer::authenticate(int fd) {
+  // A peer that never sends its secret must not hold a thread forever.
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::uint32_t len = 0;
+  if (!get_pod(fd, len) || len == 0 || len > kMaxStoreSecretBytes) return false;
+  std::string presented(len, '\0');
+  if (!read_all(fd, presented.data(), len)) return false;
+  const std::uint8_t verdict = same_secret(presented, secret_) ? kOk : kTimedOut;
+  if (!write_all(fd, &verdict, 1) || verdict != kOk) return false;
+  tv = {0, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return true;
 }
 
 void TcpStoreServer::serve_client(int fd) {
-  for (;;) {
-    std::uint8_t op = 0;
-    std::uint32_t nkeys = 0;
-    if (!get_pod(fd, op) || !get_pod(fd, nkeys) || nkeys > (1u << 20)) return;
-    std::vector<std::string> keys(nkeys);
-    for (auto& k : keys) {
-      std::uint32_t len = 0;
-      if (!get_pod(fd, len) || len > (1u << 20)) return;
-      k.resize(len);
-      if (len > 0 && !read_all(fd, k.data(), len)) return;
-    }
-    std::uint64_t vlen = 0;
-    if (!get_pod(fd, vlen)) return;
-    std::vector<char> value(vlen);
-    if (vlen > 0 && !read_all(fd, value.data(), vlen)) return;
-    std::int64_t timeout_ms = 0;
-    if (!get_pod(fd, timeout_ms)) return;
+  // Whatever a peer sends, only its own connection ends: never the process.
+  try {
+    if (authenticate(fd))
+      while (serve_request(fd)) {
+      }
+  } catch (...) {
+  }
+  ::shutdown(fd, SHUT_RDWR);
+}
 
-    std::uint8_t status = kOk;
-    std::vector<char> reply;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      if (op == kOpSet && nkeys == 1) {
-        data_[keys[0]] = std::move(value);
-        cv_.notify_all();
-      } else if (op == kOpGet || op == kOpWait) {
-        auto ready = [&] {
-          if (stop_) return true;
-          for (const auto& k : keys)
-            if (data_.find(k) == data_.end()) return false;
-          return true;
-        };
-        if (!cv_.wait_until(lock, deadline, ready) || stop_) {
-          status = kTimedOut;
-        } else if (op == kOpGet && nkeys == 1) {
-          reply = data_[keys[0]];
-        }
-      } else {
-        return;  // malformed request: drop the client
+// One request; false when the client is gone or sent something malformed.
+bool TcpStoreServer::serve_request(int fd) {
+  std::uint8_t op = 0;
+  std::uint32_t nkeys = 0;
+  if (!get_pod(fd, op) || !get_pod(fd, nkeys) || nkeys > kMaxStoreKeys) return false;
+  if (op != kOpSet && op != kOpGet && op != kOpWait) return false;
+  if ((op == kOpSet || op == kOpGet) && nkeys != 1) return false;
+  std::vector<std::string> keys(nkeys);
+  for (auto& k : keys) {
+    std::uint32_t len = 0;
+    if (!get_pod(fd, len) || len > kMaxStoreKeyBytes) return false;
+    k.resize(len);
+    if (len > 0 && !read_all(fd, k.data(), len)) return false;
+  }
+  std::uint64_t vlen = 0;
+  if (!get_pod(fd, vlen) || vlen > kMaxStoreValueBytes || (op != kOpSet && vlen != 0)) return false;
+  std::vector<char> value(vlen);
+  if (vlen > 0 && !read_all(fd, value.data(), vlen)) return false;
+  std::int64_t timeout_ms = 0;
+  if (!get_pod(fd, timeout_ms) || timeout_ms < 0 || timeout_ms > kMaxStoreTimeoutMs) return false;
+
+  std::uint8_t status = kOk;
+  std::vector<char> reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (op == kOpSet) {
+      data_[keys[0]] = std::move(value);
+      cv_.notify_all();
+    } else {
+      auto ready = [&] {
+        if (stop_) return true;
+        for (const auto& k : keys)
+          if (data_.find(k) == data_.end()) return false;
+        return true;
+      };
+      if (!cv_.wait_until(lock, deadline, ready) || stop_) {
+        status = kTimedOut;
+      } else if (op == kOpGet) {
+        reply = data_[keys[0]];
       }
     }
-    std::vector<char> out;
-    put(out, status);
-    put(out, static_cast<std::uint64_t>(reply.size()));
-    out.insert(out.end(), reply.begin(), reply.end());
-    if (!write_all(fd, out.data(), out.size())) return;
   }
+  std::vector<char> out;
+  put(out, status);
+  put(out, static_cast<std::uint64_t>(reply.size()));
+  out.insert(out.end(), reply.begin(), reply.end());
+  return write_all(fd, out.data(), out.size());
 }
 
 TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout,
-                   std::chrono::milliseconds connect_timeout)
+                   std::chrono::milliseconds connect_timeout, const std::string& secret)
     : where_(host + ":" + std::to_string(port)), timeout_(timeout) {
+  connect_until(host, port, connect_timeout);
+  try {
+    present_secret(secret);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+void TcpStore::present_secret(const std::string& secret) {
+  std::vector<char> msg;
+  put(msg, static_cast<std::uint32_t>(secret.size()));
+  msg.insert(msg.end(), secret.begin(), secret.end());
+  std::uint8_t verdict = kTimedOut;
+  if (!write_all(fd_, msg.data(), msg.size()) || !get_pod(fd_, verdict) || verdict != kOk)
+    throw std::runtime_error("rendezvous store at " + where_ +
+                             " rejected this rank's secret (every rank needs the job's REDSIM_STORE_SECRET)");
+}
+
+void TcpStore::connect_until(const std::string& host, int port, std::chrono::milliseconds connect_timeout) {
   const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
   std::string last_error = "no attempt";
   for (;;) {
@@ -251,6 +332,9 @@ std::vector<char> TcpStore::request(std::uint8_t op, const std::vector<std::stri
   std::uint64_t len = 0;
   if (!write_all(fd_, msg.data(), msg.size()) || !get_pod(fd_, status) || !get_pod(fd_, len))
     throw std::runtime_error("rendezvous store at " + where_ + " closed the connection (rank 0 or the launcher exited)");
+  if (len > kMaxStoreValueBytes)
+    throw std::runtime_error("rendezvous store at " + where_ + " sent a reply of " + std::to_string(len) +
+                             " bytes, over the limit of " + std::to_string(kMaxStoreValueBytes));
   std::vector<char> reply(len);
   if (len > 0 && !read_all(fd_, reply.data(), len))
     throw std::runtime_error("rendezvous store at " + where_ + " closed the connection (rank 0 or the launcher exited)");

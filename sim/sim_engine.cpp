@@ -1,5 +1,6 @@
 #include "sim/sim_engine.h"
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -105,6 +106,32 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
   }
 }
 
+void check_timeline_complete(const Plan& plan, const Timeline& tl) {
+  for (int r = 0; r < plan.world_size; ++r)
+    for (std::size_t id = 0; id < plan.ops.size(); ++id) {
+      const OpTiming& t = tl.at(r, id);
+      if (!(std::isfinite(t.end_s) && t.ready_s >= 0 && t.start_s >= t.ready_s && t.end_s >= t.start_s))
+        throw std::runtime_error("the simulation did not finish op " + plan.ops[id].name + " on rank " +
+                                 std::to_string(r) + " (ready " + std::to_string(t.ready_s) + " s, start " +
+                                 std::to_string(t.start_s) + " s, end " + std::to_string(t.end_s) + " s)");
+    }
+}
+
+void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used) {
+  const std::int64_t instances = static_cast<std::int64_t>(plan.ops.size()) * plan.world_size;
+  if (instances > plan.max_ops)
+    throw InputError("", "", "the plan has " + std::to_string(plan.ops.size()) + " ops on each of " +
+                                 std::to_string(plan.world_size) + " ranks (" + std::to_string(instances) +
+                                 " op instances), over the limit of " + std::to_string(plan.max_ops) +
+                                 " (--max-ops): use larger buckets or fewer ranks, or raise --max-ops");
+  if (used != Fidelity::exact) return;
+  const std::int64_t transfers = estimated_exact_transfers(plan, cluster);
+  if (transfers > plan.max_ops)
+    throw InputError("", "", "the exact fidelity would simulate about " + std::to_string(transfers) +
+                                 " transfers, over the limit of " + std::to_string(plan.max_ops) +
+                                 " (--max-ops): use --fidelity scalable or auto, or raise --max-ops");
+}
+
 namespace {
 
 // Per-rank completion flags; stream actors of a rank wait on them for cross-stream dependencies.
@@ -188,6 +215,13 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
         sg4::Actor::create("rank" + std::to_string(r) + ":" + plan.streams[s], ctx.platform.hosts[static_cast<std::size_t>(r)],
                            [&stream_loop, r, s] { stream_loop(r, s); });
   engine.run();
+  // SimGrid returns from a deadlock (or a clock overflow) as from a finished run: an op that
+  // never ended is a failed simulation, never a result.
+  for (int r = 0; r < world; ++r)
+    for (std::size_t id = 0; id < plan.ops.size(); ++id)
+      if (!ranks[static_cast<std::size_t>(r)].done[id])
+        throw std::runtime_error("the simulation ended before op " + plan.ops[id].name + " finished on rank " +
+                                 std::to_string(r) + " (SimGrid deadlock)");
   return tl;
 }
 
@@ -201,6 +235,7 @@ Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const
 
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
   check_plan_for_sim(plan, cluster);
+  check_sim_work(plan, cluster, resolve_fidelity(plan, cluster, options.fidelity));
   Timeline tl("simulated", plan.world_size, plan.ops.size());
   const std::size_t bytes = tl.timings.size() * sizeof(OpTiming);
   auto out = run_in_child([&] {
@@ -209,6 +244,7 @@ Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions
   });
   if (out.size() != bytes) throw std::runtime_error("simulation process returned a truncated timeline");
   std::memcpy(tl.timings.data(), out.data(), bytes);
+  check_timeline_complete(plan, tl);
   return tl;
 }
 

@@ -40,6 +40,12 @@ Fidelity resolve_fidelity(const Plan& plan, const ClusterSpec& cluster, Fidelity
 // throws InputError otherwise. simulate() calls it first.
 void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster);
 
+// Refuses (InputError) a simulation over plan.max_ops: op instances (ops x ranks), and for the
+// exact fidelity the estimated point-to-point transfers. simulate() calls it first.
+void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used);
+// Throws std::runtime_error when a timeline has an op that never finished (simulate() calls it).
+void check_timeline_complete(const Plan& plan, const Timeline& tl);
+
 // Runs the simulation in a child process: SimGrid 3.32 allows one Engine per process, and a
 // child per simulation lets callers (tests, the tuner) simulate many times, also in parallel.
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options = {});

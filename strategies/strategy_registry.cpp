@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <functional>
 #include <utility>
 
@@ -26,8 +29,42 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 }
 }  // namespace
 
+namespace {
+
+// An upper bound on the ops build() adds, before it adds them: a tiny bucket must be refused
+// before it allocates millions of ops. Compute ops, one bucket per tensor at most (DDP never
+// splits a tensor), and for ZeRO the byte-split reduce and allgather buckets, per micro-batch
+// and local step. Saturates instead of overflowing.
+std::int64_t plan_ops_upper_bound(const ModelTrace& t, const ClusterSpec& c, const Knobs& k) {
+  auto sat_add = [](std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+  };
+  auto sat_mul = [](std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+  };
+  const auto tensors = static_cast<std::int64_t>(t.params.size() + t.buffers.size());
+  std::int64_t per_pass = sat_add(2 * static_cast<std::int64_t>(t.layers.size()) + 4, 2 * tensors);
+  if (k.strategy == "zero") {
+    std::int64_t bytes = 0;
+    for (const auto& p : t.params) bytes = sat_add(bytes, p.bytes());
+    per_pass = sat_add(per_pass, c.world_size());
+    per_pass = sat_add(per_pass, bytes / std::max<std::int64_t>(1, k.allgather_bucket_bytes) + 1);
+    per_pass = sat_add(per_pass, bytes / std::max<std::int64_t>(1, k.bucket_cap_bytes) + 1);
+  }
+  return sat_mul(per_pass, sat_mul(std::max(1, k.microbatches), std::max(1, k.localsgd_period)));
+}
+
+}  // namespace
+
 Plan Strategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+  if (const std::int64_t bound = plan_ops_upper_bound(trace, cluster, knobs); bound > knobs.max_ops)
+    throw InputError("", "", "the " + knobs.strategy + " plan could need up to " + std::to_string(bound) +
+                                 " ops, over the limit of " + std::to_string(knobs.max_ops) +
+                                 " (--max-ops): use larger buckets or raise --max-ops");
   Plan p = build(trace, cluster, knobs);
+  p.max_ops = knobs.max_ops;
   choose_collectives(p, cluster);
   return p;
 }

@@ -103,7 +103,9 @@ TEST_CASE("bad measured files: one line naming the file and JSON path", "[core][
     return error_of([&] { measured_run_from_json(json::parse(text), "m.json", f.plan); });
   };
   CHECK(err(R"({"step_times_s": [0.1, -1]})") ==
-        "m.json: $.step_times_s[1]: expected a positive number of seconds, got -1");
+        "m.json: $.step_times_s[1]: expected a positive number of seconds (at most 1e9), got -1");
+  // 31 years per step is a corrupt file: past 1e9 s every derived error would lose meaning.
+  CHECK(err("[0.1, 2e9]") == "m.json: $[1]: expected a positive number of seconds (at most 1e9), got 2000000000.0");
   CHECK(err("[]") == "m.json: $: expected a non-empty array of step times in seconds, got []");
   CHECK_THAT(err(R"({"steps": 3})"), Catch::StartsWith("m.json: $: expected a measured result"));
   // A simulated result has no measurement.

@@ -18,13 +18,19 @@ namespace redsim {
 using nlohmann::json;
 using namespace kineto;
 
-std::string read_text_file_maybe_gzip(const std::string& file) {
+std::string read_text_file_maybe_gzip(const std::string& file, std::size_t max_bytes) {
   // gzread passes a file that is not gzip-compressed through unchanged.
   gzFile f = gzopen(file.c_str(), "rb");
   if (f == nullptr) throw InputError(file, "", "cannot open file for reading");
   std::string text;
   std::vector<char> buf(1 << 20);
   for (;;) {
+    // A 600 KB gzip bomb inflates to gigabytes: stop at the cap, before allocating more.
+    if (text.size() > max_bytes) {
+      gzclose(f);
+      throw InputError(file, "", "expected a trace of at most " + std::to_string(max_bytes >> 20) +
+                                     " MiB (decompressed), got more: profile fewer steps (README: Limits)");
+    }
     int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
     if (n < 0) {
       int err = 0;

@@ -72,7 +72,9 @@ struct KinetoImport {
 
 // Reads a text file, inflating it first if it is gzip-compressed (by its magic bytes, so the
 // name does not matter). Throws InputError naming the file when it cannot be read.
-std::string read_text_file_maybe_gzip(const std::string& file);
+// At most max_bytes of text (after inflating), else InputError: a gzip bomb is refused.
+inline constexpr std::size_t kMaxKinetoTextBytes = std::size_t{256} << 20;
+std::string read_text_file_maybe_gzip(const std::string& file, std::size_t max_bytes = kMaxKinetoTextBytes);
 
 // Throws InputError naming the file and JSON path for a malformed trace, and for one that
 // holds no NCCL allreduce kernel or no such step.

@@ -7,7 +7,8 @@ namespace redsim {
 
 class TempFile {
  public:
-  // <temporary directory>/redsim-<stem>-<pid>-<n><suffix>; nothing is created yet.
+  // Creates <temporary directory>/redsim-<stem>-XXXXXX<suffix> exclusively (mkstemps: an
+  // unpredictable name, mode 0600, never an existing file or a planted symlink).
   TempFile(const std::string& stem, const std::string& suffix);
   ~TempFile();
   TempFile(const TempFile&) = delete;

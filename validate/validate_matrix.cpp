@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/join.h"
 #include "core/json_in.h"
+#include "strategies/strategy.h"
 
 namespace redsim {
 
@@ -26,8 +28,17 @@ ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
   v.cluster_file = c.string_or("cluster", v.cluster_file);
   v.measured_file = c.string_or("measured", v.measured_file);
   v.run.testbed = c.string_or("testbed", v.run.testbed);
-  if (auto r = c.find("ranks")) v.run.ranks = static_cast<int>(r->integer());
-  if (auto s = c.find("strategy")) v.knobs.strategy = s->nonempty_string();
+  if (auto r = c.find("ranks")) {
+    const std::int64_t n = r->positive_integer();
+    if (n > 65536) r->fail("a rank count from 1 to 65536");
+    v.run.ranks = static_cast<int>(n);
+  }
+  if (auto s = c.find("strategy")) {
+    v.knobs.strategy = s->nonempty_string();
+    const auto names = strategy_names();
+    if (std::find(names.begin(), names.end(), v.knobs.strategy) == names.end())
+      s->fail("one of " + join(names, "|"));
+  }
   if (auto mb = c.find("bucket_mb")) {
     const double m = mb->number();
     if (!(m > 0) || m > 1024.0 * 1024.0) mb->fail("a positive size in MiB (at most 1 TiB)");

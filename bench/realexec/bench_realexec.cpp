@@ -96,12 +96,12 @@ void BM_ExecutorVsRawGloo(benchmark::State& state) {
   const double bus = 2.0 * (n - 1) / n;
   double raw_busbw = 0, exec_busbw = 0;
   for (auto _ : state) {
-    TcpStoreServer server(listen_tcp("127.0.0.1", 0));
+    TcpStoreServer server(listen_tcp("127.0.0.1", 0), "bench-secret");
     std::vector<Times> raw(static_cast<std::size_t>(n)), exec(static_cast<std::size_t>(n));
     std::vector<std::thread> threads;
     for (int rank = 0; rank < n; ++rank) {
       threads.emplace_back([&, rank] {
-        TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(60), std::chrono::seconds(60));
+        TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(60), std::chrono::seconds(60), "bench-secret");
         // Raw Gloo: its own context, as a user of Gloo would set one up.
         gloo::rendezvous::PrefixStore prefixed("bench/raw", store);
         gloo::transport::tcp::attr attr;

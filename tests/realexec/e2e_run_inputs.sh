@@ -42,7 +42,7 @@ passed=$((passed + 1))
 echo "ok: env-no-master: $(cat "$tmp/err")"
 
 # A launched job's environment with a world size the cluster does not have.
-RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$redsim" run --trace "$trace" --cluster "$data/local2.json" \
+RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 REDSIM_STORE_SECRET=x "$redsim" run --trace "$trace" --cluster "$data/local2.json" \
   >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "torchrun's world size" "$tmp/err" || fail "launcher world size mismatch"
 passed=$((passed + 1))

@@ -28,8 +28,9 @@ launch() {  # name rank-var size-var
   local pids=()
   for r in 0 1 2; do
     env "$rank_var=$r" "$size_var=3" MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" REDSIM_GLOO_HOSTNAME=127.0.0.1 \
+      REDSIM_STORE_SECRET="job-$port" \
       "$redsim" run --trace "$trace" --cluster "$cluster" --strategy bucketed --bucket-mb 1 --steps 2 --warmup 1 \
-      --timeout-s 30 --out "$tmp/$name.json" >"$tmp/$name.$r.out" 2>&1 &
+      --timeout-s 30 --store-addr 127.0.0.1 --out "$tmp/$name.json" >"$tmp/$name.$r.out" 2>&1 &
     pids+=($!)
   done
   for i in 0 1 2; do

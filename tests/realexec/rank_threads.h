@@ -19,13 +19,13 @@ namespace redsim::testing {
 inline std::vector<std::string> run_ranks(
     int n, const std::function<std::vector<std::string>(int, gloo::rendezvous::Store&)>& f,
     std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  realexec::TcpStoreServer server(realexec::listen_tcp("127.0.0.1", 0));
+  realexec::TcpStoreServer server(realexec::listen_tcp("127.0.0.1", 0), "test-secret");
   std::vector<std::vector<std::string>> problems(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       try {
-        realexec::TcpStore store("127.0.0.1", server.port(), timeout, timeout);
+        realexec::TcpStore store("127.0.0.1", server.port(), timeout, timeout, "test-secret");
         problems[static_cast<std::size_t>(r)] = f(r, store);
       } catch (const std::exception& e) {
         problems[static_cast<std::size_t>(r)].push_back("rank " + std::to_string(r) + " threw: " + e.what());

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "realexec/backend.h"
 #include "realexec/clock.h"
+#include "realexec/launch_env.h"
 #include "realexec/local_launcher.h"
 #include "realexec/tcp_store.h"
 
@@ -17,7 +19,7 @@ using namespace redsim::realexec;
 
 TEST_CASE("launcher: ranks rendezvous through the launcher's store and succeed", "[realexec][launcher]") {
   auto report = launch_local(3, [](int rank, int port) {
-    TcpStore st("127.0.0.1", port, std::chrono::seconds(10), std::chrono::seconds(10));
+    TcpStore st("127.0.0.1", port, std::chrono::seconds(10), std::chrono::seconds(10), std::getenv(kStoreSecretVar));
     st.set("hello/" + std::to_string(rank), {static_cast<char>('a' + rank)});
     for (int r = 0; r < 3; ++r)
       if (st.get("hello/" + std::to_string(r)) != std::vector<char>{static_cast<char>('a' + r)}) return 1;

@@ -226,7 +226,7 @@ TEST_CASE("launcher environments: torchrun, Open MPI, Slurm", "[realexec][env]")
   };
   CHECK_FALSE(from({}));
   auto t = from({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                 {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}});
+                 {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}, {"REDSIM_STORE_SECRET", "x"}});
   REQUIRE(t);
   CHECK(t->launcher == "torchrun");
   CHECK(t->rank == 3);
@@ -236,20 +236,20 @@ TEST_CASE("launcher environments: torchrun, Open MPI, Slurm", "[realexec][env]")
   CHECK(t->master_addr == "node0");
   CHECK(t->store_port == 29500);
   // Under torchrun's elastic agent the agent serves MASTER_PORT itself.
-  t = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "x"}});
+  t = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}, {"REDSIM_STORE_SECRET", "x"}, {"TORCHELASTIC_RUN_ID", "x"}});
   CHECK(t->store_port == 29501);
-  t = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}, {"REDSIM_STORE_PORT", "4000"},
+  t = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}, {"REDSIM_STORE_SECRET", "x"}, {"REDSIM_STORE_PORT", "4000"},
             {"GLOO_SOCKET_IFNAME", "eth1"}});
   CHECK(t->store_port == 4000);
   CHECK(t->gloo_iface == "eth1");
   auto m = from({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "6"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "3"},
-                 {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "1234"}});
+                 {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "1234"}, {"REDSIM_STORE_SECRET", "x"}});
   REQUIRE(m);
   CHECK(m->launcher == "Open MPI");
   CHECK(m->rank == 5);
   CHECK(m->local_world_size == 3);
   auto s = from({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}, {"SLURM_NTASKS_PER_NODE", "2(x2)"}, {"SLURM_LOCALID", "1"},
-                 {"MASTER_ADDR", "n1"}, {"MASTER_PORT", "777"}});
+                 {"MASTER_ADDR", "n1"}, {"MASTER_PORT", "777"}, {"REDSIM_STORE_SECRET", "x"}});
   REQUIRE(s);
   CHECK(s->launcher == "Slurm");
   CHECK(s->local_world_size == 2);
@@ -328,9 +328,9 @@ TEST_CASE("rank reports round-trip and align on a shared clock", "[realexec][mea
 }
 
 TEST_CASE("TCP store: set, get, wait, timeouts and large values", "[realexec][store]") {
-  TcpStoreServer server(listen_tcp("127.0.0.1", 0));
-  TcpStore a("127.0.0.1", server.port(), std::chrono::seconds(5), std::chrono::seconds(5));
-  TcpStore b("127.0.0.1", server.port(), std::chrono::milliseconds(200), std::chrono::seconds(5));
+  TcpStoreServer server(listen_tcp("127.0.0.1", 0), "s3cret");
+  TcpStore a("127.0.0.1", server.port(), std::chrono::seconds(5), std::chrono::seconds(5), "s3cret");
+  TcpStore b("127.0.0.1", server.port(), std::chrono::milliseconds(200), std::chrono::seconds(5), "s3cret");
   a.set("k", {'v', '1'});
   CHECK(b.get("k") == std::vector<char>{'v', '1'});
   // get waits for a key set later by another client.
@@ -348,7 +348,7 @@ TEST_CASE("TCP store: set, get, wait, timeouts and large values", "[realexec][st
   CHECK(b.get("big") == big);
   CHECK(server.peek("k") == std::vector<char>{'v', '1'});
   CHECK_FALSE(server.peek("nope"));
-  CHECK_THROWS_WITH(TcpStore("127.0.0.1", 1, std::chrono::seconds(1), std::chrono::milliseconds(100)),
+  CHECK_THROWS_WITH(TcpStore("127.0.0.1", 1, std::chrono::seconds(1), std::chrono::milliseconds(100), "s3cret"),
                     Catch::Contains("cannot connect"));
 }
 
