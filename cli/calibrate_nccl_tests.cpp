@@ -92,6 +92,9 @@ void print_fit(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs) {
 void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   if (o.cluster_file.empty())
     throw InputError("", "", "--from-nccl-tests needs --cluster FILE: the cluster the logs ran on, as a starting point");
+  std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
+  for (const auto& log : o.logs) inputs.push_back({"--from-nccl-tests", log});
+  check_outputs_distinct(inputs, {{"--out", o.out_file}});
   const ClusterSpec base = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
   for (const auto& log : o.logs)

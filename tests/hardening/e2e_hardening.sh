@@ -86,6 +86,9 @@ reject "timeline = cluster (another spelling)" "--timeline: expected an output o
 reject "trace show X --json X" "--json: expected an output other than" trace show "$tmp/t.json" --json "$tmp/t.json"
 reject "out = timeline" "--out and --timeline: expected different output files" \
   simulate --trace "$tmp/t.json" --cluster "$tmp/c.json" --out "$tmp/out/r.json" --timeline "$tmp/out/r.json"
+cp "$src/tests/data/nccl_tests/superbench-a100_all_reduce_8r.log" "$tmp/ar.log"
+reject "calibrate --out = a log" "--out: expected an output other than the input given to --from-nccl-tests" \
+  calibrate --from-nccl-tests "$tmp/ar.log" --cluster "$tmp/c.json" --out "$tmp/ar.log"
 cmp -s "$trace" "$tmp/t.json" && cmp -s "$cluster" "$tmp/c.json" && ok "inputs intact" || fail "an input was overwritten"
 
 # 6. Nesting 100,000 deep.
