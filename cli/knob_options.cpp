@@ -11,6 +11,47 @@
 
 namespace redsim::cli {
 
+namespace {
+
+void add_sharding_and_hook_options(CLI::App* cmd, KnobOptions& o) {
+  o.fsdp_wrap_opt = cmd->add_option("--fsdp-wrap", o.fsdp_wrap,
+                                    "fsdp/hsdp: FSDP unit size in parameters (elements, size_based_auto_wrap_policy's "
+                                    "min_num_params); 0: one unit per trace layer")
+                        ->capture_default_str();
+  o.reshard_after_forward_opt =
+      cmd->add_option("--reshard-after-forward", o.reshard_after_forward,
+                      "fsdp/hsdp: true (FULL_SHARD: gather again before backward) or false (SHARD_GRAD_OP)")
+          ->capture_default_str();
+  o.backward_prefetch_opt = cmd->add_option("--backward-prefetch", o.backward_prefetch,
+                                            "fsdp/hsdp: backward_pre|backward_post|none (FSDP's BackwardPrefetch)")
+                                ->capture_default_str();
+  o.forward_prefetch_opt = cmd->add_option("--forward-prefetch", o.forward_prefetch,
+                                           "fsdp/hsdp: true|false: gather the next unit before this unit's forward")
+                               ->capture_default_str();
+  o.shard_group_opt = cmd->add_option("--shard-group", o.shard_group,
+                                      "hsdp: ranks per shard group (must divide the world); 0: the devices of a node")
+                          ->capture_default_str();
+  o.comm_hook_opt = cmd->add_option("--comm-hook", o.comm_hook,
+                                    "bucketed: DDP communication hook none|fp16|bf16|powersgd")
+                        ->capture_default_str();
+  o.powersgd_rank_opt = cmd->add_option("--powersgd-rank", o.powersgd_rank,
+                                        "bucketed --comm-hook powersgd: matrix approximation rank r (1-1024)")
+                            ->capture_default_str();
+  o.powersgd_start_iter_opt =
+      cmd->add_option("--powersgd-start-iter", o.powersgd_start_iter,
+                      "bucketed --comm-hook powersgd: iterations of plain allreduce before compressing (the "
+                      "simulated step is a compressed one; recorded for the DDP hook's start_powerSGD_iter)")
+          ->capture_default_str();
+}
+
+bool parse_bool_flag(const std::string& text, const char* flag) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  throw InputError("", "", std::string(flag) + ": expected true|false, got \"" + text + "\"");
+}
+
+}  // namespace
+
 void add_knob_options(CLI::App* cmd, KnobOptions& o) {
   const std::string names = join(strategy_names(), "|");
   o.strategy_opt =
@@ -72,6 +113,7 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
                   "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
                   "point-to-point transfers than this (README.md, Limits)")
       ->capture_default_str();
+  add_sharding_and_hook_options(cmd, o);
   cmd->add_option("--config", o.config_file,
                   "JSON file with a \"knobs\" object (e.g. written by redsim tune); flags given here override it");
 }
@@ -99,6 +141,42 @@ int parse_channels(const std::string& text) {
   if (used != text.size() || v < 1 || v > 64)
     throw InputError("", "", "--channels: expected auto or a channel count from 1 to 64, got \"" + text + "\"");
   return v;
+}
+
+void resolve_sharding_and_hook_knobs(const KnobOptions& o, Knobs& k) {
+  auto take = [&](const CLI::Option* opt) { return (opt != nullptr && opt->count() > 0) || o.config_file.empty(); };
+  if (take(o.fsdp_wrap_opt)) {
+    if (o.fsdp_wrap < 0) throw InputError("", "", "--fsdp-wrap: expected 0 or more parameters, got " + std::to_string(o.fsdp_wrap));
+    k.fsdp_wrap_elems = o.fsdp_wrap;
+  }
+  if (take(o.reshard_after_forward_opt))
+    k.reshard_after_forward = parse_bool_flag(o.reshard_after_forward, "--reshard-after-forward");
+  if (take(o.backward_prefetch_opt)) {
+    auto p = parse_backward_prefetch(o.backward_prefetch);
+    if (!p) throw InputError("", "", "--backward-prefetch: expected backward_pre|backward_post|none, got \"" + o.backward_prefetch + "\"");
+    k.backward_prefetch = *p;
+  }
+  if (take(o.forward_prefetch_opt)) k.forward_prefetch = parse_bool_flag(o.forward_prefetch, "--forward-prefetch");
+  if (take(o.shard_group_opt)) {
+    if (o.shard_group < 0 || o.shard_group > 1'000'000)
+      throw InputError("", "", "--shard-group: expected 0 to 1000000 ranks, got " + std::to_string(o.shard_group));
+    k.shard_group = o.shard_group;
+  }
+  if (take(o.comm_hook_opt)) {
+    auto h = parse_comm_hook(o.comm_hook);
+    if (!h) throw InputError("", "", "--comm-hook: expected none|fp16|bf16|powersgd, got \"" + o.comm_hook + "\"");
+    k.comm_hook = *h;
+  }
+  if (take(o.powersgd_rank_opt)) {
+    if (o.powersgd_rank < 1 || o.powersgd_rank > 1024)
+      throw InputError("", "", "--powersgd-rank: expected 1 to 1024, got " + std::to_string(o.powersgd_rank));
+    k.powersgd_rank = o.powersgd_rank;
+  }
+  if (take(o.powersgd_start_iter_opt)) {
+    if (o.powersgd_start_iter < 0)
+      throw InputError("", "", "--powersgd-start-iter: expected 0 or more, got " + std::to_string(o.powersgd_start_iter));
+    k.powersgd_start_iter = o.powersgd_start_iter;
+  }
 }
 
 }  // namespace
@@ -203,6 +281,7 @@ Knobs resolve_knobs(const KnobOptions& o) {
   }
   if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
   k.max_ops = o.max_ops;
+  resolve_sharding_and_hook_knobs(o, k);
   check_strategy_name(k.strategy, given(o.strategy_opt) ? "" : o.config_file, knobs_path);
   return k;
 }

@@ -30,6 +30,14 @@ struct KnobOptions {
   int localsgd_period = 1;
   std::string localsgd_averaging = "flat";
   std::int64_t max_ops = kDefaultMaxOps;
+  std::int64_t fsdp_wrap = 0;
+  std::string reshard_after_forward = "true";
+  std::string backward_prefetch = "backward_pre";
+  std::string forward_prefetch = "false";
+  int shard_group = 0;
+  std::string comm_hook = "none";
+  int powersgd_rank = 1;
+  int powersgd_start_iter = 1000;
 
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;
@@ -48,6 +56,14 @@ struct KnobOptions {
   CLI::Option* sync_every_microbatch_opt = nullptr;
   CLI::Option* localsgd_period_opt = nullptr;
   CLI::Option* localsgd_averaging_opt = nullptr;
+  CLI::Option* fsdp_wrap_opt = nullptr;
+  CLI::Option* reshard_after_forward_opt = nullptr;
+  CLI::Option* backward_prefetch_opt = nullptr;
+  CLI::Option* forward_prefetch_opt = nullptr;
+  CLI::Option* shard_group_opt = nullptr;
+  CLI::Option* comm_hook_opt = nullptr;
+  CLI::Option* powersgd_rank_opt = nullptr;
+  CLI::Option* powersgd_start_iter_opt = nullptr;
 };
 
 void add_knob_options(CLI::App* cmd, KnobOptions& o);

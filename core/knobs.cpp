@@ -21,4 +21,42 @@ std::string_view bucket_order_name(BucketOrder o) {
   return o == BucketOrder::definition ? "definition" : "execution";
 }
 
+std::string_view backward_prefetch_name(BackwardPrefetch p) {
+  switch (p) {
+    case BackwardPrefetch::backward_pre:
+      return "backward_pre";
+    case BackwardPrefetch::backward_post:
+      return "backward_post";
+    case BackwardPrefetch::none:
+      return "none";
+  }
+  return "?";
+}
+
+std::optional<BackwardPrefetch> parse_backward_prefetch(std::string_view name) {
+  for (auto p : {BackwardPrefetch::backward_pre, BackwardPrefetch::backward_post, BackwardPrefetch::none})
+    if (backward_prefetch_name(p) == name) return p;
+  return std::nullopt;
+}
+
+std::string_view comm_hook_name(CommHook h) {
+  switch (h) {
+    case CommHook::none:
+      return "none";
+    case CommHook::fp16:
+      return "fp16";
+    case CommHook::bf16:
+      return "bf16";
+    case CommHook::powersgd:
+      return "powersgd";
+  }
+  return "?";
+}
+
+std::optional<CommHook> parse_comm_hook(std::string_view name) {
+  for (auto h : {CommHook::none, CommHook::fp16, CommHook::bf16, CommHook::powersgd})
+    if (comm_hook_name(h) == name) return h;
+  return std::nullopt;
+}
+
 }  // namespace redsim

@@ -19,6 +19,12 @@ enum class BucketOrder { definition, execution };
 // one allreduce per parameter (HF accelerate's LocalSGD).
 enum class Averaging { flat, bucketed, per_param };
 
+// FSDP's BackwardPrefetch: when the next unit's parameters are all-gathered in backward.
+enum class BackwardPrefetch { backward_pre, backward_post, none };
+
+// DDP communication hooks (torch.distributed.algorithms.ddp_comm_hooks).
+enum class CommHook { none, fp16, bf16, powersgd };
+
 struct Knobs {
   std::string strategy = "bucketed";
   std::int64_t bucket_cap_bytes = 25 * kMiB;       // DDP bucket_cap_mb=25 (MiB)
@@ -46,6 +52,18 @@ struct Knobs {
   int localsgd_period = 1;  // H local steps per parameter averaging
   Averaging localsgd_averaging = Averaging::flat;
 
+  // fsdp and hsdp (PyTorch FullyShardedDataParallel)
+  std::int64_t fsdp_wrap_elems = 0;    // 0: one unit per trace layer; else size_based_auto_wrap_policy's min_num_params
+  bool reshard_after_forward = true;   // FULL_SHARD; false = SHARD_GRAD_OP
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::backward_pre;  // FSDP's default
+  bool forward_prefetch = false;       // FSDP's default
+  int shard_group = 0;                 // hsdp: ranks per shard group; 0 = the devices of a node
+
+  // bucketed: DDP communication hook
+  CommHook comm_hook = CommHook::none;
+  int powersgd_rank = 1;               // PowerSGDState matrix_approximation_rank (default 1)
+  int powersgd_start_iter = 1000;      // PowerSGDState start_powerSGD_iter (default 1,000)
+
   // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
   std::int64_t max_ops = kDefaultMaxOps;
 };
@@ -53,6 +71,10 @@ struct Knobs {
 std::string_view bucket_order_name(BucketOrder o);
 std::string_view averaging_name(Averaging a);
 std::optional<Averaging> parse_averaging(std::string_view name);  // "flat", "bucketed", "per-param"
+std::string_view backward_prefetch_name(BackwardPrefetch p);
+std::optional<BackwardPrefetch> parse_backward_prefetch(std::string_view name);
+std::string_view comm_hook_name(CommHook h);
+std::optional<CommHook> parse_comm_hook(std::string_view name);
 inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
 
 }  // namespace redsim

@@ -24,6 +24,32 @@ std::optional<Protocol> parse_protocol_knob(const JsonIn& v) {
   return p;
 }
 
+// The fsdp/hsdp and DDP comm-hook members (apart to keep knobs_from_json short).
+Knobs sharding_and_hook_knobs(const JsonIn& j, Knobs k) {
+  if (auto v = j.find("fsdp_wrap_elems")) k.fsdp_wrap_elems = v->nonnegative_integer();
+  if (auto v = j.find("reshard_after_forward")) k.reshard_after_forward = v->boolean();
+  if (auto v = j.find("backward_prefetch"))
+    k.backward_prefetch = *parse_backward_prefetch(v->one_of({"backward_pre", "backward_post", "none"}));
+  if (auto v = j.find("forward_prefetch")) k.forward_prefetch = v->boolean();
+  if (auto v = j.find("shard_group")) {
+    auto g = v->nonnegative_integer();
+    if (g > 1'000'000) v->fail("a shard group size from 1 to 1,000,000 ranks, or 0 (a node)");
+    k.shard_group = static_cast<int>(g);
+  }
+  if (auto v = j.find("comm_hook")) k.comm_hook = *parse_comm_hook(v->one_of({"none", "fp16", "bf16", "powersgd"}));
+  if (auto v = j.find("powersgd_rank")) {
+    auto r = v->positive_integer();
+    if (r > 1024) v->fail("a PowerSGD rank from 1 to 1024");
+    k.powersgd_rank = static_cast<int>(r);
+  }
+  if (auto v = j.find("powersgd_start_iter")) {
+    auto it = v->nonnegative_integer();
+    if (it > 1'000'000'000) v->fail("an iteration from 0 to 1e9");
+    k.powersgd_start_iter = static_cast<int>(it);
+  }
+  return k;
+}
+
 }  // namespace
 
 json knobs_to_json(const Knobs& k) {
@@ -45,6 +71,14 @@ json knobs_to_json(const Knobs& k) {
   j["sync_every_microbatch"] = k.sync_every_microbatch;
   j["localsgd_period"] = k.localsgd_period;
   j["localsgd_averaging"] = averaging_name(k.localsgd_averaging);
+  j["fsdp_wrap_elems"] = k.fsdp_wrap_elems;
+  j["reshard_after_forward"] = k.reshard_after_forward;
+  j["backward_prefetch"] = backward_prefetch_name(k.backward_prefetch);
+  j["forward_prefetch"] = k.forward_prefetch;
+  j["shard_group"] = k.shard_group;
+  j["comm_hook"] = comm_hook_name(k.comm_hook);
+  j["powersgd_rank"] = k.powersgd_rank;
+  j["powersgd_start_iter"] = k.powersgd_start_iter;
   return j;
 }
 
@@ -52,7 +86,9 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   JsonIn j(root, json_path, file);
   j.allow_only({"strategy", "bucket_cap_bytes", "first_bucket_cap_bytes", "bucket_order", "channels", "algorithm",
                 "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm",
-                "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging"});
+                "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems",
+                "reshard_after_forward", "backward_prefetch", "forward_prefetch", "shard_group", "comm_hook",
+                "powersgd_rank", "powersgd_start_iter"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();
   if (auto v = j.find("bucket_cap_bytes")) k.bucket_cap_bytes = v->positive_integer();
   if (auto v = j.find("first_bucket_cap_bytes")) k.first_bucket_cap_bytes = v->positive_integer();
@@ -97,7 +133,7 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   }
   if (auto v = j.find("localsgd_averaging"))
     k.localsgd_averaging = *parse_averaging(v->one_of({"flat", "bucketed", "per-param"}));
-  return k;
+  return sharding_and_hook_knobs(j, k);
 }
 
 }  // namespace redsim

@@ -28,6 +28,24 @@ bool op_kind_is_collective(OpKind k) {
   return k != OpKind::forward && k != OpKind::backward && k != OpKind::optimizer && k != OpKind::framework;
 }
 
+int group_ranks(const PlanOp& op, int world_size) { return op.group_size > 0 ? op.group_size : world_size; }
+
+std::vector<int> group_members(const PlanOp& op, int world_size, int rank) {
+  const int size = group_ranks(op, world_size), stride = op.group_size > 0 ? op.group_stride : 1;
+  const int block = size * stride;  // ranks covered by the groups that share this one's block
+  const int base = rank / block * block + rank % stride;
+  std::vector<int> members;
+  for (int i = 0; i < size; ++i) members.push_back(base + i * stride);
+  return members;
+}
+
+bool group_is_valid(const PlanOp& op, int world_size) {
+  if (op.group_size == 0) return true;
+  if (op.group_size < 1 || op.group_stride < 1) return false;
+  const std::int64_t block = static_cast<std::int64_t>(op.group_size) * op.group_stride;
+  return block <= world_size && world_size % block == 0;
+}
+
 std::uint32_t Plan::add(PlanOp op) {
   op.id = static_cast<std::uint32_t>(ops.size());
   ops.push_back(std::move(op));

@@ -53,7 +53,19 @@ struct PlanOp {
   // buffer splits evenly by elements (the first elements % N ranks get one element more), as
   // real buffers must. A zero entry is a rank that owns nothing of this buffer.
   std::vector<std::int64_t> shard_bytes;
+  // The ranks the collective runs among (hsdp): the world splits into disjoint groups of
+  // group_size ranks spaced group_stride apart, each running the collective on its own;
+  // group_size 0 is the whole world. With a group, shard_bytes has one entry per group member.
+  int group_size = 0;
+  int group_stride = 1;
 };
+
+// Ranks in an op's group (the world when it has none).
+int group_ranks(const PlanOp& op, int world_size);
+// The members of `rank`'s group in ring order (member i at position i), rank included.
+std::vector<int> group_members(const PlanOp& op, int world_size, int rank);
+// Checks that the op's group splits `world_size` ranks evenly; false otherwise.
+bool group_is_valid(const PlanOp& op, int world_size);
 
 // What one rank holds in device memory for the model state, in bytes (ZeRO paper's accounting).
 struct RankMemory {

@@ -88,6 +88,8 @@ void check_plan_for_realexec(const Plan& plan, int world) {
     if (op.stream >= plan.streams.size()) throw bad(op, "names stream " + std::to_string(op.stream) + ", which does not exist");
     for (auto d : op.deps)
       if (d >= op.id) throw bad(op, "depends on op " + std::to_string(d) + ", which is not earlier in the plan");
+    if (op_kind_is_collective(op.kind) && op.group_size != 0)
+      throw bad(op, "runs in a group of " + std::to_string(op.group_size) + " ranks; realexec has no sub-communicators yet");
     if (op_kind_is_collective(op.kind))
       layout_collective(op, world, 1.0);
     else if (!(op.duration_s >= 0) || !std::isfinite(op.duration_s))

@@ -1,5 +1,6 @@
 #include "strategies/bucketed.h"
 
+#include "strategies/comm_hooks.h"
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 
@@ -11,11 +12,13 @@ Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
   const auto buckets = ddp_buckets(trace, knobs);
   auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets);
-  auto colls = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "");
+  auto colls = knobs.comm_hook == CommHook::none ? add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "")
+                                                 : add_hooked_buckets(plan, trace, cluster, knobs, buckets, pass);
   colls.push_back(pass.last_op);
   add_optimizer(plan, trace, cluster, add_bucket_copy_out(plan, cluster, buckets, colls, ""), "");
   // DDP's bucket buffers hold a copy of every reduced gradient (gradient_as_bucket_view=False).
-  plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
+  const std::int64_t hook_bytes = knobs.comm_hook == CommHook::none ? 0 : hook_memory_bytes(trace, knobs, buckets);
+  plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes() + hook_bytes);
   return plan;
 }
 

@@ -6,15 +6,16 @@ std::int64_t adam_state_bytes_per_element(DType t) { return dtype_size_bytes(t) 
 
 RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage, std::int64_t comm_buffer_bytes) {
   RankMemory m;
-  std::int64_t grads = 0, optimizer = 0;
+  std::int64_t params = 0, grads = 0, optimizer = 0;
   for (const auto& p : trace.params) {
-    m.params_bytes += p.bytes();
+    params += p.bytes();
     if (!p.trainable) continue;
     grads += p.bytes();
     optimizer += p.numel * adam_state_bytes_per_element(p.dtype);
   }
   // A partition is a contiguous, byte-balanced range: the most loaded rank holds ceil(x / N).
   auto shard = [world](std::int64_t x) { return (x + world - 1) / world; };
+  m.params_bytes = zero_stage >= 3 ? shard(params) : params;
   m.optimizer_bytes = zero_stage >= 1 ? shard(optimizer) : optimizer;
   m.grads_bytes = zero_stage >= 2 ? shard(grads) : grads;
   m.comm_buffer_bytes = comm_buffer_bytes;

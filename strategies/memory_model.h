@@ -2,7 +2,7 @@
 // Psi parameters in a 16-bit dtype cost 2 Psi bytes of parameters, 2 Psi of gradients and
 // 12 Psi of Adam state (fp32 master copy, momentum, variance); fp32 parameters need no master
 // copy, so 4 Psi + 4 Psi + 8 Psi. Stage 1 partitions the optimizer state over N ranks, stage 2
-// the gradients too. Frozen parameters have neither gradient nor optimizer state.
+// the gradients too, stage 3 (FSDP FULL_SHARD) the parameters too: (2 + 2 + K) Psi / N. Frozen parameters have neither gradient nor optimizer state.
 #pragma once
 #include <cstdint>
 

@@ -10,6 +10,7 @@
 #include "strategies/accumulate.h"
 #include "strategies/bucketed.h"
 #include "strategies/flat.h"
+#include "strategies/fsdp.h"
 #include "strategies/localsgd.h"
 #include "strategies/zero.h"
 #include "strategies/strategy.h"
@@ -24,6 +25,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"zero", [] { return std::make_unique<ZeroStrategy>(); }},
       {"accumulate", [] { return std::make_unique<AccumulateStrategy>(); }},
       {"localsgd", [] { return std::make_unique<LocalSgdStrategy>(); }},
+      {"fsdp", [] { return std::make_unique<FsdpStrategy>(); }},
+      {"hsdp", [] { return std::make_unique<HsdpStrategy>(); }},
   };
   return r;
 }

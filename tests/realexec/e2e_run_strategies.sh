@@ -38,6 +38,11 @@ done
 # Channels (concurrent communicators), a 16-bit wire dtype and another reduce op.
 run bucketed-ch2-bf16 2 --strategy bucketed --bucket-mb 1 --channels 2 --wire-dtype bf16 --reduce-op sum
 run flat-ch3-fp16-3 3 --strategy flat --channels 3 --wire-dtype fp16 --reduce-op avg
+# DDP communication hooks and FSDP's knobs (issue 18).
+run bucketed-fp16-hook 2 --strategy bucketed --bucket-mb 1 --comm-hook fp16
+run bucketed-bf16-hook 3 --strategy bucketed --bucket-mb 1 --comm-hook bf16
+run bucketed-powersgd 2 --strategy bucketed --bucket-mb 1 --comm-hook powersgd --powersgd-rank 2
+run fsdp-shard-grad-op 3 --strategy fsdp --reshard-after-forward false --backward-prefetch none --forward-prefetch true
 # Real sizes: ResNet-50's 25.6 M gradients (102 MB per rank) in DDP's 25 MiB buckets.
 n=2
 "$redsim" run --ranks 2 --trace "$src/traces/resnet50.json" --cluster "$data/local2.json" --strategy bucketed \

@@ -1,0 +1,161 @@
+#include "strategies/comm_hooks.h"
+
+#include <cmath>
+#include <string>
+
+namespace redsim {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool is_vector(const ModelTrace& trace, const TraceParam& p) {
+  const auto& layer = trace.layers[p.layer].name;
+  return ends_with(p.name, "bias") || layer.find("norm") != std::string::npos || layer.find("ln") != std::string::npos ||
+         layer.find("bn") != std::string::npos;
+}
+
+PlanOp hook_kernel(const std::string& name, std::uint32_t stream, double bytes_moved, double mem_Bps,
+                   std::vector<std::uint32_t> deps) {
+  PlanOp op;
+  op.kind = OpKind::backward;  // the hook runs inside DDP's backward
+  op.name = name;
+  op.stream = stream;
+  op.duration_s = mem_Bps > 0 ? bytes_moved / mem_Bps : 0;
+  op.deps = std::move(deps);
+  return op;
+}
+
+PlanOp hook_allreduce(const Knobs& knobs, const std::string& name, std::uint32_t stream, DType dtype,
+                      std::int64_t elems, int bucket, std::vector<std::uint32_t> deps) {
+  PlanOp op;
+  op.kind = OpKind::allreduce;
+  op.name = name;
+  op.stream = stream;
+  op.dtype = dtype;
+  op.bytes = elems * dtype_size_bytes(dtype);
+  op.reduce_op = knobs.reduce_op;
+  op.request = collective_request(knobs);
+  op.bucket = bucket;
+  op.deps = std::move(deps);
+  return op;
+}
+
+// fp16/bf16_compress_hook: cast (read the bucket, write half), allreduce, cast back.
+std::uint32_t add_cast_bucket(Plan& plan, const Knobs& knobs, const GradBucket& b, int i, std::uint32_t ready,
+                              double mem_Bps) {
+  const auto comm = plan.stream_index("comm0"), hook = plan.stream_index("comm_hook");
+  const DType half = knobs.comm_hook == CommHook::bf16 ? DType::bf16 : DType::fp16;
+  const double moved = static_cast<double>(b.numel) * (dtype_size_bytes(b.dtype) + dtype_size_bytes(half));
+  const std::string tag = "bucket" + std::to_string(i);
+  const auto cast = plan.add(hook_kernel("hook:compress:" + tag, hook, moved, mem_Bps, {ready}));
+  auto ar = hook_allreduce(knobs, "allreduce:" + tag, comm, half, b.numel, i, {cast});
+  ar.slices.clear();
+  const auto ar_id = plan.add(std::move(ar));
+  return plan.add(hook_kernel("hook:decompress:" + tag, hook, moved, mem_Bps, {ar_id}));
+}
+
+struct PowerSgdBucket {
+  std::int64_t uncompressed_elems = 0, p_elems = 0, q_elems = 0, matrix_elems = 0, ortho_elems = 0;
+};
+
+PowerSgdBucket split_bucket(const ModelTrace& trace, const GradBucket& b, int r) {
+  PowerSgdBucket s;
+  for (auto p : b.params) {
+    const auto m = powersgd_matrix(trace, p, r);
+    if (!m.compressed) {
+      s.uncompressed_elems += trace.params[p].numel;
+      continue;
+    }
+    s.p_elems += m.rows * r;
+    s.q_elems += m.cols * r;
+    s.matrix_elems += m.rows * m.cols;
+    s.ortho_elems += 2 * m.rows * r * r;  // Gram-Schmidt: each of r columns against the others
+  }
+  return s;
+}
+
+// powerSGD_hook, one bucket: the uncompressed tensors' allreduce; error feedback and P = M Q
+// (read M and the error, write M, read M); P allreduced; P orthogonalised and Q = M^T P (read
+// M); Q allreduced; M = P Q^T and the new error (write M, read M, write the error). Kernels move
+// fp32 matrices; P and Q travel in fp32.
+std::vector<std::uint32_t> add_powersgd_bucket(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
+                                               const GradBucket& b, int i, std::uint32_t ready, double mem_Bps) {
+  const auto comm = plan.stream_index("comm0"), comm_q = plan.stream_index("comm1"), hook = plan.stream_index("comm_hook");
+  const auto s = split_bucket(trace, b, knobs.powersgd_rank);
+  const std::string tag = "bucket" + std::to_string(i);
+  std::vector<std::uint32_t> done;
+  if (s.uncompressed_elems > 0)
+    done.push_back(plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":uncompressed", comm, b.dtype,
+                                           s.uncompressed_elems, i, {ready})));
+  if (s.matrix_elems == 0) return done;
+  const double mat = 4.0 * static_cast<double>(s.matrix_elems);
+  const auto p = plan.add(hook_kernel("hook:powersgd:p:" + tag, hook, 4 * mat, mem_Bps, {ready}));
+  const auto ar_p = plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":p", comm, DType::fp32, s.p_elems, i, {p}));
+  const auto q = plan.add(hook_kernel("hook:powersgd:q:" + tag, hook, mat + 4.0 * s.ortho_elems, mem_Bps, {ar_p}));
+  const auto ar_q = plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":q", comm_q, DType::fp32, s.q_elems, i, {q}));
+  done.push_back(plan.add(hook_kernel("hook:powersgd:decompress:" + tag, hook, 3 * mat, mem_Bps, {ar_q})));
+  return done;
+}
+
+}  // namespace
+
+GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank) {
+  const auto& p = trace.params[param];
+  GradMatrix m;
+  if (is_vector(trace, p)) return m;
+  auto rows = static_cast<std::int64_t>(std::sqrt(static_cast<double>(p.numel)));
+  while (rows > 1 && p.numel % rows != 0) --rows;
+  m.rows = rows;
+  m.cols = p.numel / rows;
+  m.compressed = rows > 1 && (m.rows + m.cols) * rank * 2 < m.rows * m.cols;
+  return m;
+}
+
+double hook_memory_Bps(const ClusterSpec& cluster) {
+  if (cluster.device.reduce_GBps > 0) return 3 * cluster.device.reduce_GBps * 1e9;
+  // HBM bandwidth from NVIDIA's datasheets: V100 SXM2 900 GB/s, A100 SXM 80 GB 2,039 GB/s,
+  // A10G 600 GB/s, H100 SXM 3,350 GB/s (H200, also 9.0, is faster: a conservative figure).
+  const double cc = cluster.device.compute_capability;
+  if (cc == 7.0) return 900e9;
+  if (cc == 8.0) return 2039e9;
+  if (cc == 8.6) return 600e9;
+  if (cc == 9.0) return 3350e9;
+  return 0;
+}
+
+std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+                                              const Knobs& knobs, const std::vector<GradBucket>& buckets,
+                                              const ComputePass& pass) {
+  // The hook's kernels get their own stream: they run as the buckets' futures complete, beside
+  // backward (their contention with backward for the device is not modelled).
+  const double mem_Bps = hook_memory_Bps(cluster);
+  std::vector<std::uint32_t> done;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const auto ready = bucket_ready_op(trace, pass, buckets[b]);
+    const int i = static_cast<int>(b);
+    if (knobs.comm_hook == CommHook::powersgd) {
+      auto d = add_powersgd_bucket(plan, trace, knobs, buckets[b], i, ready, mem_Bps);
+      done.insert(done.end(), d.begin(), d.end());
+    } else {
+      done.push_back(add_cast_bucket(plan, knobs, buckets[b], i, ready, mem_Bps));
+    }
+  }
+  return done;
+}
+
+std::int64_t hook_memory_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets) {
+  std::int64_t bytes = 0;
+  for (const auto& b : buckets) {
+    if (knobs.comm_hook == CommHook::fp16 || knobs.comm_hook == CommHook::bf16) {
+      bytes += b.numel * 2;
+      continue;
+    }
+    const auto s = split_bucket(trace, b, knobs.powersgd_rank);
+    if (s.matrix_elems > 0) bytes += b.numel * 4 + (s.p_elems + s.q_elems) * 4;
+  }
+  return bytes;
+}
+
+}  // namespace redsim

@@ -1,0 +1,43 @@
+// DDP communication hooks (torch.distributed.algorithms.ddp_comm_hooks) for bucketed:
+// fp16_compress_hook / bf16_compress_hook (cast, allreduce at half the bytes, cast back) and
+// powerSGD_hook (Vogels et al., 2019: per bucket, the uncompressed tensors allreduced as they are,
+// then P = M Q and Q = M^T P allreduced for every matrix M, with error feedback).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/knobs.h"
+#include "core/plan.h"
+#include "core/trace.h"
+#include "strategies/ddp_bucketing.h"
+#include "strategies/step_builder.h"
+
+namespace redsim {
+
+// The matrix PowerSGD makes of a gradient (tensor.view(shape[0], -1)). Traces carry no shapes, so
+// a parameter is 1-D when its name ends in "bias" or its layer is a normalisation ("norm", "ln",
+// "bn" in the name), and otherwise the most square m x n with m * n = numel (m the largest
+// divisor at most sqrt(numel)): the best case for compression.
+struct GradMatrix {
+  std::int64_t rows = 0, cols = 0;
+  bool compressed = false;  // PyTorch's _should_compress: (m + n) r * 2 < m n, and 2-D
+};
+GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank);
+
+// Device memory bandwidth in bytes per second for the hooks' elementwise kernels: three times
+// reduce_GBps when the cluster gives it (a reduction moves three operands), else the device's
+// datasheet HBM bandwidth by compute capability; 0 (free) when unknown.
+double hook_memory_Bps(const ClusterSpec& cluster);
+
+// Adds the hooked collectives of every bucket (on `comm` and, for PowerSGD's Q, `comm_q`) and
+// the hook's kernels on the "comm_hook" stream; returns the ops the optimizer waits for.
+std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+                                              const Knobs& knobs, const std::vector<GradBucket>& buckets,
+                                              const ComputePass& pass);
+
+// Bytes the hook holds besides DDP's buckets: the half-precision copies, or PowerSGD's error
+// feedback (a copy of every bucket holding a compressed tensor) and its warm-started P and Q.
+std::int64_t hook_memory_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets);
+
+}  // namespace redsim
