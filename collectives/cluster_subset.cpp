@@ -1,6 +1,7 @@
 #include "collectives/cluster_subset.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "core/error.h"
@@ -56,6 +57,21 @@ ClusterSpec cluster_layout(const ClusterSpec& c, int nodes, int devices_per_node
   s.nodes = nodes;
   if (s.inter.topology == InterTopology::fat_tree) s.inter.nodes_per_leaf = std::min(c.inter.nodes_per_leaf, nodes);
   s.name = c.name + " (" + std::to_string(nodes) + " x " + std::to_string(devices_per_node) + ")";
+  return s;
+}
+
+ClusterSpec group_cluster(const ClusterSpec& c, int group_size, int group_stride) {
+  const int d = c.devices_per_node;
+  if (group_size < 1 || group_stride < 1 || static_cast<std::int64_t>(group_size) * group_stride > c.world_size())
+    throw InputError("", "", "a group of ranks within the cluster's " + std::to_string(c.world_size()) + ", got " +
+                                 std::to_string(group_size) + " ranks " + std::to_string(group_stride) + " apart");
+  // Members in the first node the group touches; a regular group has as many in every node.
+  const int per_node = group_stride >= d ? 1 : std::min(group_size, (d + group_stride - 1) / group_stride);
+  if (group_size % per_node != 0 || (group_stride < d && group_size > per_node && d % group_stride != 0))
+    throw InputError("", "", "a group of " + std::to_string(group_size) + " ranks " + std::to_string(group_stride) +
+                                 " apart that covers its nodes alike (nodes of " + std::to_string(d) + " devices)");
+  ClusterSpec s = cluster_layout(c, group_size / per_node, per_node);
+  s.name = c.name + " (a group of " + std::to_string(group_size) + " ranks " + std::to_string(group_stride) + " apart)";
   return s;
 }
 

@@ -13,4 +13,10 @@ ClusterSpec cluster_subset(const ClusterSpec& cluster, int ranks);
 // nccl-tests log says it ran). Throws InputError when the cluster has fewer of either.
 ClusterSpec cluster_layout(const ClusterSpec& cluster, int nodes, int devices_per_node);
 
+// The part of the cluster one group of a grouped collective runs on (hsdp: PlanOp::group_size
+// ranks spaced group_stride apart): the devices the group has in each node, times the nodes it
+// spans. Groups are alike, so each runs as this cluster does. Throws InputError when the group
+// does not lie on the cluster regularly (the same number of members in each node it touches).
+ClusterSpec group_cluster(const ClusterSpec& cluster, int group_size, int group_stride);
+
 }  // namespace redsim

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <utility>
 
+#include "collectives/cluster_subset.h"
 #include "collectives/nccl_tuning.h"
 #include "core/error.h"
 #include "core/pipeline.h"
@@ -51,7 +54,9 @@ void choose_nccl(PlanOp& op, const ClusterSpec& cluster, const nccl::Tuning& t) 
 void choose_collective(PlanOp& op, const ClusterSpec& cluster) {
   if (!op_kind_is_collective(op.kind)) return;
   if (cluster.library == CollectiveLibrary::ideal) return choose_ideal(op);
-  choose_nccl(op, cluster, nccl::Tuning(cluster, op.request.channels));
+  // A grouped collective is NCCL's choice on the communicator of its group.
+  const ClusterSpec on = op.group_size > 0 ? group_cluster(cluster, op.group_size, op.group_stride) : cluster;
+  choose_nccl(op, on, nccl::Tuning(on, op.request.channels));
 }
 
 void choose_collectives(Plan& plan, const ClusterSpec& cluster) {
@@ -60,12 +65,23 @@ void choose_collectives(Plan& plan, const ClusterSpec& cluster) {
       if (op_kind_is_collective(op.kind)) choose_ideal(op);
     return;
   }
-  std::map<int, nccl::Tuning> tunings;  // by pinned channel count
+  // Tunings by (group size, group stride, pinned channel count); group size 0 is the whole
+  // cluster. A Tuning refers to its cluster, which std::map keeps in place.
+  std::map<std::pair<int, int>, ClusterSpec> groups;
+  std::map<std::tuple<int, int, int>, nccl::Tuning> tunings;
   for (auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
-    auto it = tunings.find(op.request.channels);
-    if (it == tunings.end()) it = tunings.emplace(op.request.channels, nccl::Tuning(cluster, op.request.channels)).first;
-    choose_nccl(op, cluster, it->second);
+    const int stride = op.group_size > 0 ? op.group_stride : 1;
+    const ClusterSpec* on = &cluster;
+    if (op.group_size > 0) {
+      auto g = groups.find({op.group_size, stride});
+      if (g == groups.end()) g = groups.emplace(std::make_pair(op.group_size, stride), group_cluster(cluster, op.group_size, stride)).first;
+      on = &g->second;
+    }
+    const auto key = std::make_tuple(op.group_size, stride, op.request.channels);
+    auto it = tunings.find(key);
+    if (it == tunings.end()) it = tunings.emplace(key, nccl::Tuning(*on, op.request.channels)).first;
+    choose_nccl(op, *on, it->second);
   }
 }
 

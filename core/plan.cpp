@@ -39,6 +39,18 @@ std::vector<int> group_members(const PlanOp& op, int world_size, int rank) {
   return members;
 }
 
+int group_index(const PlanOp& op, int rank) {
+  if (op.group_size <= 0) return 0;
+  const int block = op.group_size * op.group_stride;
+  return rank / block * op.group_stride + rank % op.group_stride;
+}
+
+int group_member_index(const PlanOp& op, int rank) {
+  if (op.group_size <= 0) return 0;
+  const int block = op.group_size * op.group_stride;
+  return rank % block / op.group_stride;
+}
+
 bool group_is_valid(const PlanOp& op, int world_size) {
   if (op.group_size == 0) return true;
   if (op.group_size < 1 || op.group_stride < 1) return false;

@@ -64,6 +64,10 @@ struct PlanOp {
 int group_ranks(const PlanOp& op, int world_size);
 // The members of `rank`'s group in ring order (member i at position i), rank included.
 std::vector<int> group_members(const PlanOp& op, int world_size, int rank);
+// Which of the op's world / group_size groups `rank` is in, and its place in that group (both
+// 0 for an op without a group).
+int group_index(const PlanOp& op, int rank);
+int group_member_index(const PlanOp& op, int rank);
 // Checks that the op's group splits `world_size` ranks evenly; false otherwise.
 bool group_is_valid(const PlanOp& op, int world_size);
 

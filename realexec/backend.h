@@ -78,6 +78,14 @@ class Backend {
   // Collective over all ranks: every rank creates its communicators in the same order with the
   // same names.
   virtual std::unique_ptr<Communicator> make_communicator(const std::string& name) = 0;
+  // A communicator over `members` (world ranks in ring order, this rank among them; hsdp's
+  // shard groups): its collectives see rank = the place in `members`, size = members.size().
+  // Every member calls it with the same name and members; other groups may use the same name.
+  virtual std::unique_ptr<Communicator> make_group_communicator(const std::string& name, const std::vector<int>& members) {
+    (void)name;
+    (void)members;
+    throw BackendUnavailable(std::string(this->name()) + " has no communicators over part of the job yet");
+  }
   // On the backend's own control communicator; aligns the start of every step.
   virtual void barrier() = 0;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "realexec/reduce_kernels.h"
@@ -21,7 +22,9 @@ std::invalid_argument bad(const PlanOp& op, const std::string& what) {
 
 }  // namespace
 
-CollectiveLayout layout_collective(const PlanOp& op, int world, double scale) {
+CollectiveLayout layout_collective(const PlanOp& op, int world_size, double scale) {
+  // A grouped collective (hsdp) is laid out over its group: shards by member index.
+  const int world = group_ranks(op, world_size);
   if (!op_kind_is_collective(op.kind)) throw bad(op, "not a collective");
   const bool reduces = op.kind == OpKind::allreduce || op.kind == OpKind::reduce || op.kind == OpKind::reduce_scatter;
   if (reduces && !wire_dtype_supported(op.dtype))
@@ -82,14 +85,23 @@ void check_plan_for_realexec(const Plan& plan, int world) {
   if (plan.world_size != world)
     throw std::invalid_argument("the plan is for " + std::to_string(plan.world_size) + " ranks but the run has " +
                                 std::to_string(world));
+  std::map<std::uint32_t, std::uint32_t> first_collective;  // by stream
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const auto& op = plan.ops[i];
     if (op.id != i) throw std::invalid_argument("plan op " + std::to_string(i) + " has id " + std::to_string(op.id));
     if (op.stream >= plan.streams.size()) throw bad(op, "names stream " + std::to_string(op.stream) + ", which does not exist");
     for (auto d : op.deps)
       if (d >= op.id) throw bad(op, "depends on op " + std::to_string(d) + ", which is not earlier in the plan");
-    if (op_kind_is_collective(op.kind) && op.group_size != 0)
-      throw bad(op, "runs in a group of " + std::to_string(op.group_size) + " ranks; realexec has no sub-communicators yet");
+    // A stream's communicators serve all its collectives: one group shape per stream.
+    if (op_kind_is_collective(op.kind)) {
+      const auto first = first_collective.emplace(op.stream, op.id).first->second;
+      const auto& o = plan.ops[first];
+      if (o.group_size != op.group_size || (op.group_size > 0 && o.group_stride != op.group_stride))
+        throw bad(op, "runs in other groups than op " + std::to_string(first) + " on the same stream");
+    }
+    if (op_kind_is_collective(op.kind) && !group_is_valid(op, world))
+      throw bad(op, "runs in groups of " + std::to_string(op.group_size) + " ranks " + std::to_string(op.group_stride) +
+                        " apart, which do not split " + std::to_string(world) + " ranks evenly");
     if (op_kind_is_collective(op.kind))
       layout_collective(op, world, 1.0);
     else if (!(op.duration_s >= 0) || !std::isfinite(op.duration_s))

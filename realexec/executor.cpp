@@ -95,12 +95,16 @@ Executor::Executor(const Plan& plan, Backend& backend, ExecOptions options)
   streams_.resize(plan_.streams.size());
   for (auto& s : streams_) s = std::make_unique<StreamState>();
   std::vector<int> channels_of_stream(plan_.streams.size(), 0);
+  std::vector<const PlanOp*> group_of_stream(plan_.streams.size(), nullptr);  // its first collective
   std::int64_t max_bytes = 0;
   for (const auto& op : plan_.ops) {
     streams_[op.stream]->ops.push_back(op.id);
     if (!op_kind_is_collective(op.kind)) continue;
     layouts_[op.id] = layout_collective(op, world_, options_.buffer_scale);
-    patterns_[op.id].emplace(op.kind, op.reduce_op, op.dtype, world_, op.root, op.id);
+    // Groups get different values (salt), so a member talking to another group's is caught.
+    const auto salt = op.id + 3u * static_cast<std::uint32_t>(group_index(op, rank_));
+    patterns_[op.id].emplace(op.kind, op.reduce_op, op.dtype, group_ranks(op, world_), op.root, salt);
+    if (group_of_stream[op.stream] == nullptr) group_of_stream[op.stream] = &op;
     channels_of_stream[op.stream] = std::max(channels_of_stream[op.stream], op.channels);
     buffer_bytes_ += layouts_[op.id].bytes();
     max_bytes = std::max(max_bytes, layouts_[op.id].bytes());
@@ -108,8 +112,11 @@ Executor::Executor(const Plan& plan, Backend& backend, ExecOptions options)
   // Communicators: every rank creates them in the same order (stream index, then channel).
   for (std::size_t s = 0; s < streams_.size(); ++s) {
     for (int c = 0; c < channels_of_stream[s]; ++c) {
-      streams_[s]->channels.push_back(
-          backend_.make_communicator("s" + std::to_string(s) + "." + plan_.streams[s] + ".ch" + std::to_string(c)));
+      const std::string name = "s" + std::to_string(s) + "." + plan_.streams[s] + ".ch" + std::to_string(c);
+      const PlanOp* first = group_of_stream[s];
+      streams_[s]->channels.push_back(first != nullptr && first->group_size > 0
+                                          ? backend_.make_group_communicator(name, group_members(*first, world_, rank_))
+                                          : backend_.make_communicator(name));
       if (c > 0) streams_[s]->workers.push_back(std::make_unique<ChannelWorker>());
     }
   }
@@ -204,7 +211,7 @@ void Executor::run_op(std::size_t s, const PlanOp& op, int gen) {
       const auto& L = layouts_[op.id];
       std::int64_t i = L.elems / 2;
       if (!L.shards.empty() && op.kind == OpKind::reduce_scatter) {
-        const auto& own = L.shards[static_cast<std::size_t>(rank_)];
+        const auto& own = L.shards[static_cast<std::size_t>(group_member_index(op, rank_))];
         i = own.offset + own.count / 2;
       }
       p[i * L.elem_bytes + L.elem_bytes - 1] ^= 0x40;  // flips an exponent bit
@@ -273,9 +280,9 @@ void Executor::fill_buffers() {
     if (!op_kind_is_collective(op.kind)) continue;
     const auto& L = layouts_[op.id];
     if (backend_.host_accessible()) {
-      patterns_[op.id]->fill(buffers_[op.id], L.elems, rank_, L.shards);
+      patterns_[op.id]->fill(buffers_[op.id], L.elems, op_rank(op), L.shards);
     } else {
-      patterns_[op.id]->fill(staging_.data(), L.elems, rank_, L.shards);
+      patterns_[op.id]->fill(staging_.data(), L.elems, op_rank(op), L.shards);
       backend_.copy_to_buffer(buffers_[op.id], staging_.data(), static_cast<std::size_t>(L.bytes()));
     }
   }
@@ -295,13 +302,13 @@ std::int64_t Executor::verify_buffers(int step) {
     if (op.reduce_op == ReduceOp::avg && !backend_.avg_is_exact()) {
       const double ulp = op.dtype == DType::fp32 ? std::ldexp(1.0, -23) : op.dtype == DType::fp16 ? std::ldexp(1.0, -10)
                                                                                                    : std::ldexp(1.0, -7);
-      tol = 2.0 * world_ * ulp;
+      tol = 2.0 * group_ranks(op, world_) * ulp;
     }
-    if (auto bad = patterns_[op.id]->check(host, L.elems, rank_, L.shards, tol))
+    if (auto bad = patterns_[op.id]->check(host, L.elems, op_rank(op), L.shards, tol))
       throw VerificationError("rank " + std::to_string(rank_) + ": step " + std::to_string(step) + ": op " +
                               std::to_string(op.id) + " \"" + op.name + "\" (" + std::string(op_kind_name(op.kind)) +
                               " " + std::string(reduce_op_name(op.reduce_op)) + " " + std::string(dtype_name(op.dtype)) +
-                              " over " + std::to_string(world_) + " ranks, " + std::to_string(L.elems) +
+                              " over " + std::to_string(group_ranks(op, world_)) + " ranks, " + std::to_string(L.elems) +
                               " elements) is wrong: " + *bad);
     ++checked;
   }

@@ -84,6 +84,8 @@ class Executor {
   Traffic run_channel(std::size_t s, const PlanOp& op, int channel);
   void fill_buffers();
   std::int64_t verify_buffers(int step);
+  // This rank's place in the op's communicator: its group's member index, or its rank.
+  int op_rank(const PlanOp& op) const { return op.group_size > 0 ? group_member_index(op, rank_) : rank_; }
 
   Plan plan_;
   Backend& backend_;

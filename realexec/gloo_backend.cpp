@@ -296,6 +296,16 @@ class GlooBackend final : public Backend {
     return std::make_unique<GlooCommunicator>(connect(store_, name, rank_, world_, options_), options_.timeout);
   }
 
+  std::unique_ptr<Communicator> make_group_communicator(const std::string& name, const std::vector<int>& members) override {
+    const auto me = std::find(members.begin(), members.end(), rank_);
+    if (me == members.end()) throw std::logic_error("a group communicator without this rank");
+    // The group's lowest rank names its rendezvous, so groups with one name never meet.
+    const std::string key = name + ".group" + std::to_string(*std::min_element(members.begin(), members.end()));
+    return std::make_unique<GlooCommunicator>(
+        connect(store_, key, static_cast<int>(me - members.begin()), static_cast<int>(members.size()), options_),
+        options_.timeout);
+  }
+
   void barrier() override {
     if (world_ == 1) return;
     gloo::BarrierOptions o(control_);

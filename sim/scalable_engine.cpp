@@ -1,5 +1,7 @@
 #include "sim/scalable_engine.h"
 
+#include "sim/grouped_collectives.h"
+
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -185,9 +187,25 @@ void run_stages(const std::vector<scalable::Stage>& stages, const scalable::Rout
   }
 }
 
+// A grouped collective (sim/grouped_collectives.h): every group at once, as its simulation
+// alone says; each member ends when its place in the group did.
+void run_grouped(const PlanOp& op, const GroupedTiming& g, double ready_s, std::vector<double>& end_s,
+                 std::vector<std::int64_t>& sent, std::vector<std::int64_t>& received) {
+  double longest_s = 0;
+  for (double d : g.duration_s) longest_s = std::max(longest_s, d);
+  if (longest_s > 0) sg4::this_actor::sleep_for(longest_s);
+  for (std::size_t r = 0; r < end_s.size(); ++r) {
+    const auto i = static_cast<std::size_t>(group_member_index(op, static_cast<int>(r)));
+    end_s[r] = ready_s + g.duration_s[i];
+    sent[r] = g.bytes_sent[i];
+    received[r] = g.bytes_received[i];
+  }
+}
+
 }  // namespace
 
-Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold) {
+Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold,
+                                      const GroupedTimings& grouped) {
   if (!sim_log) xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char arg0[] = "redsim";
@@ -200,7 +218,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
 
   scalable::Model model(plan, cluster, allow_fold);
   for (const auto& op : plan.ops)
-    if (op_kind_is_collective(op.kind)) model.prepare(op);
+    if (op_kind_is_collective(op.kind) && op.group_size <= 0) model.prepare(op);
   const FlowPlatform fp = build_flow_platform(cluster, model.routes());
 
   const int world = plan.world_size;
@@ -253,7 +271,9 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       std::fill(end_s.begin(), end_s.end(), 0.0);
       std::fill(sent.begin(), sent.end(), 0);
       std::fill(received.begin(), received.end(), 0);
-      if (collective) {
+      if (collective && op.group_size > 0) {
+        run_grouped(op, grouped.at(id), ready, end_s, sent, received);
+      } else if (collective) {
         // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
         const auto& mech = model.mech(op);
         if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
@@ -262,7 +282,8 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         sg4::this_actor::sleep_for(op.duration_s);
       }
       const double end = sg4::Engine::get_clock();
-      const Mechanics op_mech = collective ? model.mech(op) : Mechanics{};
+      // Grouped ops come with wire bytes already.
+      const Mechanics op_mech = collective && op.group_size <= 0 ? model.mech(op) : Mechanics{};
       for (int r = 0; r < world; ++r) {
         auto& t = tl.at(r, id);
         t.ready_s = ready;

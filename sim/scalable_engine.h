@@ -5,11 +5,14 @@
 #include "core/cluster.h"
 #include "core/plan.h"
 #include "core/timeline.h"
+#include "sim/grouped_collectives.h"
 
 namespace redsim {
 
 // Callable once per process (SimGrid 3.32 allows one Engine per process); simulate() forks.
 // allow_fold = false simulates the links of the whole cluster (for checking the fold).
-Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold);
+// `grouped`: the plan's grouped collectives, simulated per group (sim/grouped_collectives.h).
+Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold,
+                                      const GroupedTimings& grouped);
 
 }  // namespace redsim

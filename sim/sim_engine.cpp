@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "sim/child_process.h"
+#include "sim/grouped_collectives.h"
 #include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
 #include "sim/sim_collective.h"
@@ -40,12 +41,14 @@ Fidelity parse_fidelity(std::string_view name) {
 }
 
 std::int64_t estimated_exact_transfers(const Plan& plan, const ClusterSpec& cluster) {
-  const std::int64_t n = plan.world_size;
-  if (n < 2) return 0;
+  if (plan.world_size < 2) return 0;
   const std::int64_t d = cluster.devices_per_node, m = cluster.nodes;
   std::int64_t total = 0;
   for (const auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
+    // A grouped op is simulated for one group (sim/grouped_collectives.h).
+    const std::int64_t n = group_ranks(op, plan.world_size);
+    if (n < 2) continue;
     const auto mech = mechanics_of(op, cluster, plan.world_size);
     const std::int64_t channel_bytes = split_piece(op.bytes, op.channels, 0);
     const std::int64_t chunks = mech.chunks(channel_bytes);
@@ -92,10 +95,8 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
     for (auto d : op.deps)
       if (d >= op.id) throw std::logic_error("plan op " + op.name + " depends on a later op");
     if (op_kind_is_collective(op.kind)) {
-      // Grouped collectives (hsdp) are planned but not simulated yet: say so, not simulate a world one.
-      if (op.group_size != 0)
-        throw InputError("", "", "op \"" + op.name + "\" runs in groups of " + std::to_string(op.group_size) +
-                                     " ranks; the simulator does not run grouped collectives yet");
+      if (!group_is_valid(op, plan.world_size))
+        throw std::logic_error("plan op " + op.name + " has groups that do not split the world evenly");
       sim_collective_for(op);
       if (op.channels < 1) throw std::logic_error("plan op " + op.name + " has no channel");
       if ((op.kind == OpKind::reduce || op.kind == OpKind::broadcast) && (op.root < 0 || op.root >= plan.world_size))
@@ -103,7 +104,7 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
       if (!op.shard_bytes.empty()) {
         std::int64_t sum = 0;
         for (auto b : op.shard_bytes) sum += b;
-        if (op.shard_bytes.size() != static_cast<std::size_t>(plan.world_size) || sum != op.bytes)
+        if (op.shard_bytes.size() != static_cast<std::size_t>(group_ranks(op, plan.world_size)) || sum != op.bytes)
           throw std::logic_error("plan op " + op.name + " has shards that do not add up to its bytes");
       }
     }
@@ -149,7 +150,32 @@ struct RankState {
 
 namespace {
 
-Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
+// A collective starts when every rank of its group (the world, without a group) has reached it:
+// one barrier per group, by group_index.
+std::vector<std::vector<sg4::BarrierPtr>> collective_barriers(const Plan& plan) {
+  std::vector<std::vector<sg4::BarrierPtr>> barriers(plan.ops.size());
+  for (const auto& op : plan.ops) {
+    const int size = group_ranks(op, plan.world_size);
+    if (!op_kind_is_collective(op.kind) || size < 2) continue;
+    for (int g = 0; g < plan.world_size / size; ++g) barriers[op.id].push_back(sg4::Barrier::create(static_cast<unsigned>(size)));
+  }
+  return barriers;
+}
+
+// A grouped collective: the member waits for its group, then takes as long as its place in the
+// group took when the group was simulated alone (sim/grouped_collectives.h).
+void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>& barriers, const GroupedTiming& g,
+                 OpTiming& t) {
+  if (!barriers.empty()) barriers[static_cast<std::size_t>(group_index(op, rank))]->wait();
+  t.start_s = sg4::Engine::get_clock();
+  const auto i = static_cast<std::size_t>(group_member_index(op, rank));
+  if (g.duration_s[i] > 0) sg4::this_actor::sleep_for(g.duration_s[i]);
+  t.bytes_sent = g.bytes_sent[i];
+  t.bytes_received = g.bytes_received[i];
+}
+
+Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options,
+                                   const GroupedTimings& grouped) {
   if (!options.sim_log) xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char arg0[] = "redsim";
@@ -162,17 +188,14 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
 
   RankPairs pairs;
   for (const auto& op : plan.ops)
-    if (op_kind_is_collective(op.kind)) sim_collective_for(op).add_pairs(op, cluster, pairs);
+    if (op_kind_is_collective(op.kind) && op.group_size <= 0) sim_collective_for(op).add_pairs(op, cluster, pairs);
   SimContext ctx{plan, cluster, build_platform(cluster, pairs)};
 
   const int world = plan.world_size;
   Timeline tl("simulated", world, plan.ops.size());
   std::vector<RankState> ranks(static_cast<std::size_t>(world));
   for (auto& r : ranks) r.done.assign(plan.ops.size(), 0);
-  // A collective starts when every rank has reached it.
-  std::vector<sg4::BarrierPtr> barriers(plan.ops.size());
-  for (const auto& op : plan.ops)
-    if (op_kind_is_collective(op.kind) && world > 1) barriers[op.id] = sg4::Barrier::create(static_cast<unsigned>(world));
+  const auto barriers = collective_barriers(plan);
 
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
   for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
@@ -191,8 +214,10 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       }
       auto& t = tl.at(rank, id);
       t.ready_s = sg4::Engine::get_clock();
-      if (op_kind_is_collective(op.kind)) {
-        if (barriers[id]) barriers[id]->wait();
+      if (op_kind_is_collective(op.kind) && op.group_size > 0) {
+        run_grouped(op, rank, barriers[id], grouped.at(id), t);
+      } else if (op_kind_is_collective(op.kind)) {
+        if (!barriers[id].empty()) barriers[id][0]->wait();
         t.start_s = sg4::Engine::get_clock();
         const auto& mech = ctx.mechanics(op);
         // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
@@ -232,9 +257,14 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
 }  // namespace
 
 Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
-  if (resolve_fidelity(plan, cluster, options.fidelity) == Fidelity::scalable)
-    return simulate_scalable_in_process(plan, cluster, options.sim_log, options.scalable_fold);
-  return simulate_exact_in_process(plan, cluster, options);
+  SimOptions resolved = options;
+  resolved.fidelity = resolve_fidelity(plan, cluster, options.fidelity);
+  // Before this process's Engine exists: each group shape is simulated in a child of its own.
+  const GroupedTimings grouped =
+      plan_has_grouped_collectives(plan) ? simulate_grouped_collectives(plan, cluster, resolved) : GroupedTimings{};
+  if (resolved.fidelity == Fidelity::scalable)
+    return simulate_scalable_in_process(plan, cluster, options.sim_log, options.scalable_fold, grouped);
+  return simulate_exact_in_process(plan, cluster, options, grouped);
 }
 
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {

@@ -43,6 +43,9 @@ run bucketed-fp16-hook 2 --strategy bucketed --bucket-mb 1 --comm-hook fp16
 run bucketed-bf16-hook 3 --strategy bucketed --bucket-mb 1 --comm-hook bf16
 run bucketed-powersgd 2 --strategy bucketed --bucket-mb 1 --comm-hook powersgd --powersgd-rank 2
 run fsdp-shard-grad-op 3 --strategy fsdp --reshard-after-forward false --backward-prefetch none --forward-prefetch true
+# hsdp with real shard groups: two groups of two (sub-communicators), every buffer verified.
+run hsdp-groups-of-2 4 --strategy hsdp --shard-group 2
+run hsdp-groups-of-2-ch2 4 --strategy hsdp --shard-group 2 --channels 2 --wire-dtype bf16 --reduce-op avg
 # Real sizes: ResNet-50's 25.6 M gradients (102 MB per rank) in DDP's 25 MiB buckets.
 n=2
 "$redsim" run --ranks 2 --trace "$src/traces/resnet50.json" --cluster "$data/local2.json" --strategy bucketed \
