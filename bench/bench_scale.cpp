@@ -48,29 +48,28 @@ struct ChildRun {
 // simulate(), with the child's own peak memory appended to the Timeline it sends back.
 ChildRun run_measured(const Plan& plan, const ClusterSpec& cluster, Fidelity fidelity) {
   ChildRun out;
-  out.timeline = Timeline("simulated", plan.world_size, plan.ops.size());
-  const std::size_t bytes = out.timeline.timings.size() * sizeof(OpTiming);
+  out.timeline = Timeline::folded("simulated", plan.world_size, plan.ops.size());
   const auto t0 = std::chrono::steady_clock::now();
   const std::string got = run_in_child([&] {
     Timeline tl = simulate_in_process(plan, cluster, SimOptions{false, fidelity});
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     const double rss_MB = static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: kilobytes
-    std::string s(reinterpret_cast<const char*>(tl.timings.data()), bytes);
+    tl.fold();
+    std::string s = tl.serialize();
     s.append(reinterpret_cast<const char*>(&rss_MB), sizeof rss_MB);
     return s;
   });
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (got.size() != bytes + sizeof(double)) throw std::runtime_error("truncated timeline from the simulating child");
-  std::memcpy(out.timeline.timings.data(), got.data(), bytes);
+  if (got.size() < sizeof(double)) throw std::runtime_error("truncated timeline from the simulating child");
+  const std::size_t bytes = got.size() - sizeof(double);
+  out.timeline.deserialize(got.substr(0, bytes));
   std::memcpy(&out.peak_rss_MB, got.data() + bytes, sizeof(double));
   return out;
 }
 
 double step_of(const Timeline& tl) {
-  double e = 0;
-  for (const auto& t : tl.timings) e = std::max(e, t.end_s);
-  return e;
+  return tl.last_end_s();
 }
 
 void scale_step(benchmark::State& state, const ClusterSpec& cluster) {

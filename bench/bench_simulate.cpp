@@ -32,8 +32,7 @@ void BM_BucketedStep(benchmark::State& state, const char* model) {
   for (auto _ : state) {
     auto out = redsim::run_in_child([&] {
       auto tl = redsim::simulate_in_process(plan, cluster, {});
-      double end = 0;
-      for (const auto& t : tl.timings) end = std::max(end, t.end_s);
+      const double end = tl.last_end_s();
       rusage ru{};
       getrusage(RUSAGE_SELF, &ru);
       return std::to_string(end) + " " + std::to_string(ru.ru_maxrss);

@@ -166,9 +166,7 @@ Measured assemble(const Plan& plan, const std::vector<RankReport>& reports) {
   m.shared_clock = hosts.size() == 1;
   for (std::size_t s = 0; s < steps; ++s) {
     const Timeline tl = step_timeline(plan, reports, s, m.shared_clock);
-    double end = 0;
-    for (const auto& t : tl.timings) end = std::max(end, t.end_s);
-    m.step_times_s.push_back(end / std::max(1, plan.steps));
+    m.step_times_s.push_back(tl.last_end_s() / std::max(1, plan.steps));
   }
   std::vector<std::size_t> order(steps);
   std::iota(order.begin(), order.end(), std::size_t{0});

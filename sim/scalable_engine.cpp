@@ -223,7 +223,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
 
   const int world = plan.world_size;
   const auto W = static_cast<std::size_t>(world);
-  Timeline tl("simulated", world, plan.ops.size());
+  Timeline tl = Timeline::folded("simulated", world, plan.ops.size());
   // Every rank runs the same ops (SPMD), and a collective starts only when all ranks have
   // issued it: one actor per stream stands for every rank.
   std::vector<char> done(plan.ops.size(), 0);
@@ -284,8 +284,9 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       const double end = sg4::Engine::get_clock();
       // Grouped ops come with wire bytes already.
       const Mechanics op_mech = collective && op.group_size <= 0 ? model.mech(op) : Mechanics{};
+      std::vector<OpTiming> row(W);  // set whole, so equal ranks fold (core/timeline.h)
       for (int r = 0; r < world; ++r) {
-        auto& t = tl.at(r, id);
+        auto& t = row[static_cast<std::size_t>(r)];
         t.ready_s = ready;
         t.start_s = ready;
         // A rank that leaves a chain or tree early is shown ending early, but its next op waits
@@ -295,6 +296,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
         t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);
       }
+      tl.set_op(id, std::move(row));
       {
         std::unique_lock<sg4::Mutex> lock(*mutex);
         done[id] = 1;

@@ -112,9 +112,10 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
 }
 
 void check_timeline_complete(const Plan& plan, const Timeline& tl) {
-  for (int r = 0; r < plan.world_size; ++r)
-    for (std::size_t id = 0; id < plan.ops.size(); ++id) {
-      const OpTiming& t = tl.at(r, id);
+  for (std::size_t id = 0; id < plan.ops.size(); ++id)
+    for (std::size_t i = 0; i < tl.op_records(id).size(); ++i) {  // a folded op's record stands for all
+      const OpTiming& t = tl.op_records(id)[i];
+      const int r = static_cast<int>(i);
       if (!(std::isfinite(t.end_s) && t.ready_s >= 0 && t.start_s >= t.ready_s && t.end_s >= t.start_s))
         throw std::runtime_error("the simulation did not finish op " + plan.ops[id].name + " on rank " +
                                  std::to_string(r) + " (ready " + std::to_string(t.ready_s) + " s, start " +
@@ -270,14 +271,14 @@ Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
   check_plan_for_sim(plan, cluster);
   check_sim_work(plan, cluster, resolve_fidelity(plan, cluster, options.fidelity));
-  Timeline tl("simulated", plan.world_size, plan.ops.size());
-  const std::size_t bytes = tl.timings.size() * sizeof(OpTiming);
+  // Folded before it crosses the pipe: ranks with equal records send one (core/timeline.h).
   auto out = run_in_child([&] {
     Timeline result = simulate_in_process(plan, cluster, options);
-    return std::string(reinterpret_cast<const char*>(result.timings.data()), bytes);
+    result.fold();
+    return result.serialize();
   });
-  if (out.size() != bytes) throw std::runtime_error("simulation process returned a truncated timeline");
-  std::memcpy(tl.timings.data(), out.data(), bytes);
+  Timeline tl = Timeline::folded("simulated", plan.world_size, plan.ops.size());
+  tl.deserialize(out);
   check_timeline_complete(plan, tl);
   return tl;
 }

@@ -98,14 +98,13 @@ ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, doubl
 }
 
 double end_of(const Timeline& tl) {
-  double e = 0;
-  for (const auto& t : tl.timings) e = std::max(e, t.end_s);
-  return e;
+  return tl.last_end_s();
 }
 
 std::int64_t sent_by_all(const Timeline& tl) {
   std::int64_t s = 0;
-  for (const auto& t : tl.timings) s += t.bytes_sent;
+  for (int r = 0; r < tl.world_size; ++r)
+    for (std::size_t op = 0; op < tl.op_count; ++op) s += tl.at(r, op).bytes_sent;
   return s;
 }
 

@@ -15,10 +15,7 @@ using namespace redsim::tune;
 
 namespace {
 double simulated_end(const Plan& plan, const ClusterSpec& cluster) {
-  auto tl = simulate(plan, cluster);
-  double end = 0;
-  for (const auto& t : tl.timings) end = std::max(end, t.end_s);
-  return end;
+  return simulate(plan, cluster).last_end_s();
 }
 }  // namespace
 

@@ -1,0 +1,48 @@
+// The folded Timeline (core/timeline.h): equal records across ranks are stored once, read back
+// per rank, unfolded on write, and cross a process boundary as stored.
+#include <catch2/catch.hpp>
+
+#include "core/timeline.h"
+
+using namespace redsim;
+
+TEST_CASE("a Timeline folds ops whose ranks agree and keeps the others per rank", "[core][timeline]") {
+  const int world = 1000;
+  Timeline tl = Timeline::folded("simulated", world, 3);
+  std::vector<OpTiming> same(world, OpTiming{1.0, 2.0, 3.0, 40, 40});
+  tl.set_op(0, same);
+  std::vector<OpTiming> chain = same;
+  for (int r = 0; r < world; ++r) chain[static_cast<std::size_t>(r)].end_s = 3.0 + r * 1e-3;  // a chain's ranks end in turn
+  tl.set_op(1, chain);
+  CHECK(tl.op_is_folded(0));
+  CHECK_FALSE(tl.op_is_folded(1));
+  CHECK(tl.op_is_folded(2));  // never set: one zero record
+  // 1 + world + 1 records instead of 3 * world.
+  CHECK(tl.stored_records() == static_cast<std::size_t>(world + 2));
+  CHECK(tl.at(999, 0).bytes_sent == 40);
+  CHECK(tl.at(500, 1).end_s == Approx(3.5));
+  CHECK(tl.last_end_s() == Approx(3.0 + 999e-3));
+
+  Timeline back = Timeline::folded("simulated", world, 3);
+  back.deserialize(tl.serialize());
+  for (int r : {0, 17, 999})
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.at(r, op) == tl.at(r, op));
+  CHECK(back.stored_records() == tl.stored_records());
+  CHECK_THROWS(back.deserialize(tl.serialize().substr(0, 100)));
+
+  // Writing one rank's record through at() unfolds that op only.
+  tl.at(7, 0).end_s = 9.0;
+  CHECK_FALSE(tl.op_is_folded(0));
+  CHECK(tl.at(7, 0).end_s == 9.0);
+  CHECK(tl.at(8, 0).end_s == 3.0);
+  tl.at(7, 0).end_s = 3.0;
+  tl.fold();
+  CHECK(tl.op_is_folded(0));
+}
+
+TEST_CASE("a dense Timeline is one record per rank until folded", "[core][timeline]") {
+  Timeline tl("measured", 4, 2);
+  CHECK(tl.stored_records() == 8);
+  tl.fold();  // all zero: every op folds
+  CHECK(tl.stored_records() == 2);
+}
