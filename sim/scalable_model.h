@@ -140,6 +140,14 @@ class Model {
     std::vector<std::uint32_t> up, down;   // by position q >= 1: q -> parent, parent -> q
     std::vector<int> height, depth;        // by position: levels below it; levels above it
   };
+  // A computed tree's edge rates (fair_rates over its edges): by level as the first chunk's
+  // waves move, and all edges of a direction at once. They depend on the tree and the links
+  // only, so they are computed once per tree, not once per collective.
+  struct TreeRates {
+    std::vector<double> up_level, down_level;  // by position
+    std::vector<double> up_all, down_all;      // by position - 1
+  };
+  const TreeRates& tree_rates(const Tree& t);
   struct IntraRings {
     std::vector<std::vector<int>> rings;               // the local rings of the period's nodes
     std::vector<std::vector<std::uint32_t>> routes;    // per ring, per position
@@ -201,6 +209,7 @@ class Model {
   double reduce_s_per_byte_ = 0;
   std::map<std::pair<int, int>, WorldRing> world_rings_;
   std::map<std::pair<int, int>, Tree> trees_;
+  std::map<const Tree*, TreeRates> tree_rates_;  // trees_ keeps its Trees in place
   std::map<std::pair<int, int>, IntraRings> intra_;
   std::vector<NodeRings> node_rings_;  // zero or one
   std::map<std::uint32_t, Mechanics> mech_;  // by op id

@@ -94,12 +94,11 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
   return stages;
 }
 
-std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, std::int64_t bytes) {
+const Model::TreeRates& Model::tree_rates(const Tree& t) {
+  auto it = tree_rates_.find(&t);
+  if (it != tree_rates_.end()) return it->second;
   const int n = static_cast<int>(t.rank.size());
-  const auto& m = mech(op);
-  const int P = m.chunks(bytes);
-  const double chunk = static_cast<double>(bytes) / P;
-  const double wire = m.wire_factor;
+  TreeRates r;
   // Each edge's rate among the edges of its wave level (up: by height, down: by depth).
   auto level_rates = [&](bool up) {
     std::map<int, std::vector<int>> by_level;
@@ -108,12 +107,29 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     for (const auto& [level, qs] : by_level) {
       std::vector<std::uint32_t> ids;
       for (int q : qs) ids.push_back((up ? t.up : t.down)[static_cast<std::size_t>(q)]);
-      const auto r = fair_rates(routes_, ids, false);
-      for (std::size_t i = 0; i < qs.size(); ++i) rate[static_cast<std::size_t>(qs[i])] = r[i];
+      const auto got = fair_rates(routes_, ids, false);
+      for (std::size_t i = 0; i < qs.size(); ++i) rate[static_cast<std::size_t>(qs[i])] = got[i];
     }
     return rate;
   };
-  const auto up_rate = level_rates(true), down_rate = level_rates(false);
+  r.up_level = level_rates(true);
+  r.down_level = level_rates(false);
+  if (n > 1) {
+    r.up_all = fair_rates(routes_, std::vector<std::uint32_t>(t.up.begin() + 1, t.up.end()), false);
+    r.down_all = fair_rates(routes_, std::vector<std::uint32_t>(t.down.begin() + 1, t.down.end()), false);
+  }
+  return tree_rates_.emplace(&t, std::move(r)).first->second;
+}
+
+std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, std::int64_t bytes) {
+  const int n = static_cast<int>(t.rank.size());
+  const auto& m = mech(op);
+  const int P = m.chunks(bytes);
+  const double chunk = static_cast<double>(bytes) / P;
+  const double wire = m.wire_factor;
+  const TreeRates& rates = tree_rates(t);
+  const auto& up_rate = rates.up_level;
+  const auto& down_rate = rates.down_level;
   // A chunk over one edge: the route's latency, or the hop's protocol latency for the first
   // chunk (the later ones stream behind it), and its bytes at the edge's rate or the cap.
   auto hop = [&](std::uint32_t route, double payload, double rate, bool first = true) {
@@ -141,9 +157,10 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   if (P > 1) {
     // The other chunks: every edge of a direction at once; a round lasts its slowest edge.
     for (bool up : {true, false}) {
-      std::vector<std::uint32_t> ids((up ? t.up : t.down).begin() + 1, (up ? t.up : t.down).end());
-      const auto r = fair_rates(routes_, ids, false);
-      for (int q = 1; q < n; ++q) round = std::max(round, hop(ids[static_cast<std::size_t>(q - 1)], chunk, r[static_cast<std::size_t>(q - 1)], false));
+      const auto& ids = up ? t.up : t.down;
+      const auto& r = up ? rates.up_all : rates.down_all;
+      for (int q = 1; q < n; ++q)
+        round = std::max(round, hop(ids[static_cast<std::size_t>(q)], chunk, r[static_cast<std::size_t>(q - 1)], false));
     }
   }
   Stage a, b, d;
