@@ -123,12 +123,28 @@ void check_timeline_complete(const Plan& plan, const Timeline& tl) {
     }
 }
 
+std::int64_t timeline_records(const Plan& plan, Fidelity used) {
+  const std::int64_t n = plan.world_size;
+  if (used == Fidelity::exact) return static_cast<std::int64_t>(plan.ops.size()) * n;  // every rank is simulated
+  // Scalable: an op whose ranks all end together keeps one record (core/timeline.h); trees,
+  // chains and grouped ops end rank by rank.
+  std::int64_t records = 0;
+  for (const auto& op : plan.ops) {
+    const bool per_rank = op_kind_is_collective(op.kind) &&
+                          (op.group_size > 0 || op.kind == OpKind::reduce || op.kind == OpKind::broadcast ||
+                           op.algorithm == Algorithm::tree || op.algorithm == Algorithm::nvls_tree);
+    records += per_rank ? n : 1;
+  }
+  return records;
+}
+
 void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used) {
-  const std::int64_t instances = static_cast<std::int64_t>(plan.ops.size()) * plan.world_size;
+  const std::int64_t instances = timeline_records(plan, used);
   if (instances > plan.max_ops)
     throw InputError("", "", "the plan has " + std::to_string(plan.ops.size()) + " ops on each of " +
                                  std::to_string(plan.world_size) + " ranks (" + std::to_string(instances) +
-                                 " op instances), over the limit of " + std::to_string(plan.max_ops) +
+                                 " op instances to record at " + std::string(fidelity_name(used)) +
+                                 " fidelity), over the limit of " + std::to_string(plan.max_ops) +
                                  " (--max-ops): use larger buckets or fewer ranks, or raise --max-ops");
   if (used != Fidelity::exact) return;
   const std::int64_t transfers = estimated_exact_transfers(plan, cluster);

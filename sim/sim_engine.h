@@ -40,7 +40,10 @@ Fidelity resolve_fidelity(const Plan& plan, const ClusterSpec& cluster, Fidelity
 // throws InputError otherwise. simulate() calls it first.
 void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster);
 
-// Refuses (InputError) a simulation over plan.max_ops: op instances (ops x ranks), and for the
+// Timeline records a simulation stores: ops x ranks at exact fidelity; at scalable, one per op
+// whose ranks end together and one per rank for trees, chains and grouped ops.
+std::int64_t timeline_records(const Plan& plan, Fidelity used);
+// Refuses (InputError) a simulation over plan.max_ops: timeline records (above), and for the
 // exact fidelity the estimated point-to-point transfers. simulate() calls it first.
 void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used);
 // Throws std::runtime_error when a timeline has an op that never finished (simulate() calls it).

@@ -50,11 +50,21 @@ TEST_CASE("a simulation that leaves an op unfinished is an error, never a result
 TEST_CASE("work over --max-ops is refused before simulating", "[sim][hardening]") {
   const auto cluster = testing::ideal_star(4, 12.5e9, 5e-6);
   Plan plan = compute_then_allreduce(1.0);
-  // 3 ops on 4 ranks: 12 op instances.
+  // 3 ops on 4 ranks: 12 op instances at exact fidelity; at scalable the compute op and the two
+  // ring allreduces end together on every rank, so 3 records.
   plan.max_ops = 12;
-  CHECK_NOTHROW(check_sim_work(plan, cluster, Fidelity::scalable));
+  CHECK(timeline_records(plan, Fidelity::exact) == 12);
+  CHECK(timeline_records(plan, Fidelity::scalable) == 3);
   plan.max_ops = 11;
   CHECK_THROWS_AS(simulate(plan, cluster), InputError);
+  CHECK_NOTHROW(check_sim_work(plan, cluster, Fidelity::scalable));
+  plan.max_ops = 2;
+  CHECK_THROWS_AS(check_sim_work(plan, cluster, Fidelity::scalable), InputError);
+  // A tree allreduce ends rank by rank: one record per rank.
+  plan.ops[0].algorithm = Algorithm::tree;
+  CHECK(timeline_records(plan, Fidelity::scalable) == 4 + 1 + 1);
+  plan.ops[0].algorithm = Algorithm::ring;
+  plan.max_ops = 12;
   // Exact: 2 ring allreduces of 2(N-1) steps on each of N = 4 ranks are 2 x 24 = 48 transfers
   // (one loop: 1 MiB per ring in one slice).
   plan.max_ops = 47;
