@@ -13,4 +13,14 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "missing --trace gave exit $rc, expected 2"; exit 1; }
-echo "1 passed, 0 failed"
+# An unknown subcommand is named in one line, exit 2, with or without --help after it.
+for args in "nosuch --help" "bogus"; do
+  set +e
+  err=$("$redsim" $args 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "redsim $args gave exit $rc, expected 2"; exit 1; }
+  [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q "unknown subcommand \"${args%% *}\"" <<<"$err" ||
+    { echo "redsim $args: expected one line naming it, got: $err"; exit 1; }
+done
+echo "2 passed, 0 failed"

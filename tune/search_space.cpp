@@ -253,14 +253,13 @@ std::string format_bytes_binary(std::int64_t b) {
   return buf;
 }
 
-std::string format_GB(std::int64_t bytes) {
+std::string format_GiB(std::int64_t bytes) {
+  // One memory unit across subcommands (simulate prints GiB too); MiB below a GiB.
   char buf[64];
-  if (bytes >= 1'000'000'000 || bytes == 0)
-    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / kBytesPerGB);
-  else if (bytes >= 1'000'000)
-    std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  if (bytes >= kGiB || bytes == 0)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / kGiB);
   else
-    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
   return buf;
 }
 

@@ -76,6 +76,6 @@ std::string describe_knobs(const Candidate& c);
 std::string algorithm_label(const Knobs& k);  // "ring", or "auto"
 std::string channels_label(const Knobs& k);   // "8", or "auto"
 std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
-std::string format_GB(std::int64_t bytes);  // decimal, as --memory-per-device-gb: "12.35 GB", "52.43 MB"
+std::string format_GiB(std::int64_t bytes);  // binary: "74.51 GiB", "50.00 MiB"
 
 }  // namespace redsim::tune
