@@ -61,7 +61,7 @@ json setting_json(const TuneResult& r, std::size_t p) {
 
 std::vector<ExclusionGroup> exclusion_groups(const TuneResult& r) {
   std::map<std::pair<std::size_t, int>, ExclusionGroup> groups;  // (family order, stage)
-  const auto fams = tune_families();
+  const auto fams = searchable_families();
   auto order = [&](const std::string& f) {
     return static_cast<std::size_t>(std::find(fams.begin(), fams.end(), f) - fams.begin());
   };
@@ -108,7 +108,7 @@ std::vector<std::size_t> runners_up(const TuneResult& r, std::size_t n) {
 
 std::vector<std::pair<std::string, std::optional<std::size_t>>> best_per_family(const TuneResult& r) {
   std::vector<std::pair<std::string, std::optional<std::size_t>>> out;
-  for (const auto& f : tune_families()) {
+  for (const auto& f : searchable_families()) {
     bool present = false;
     for (const auto& c : r.grid.points)
       if (c.family == f) present = true;
