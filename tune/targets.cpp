@@ -170,6 +170,13 @@ std::string section_summary(const TargetSection& s) {
                   defaults_description(s.target).c_str());
     return buf;
   }
+  if (s.keep_defaults && s.defaults_s <= s.best_s) {
+    std::snprintf(buf, sizeof buf,
+                  "keep the defaults: %s predicted %.3f ms per optimizer step; no setting searched was faster (best "
+                  "%.3f ms)",
+                  defaults_description(s.target).c_str(), s.defaults_s * 1e3, s.best_s * 1e3);
+    return buf;
+  }
   if (s.keep_defaults) {
     std::snprintf(buf, sizeof buf,
                   "keep the defaults: %s predicted %.3f ms per optimizer step; the best setting searched (%.3f ms) is "
