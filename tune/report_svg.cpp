@@ -233,7 +233,7 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
     char off[64] = "";
     if (lowest > yhi) std::snprintf(off, sizeof off, " (off scale: %.1f ms)", lowest);
     s += "<text x=\"" + f(lx + 38) + "\" y=\"" + f(ly) + "\">" +
-         esc(se.family + ", " + se.algorithm + " x" + (se.channels > 0 ? std::to_string(se.channels) : "auto") + (se.flat_ms ? " (no buckets)" : "") + off) + "</text>\n";
+         esc(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") + (se.flat_ms ? " (no buckets)" : "") + off) + "</text>\n";
     ly += 17;
   }
   s += "</svg>\n";

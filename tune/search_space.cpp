@@ -294,17 +294,18 @@ std::string format_GiB(std::int64_t bytes) {
 
 std::string describe_knobs(const Candidate& c) {
   const Knobs& k = c.knobs;
-  std::string coll = algorithm_label(k) + " x" + channels_label(k);
+  // "ring x8"; with NCCL's own channel count just the algorithm ("auto" = NCCL_ALGO unset).
+  const std::string ch = k.channels > 0 ? " x" + channels_label(k) : std::string();
+  std::string coll = algorithm_label(k) + ch;
   std::string wire = k.wire_dtype ? ", wire " + std::string(dtype_name(*k.wire_dtype)) : std::string();
   if (c.family == "flat") return coll + wire;
   if (c.family == "zero")
     return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", allgather " + format_bytes_binary(k.allgather_bucket_bytes) +
-           ", stage " + std::to_string(k.zero_stage) + ", ring x" + channels_label(k) + wire;
+           ", stage " + std::to_string(k.zero_stage) + ", ring" + ch + wire;
   if (c.family == "fsdp")
     return std::string(k.reshard_after_forward ? "FULL_SHARD" : "SHARD_GRAD_OP") + ", prefetch " +
            std::string(backward_prefetch_name(k.backward_prefetch)) + ", wrap " +
-           (k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params" : std::string("per layer")) + ", ring x" +
-           channels_label(k);
+           (k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params" : std::string("per layer")) + ", ring" + ch;
   if (c.family == "localsgd")
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +
