@@ -59,13 +59,14 @@ struct TuneCliOptions {
 class Progress {
  public:
   Progress() : tty_(::isatty(STDERR_FILENO) == 1) {}
-  void set_target(const std::string& target) {
+  void set_target(const std::string& target, int index, int count) {
     std::lock_guard<std::mutex> lock(mu_);
-    target_ = target;
+    target_ = count > 1 ? target + " (" + std::to_string(index + 1) + "/" + std::to_string(count) + ")" : target;
+    start_ = std::chrono::steady_clock::now();
   }
   void operator()(const tune::TuneProgress& p) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string best = p.best_objective_s ? ", best " + tune::format_ms(*p.best_objective_s) : std::string();
+    const std::string best = (p.best_objective_s ? ", best " + tune::format_ms(*p.best_objective_s) : std::string()) + eta(p);
     if (tty_) {
       const int width = 30;
       const double frac = p.budget > 0 ? std::min(1.0, static_cast<double>(p.simulations) / p.budget) : 0.0;
@@ -93,9 +94,21 @@ class Progress {
   }
 
  private:
+  // Time left at the mean pace so far: exact for the exhaustive search, a bound for the guided
+  // one (its budget is a cap it rarely reaches).
+  std::string eta(const tune::TuneProgress& p) const {
+    if (p.simulations < 1 || p.budget <= p.simulations) return {};
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double left_s = elapsed_s / p.simulations * (p.budget - p.simulations);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", %s%.0f s left", p.phase == "simulating" ? "~" : "at most ~", left_s);
+    return buf;
+  }
+
   bool tty_;
   bool dirty_ = false;
   std::string target_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::mutex mu_;
 };
 
@@ -186,8 +199,9 @@ std::vector<tune::TargetSection> search_targets(const ModelTrace& trace, const C
                                                 std::vector<std::string>& skipped) {
   const auto targets = tune::parse_targets(o.target);
   std::vector<tune::TargetSection> sections;
-  for (const auto& t : targets) {
-    progress.set_target(t);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    progress.set_target(t, static_cast<int>(i), static_cast<int>(targets.size()));
     try {
       sections.push_back(tune::tune_target(trace, cluster, c, t, opt));
     } catch (const InputError& e) {
