@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/knob_options.h"
+#include "cli/timeline_flows.h"
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -95,7 +96,9 @@ void run_simulate(const SimulateOptions& o) {
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {
-    write_file_atomically(o.timeline_file, timeline_to_chrome_trace(plan, timeline).dump() + "\n");
+    auto chrome = timeline_to_chrome_trace(plan, timeline);
+    add_flows_and_counters(chrome, plan, timeline);
+    write_file_atomically(o.timeline_file, chrome.dump() + "\n");
     std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)\n";
   }
   if (!o.plan_file.empty()) {

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/knob_options.h"
+#include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
@@ -23,6 +24,8 @@
 #include "tune/parallel.h"
 #include "tune/report_svg.h"
 #include "tune/search_space.h"
+#include "tune/target_emitters.h"
+#include "tune/targets.h"
 #include "tune/tune_output.h"
 #include "tune/tuner.h"
 
@@ -47,6 +50,7 @@ struct TuneCliOptions {
   std::string out_file;
   std::string report_file;
   std::string emit_dir;
+  std::string target = "all";
   bool no_snippets = false;
   CLI::Option* memory_opt = nullptr;
 };
@@ -55,9 +59,14 @@ struct TuneCliOptions {
 class Progress {
  public:
   Progress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  void set_target(const std::string& target, int index, int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    target_ = count > 1 ? target + " (" + std::to_string(index + 1) + "/" + std::to_string(count) + ")" : target;
+    start_ = std::chrono::steady_clock::now();
+  }
   void operator()(const tune::TuneProgress& p) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string best = p.best_objective_s ? ", best " + tune::format_ms(*p.best_objective_s) : std::string();
+    const std::string best = (p.best_objective_s ? ", best " + tune::format_ms(*p.best_objective_s) : std::string()) + eta(p);
     if (tty_) {
       const int width = 30;
       const double frac = p.budget > 0 ? std::min(1.0, static_cast<double>(p.simulations) / p.budget) : 0.0;
@@ -66,7 +75,7 @@ class Progress {
       bar.append(static_cast<std::size_t>(width - fill), '.');
       // The guided search's budget is a cap, not a plan: it usually stops well before.
       const bool cap = p.phase != "simulating";
-      std::fprintf(stderr, "\r\033[K  %-11s [%s] %d %s %d simulations%s", p.phase.c_str(), bar.c_str(), p.simulations,
+      std::fprintf(stderr, "\r\033[K  %-9s %-11s [%s] %d %s %d simulations%s", target_.c_str(), p.phase.c_str(), bar.c_str(), p.simulations,
                    cap ? "of at most" : "/", p.budget, best.c_str());
       std::fflush(stderr);
       dirty_ = true;
@@ -74,18 +83,32 @@ class Progress {
     }
     if (!p.end_of_round) return;
     if (p.phase == "simulating")
-      std::fprintf(stderr, "tune: exhaustive: %d/%d simulations%s\n", p.simulations, p.budget, best.c_str());
+      std::fprintf(stderr, "tune: %s: exhaustive: %d/%d simulations%s\n", target_.c_str(), p.simulations, p.budget,
+                   best.c_str());
     else
-      std::fprintf(stderr, "tune: %s: round %d, %d simulations (budget %d)%s\n", p.phase.c_str(), p.round, p.simulations,
-                   p.budget, best.c_str());
+      std::fprintf(stderr, "tune: %s: %s: round %d, %d simulations (budget %d)%s\n", target_.c_str(), p.phase.c_str(),
+                   p.round, p.simulations, p.budget, best.c_str());
   }
   void done() {
     if (tty_ && dirty_) std::fprintf(stderr, "\r\033[K");
   }
 
  private:
+  // Time left at the mean pace so far: exact for the exhaustive search, a bound for the guided
+  // one (its budget is a cap it rarely reaches).
+  std::string eta(const tune::TuneProgress& p) const {
+    if (p.simulations < 1 || p.budget <= p.simulations) return {};
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double left_s = elapsed_s / p.simulations * (p.budget - p.simulations);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", %s%.0f s left", p.phase == "simulating" ? "~" : "at most ~", left_s);
+    return buf;
+  }
+
   bool tty_;
   bool dirty_ = false;
+  std::string target_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::mutex mu_;
 };
 
@@ -125,9 +148,11 @@ std::filesystem::path emit_dir(const TuneCliOptions& o) {
 // Outputs go where they can be written, checked now rather than after a long search.
 void check_outputs(const TuneCliOptions& o) {
   std::vector<NamedPath> outputs{{"--out", o.out_file}, {"--report", o.report_file}};
-  if (!o.emit_dir.empty())
-    for (const char* f : {"pytorch_ddp.py", "deepspeed_config.json", "horovod.env", "nccl.env", "README.txt"})
-      outputs.push_back({"--emit-dir", (emit_dir(o) / f).string()});
+  if (!o.emit_dir.empty()) {
+    for (const auto& t : tune::parse_targets(o.target))
+      for (const auto& f : tune::target_files(t)) outputs.push_back({"--emit-dir", (emit_dir(o) / f).string()});
+    outputs.push_back({"--emit-dir", (emit_dir(o) / "README.txt").string()});
+  }
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}}, outputs);
   for (const auto* path : {&o.out_file, &o.report_file}) {
     if (path->empty()) continue;
@@ -167,12 +192,42 @@ void write_snippets(const TuneCliOptions& o, const std::vector<tune::Snippet>& s
   std::cout << join(names, ", ") << ")\n";
 }
 
+// One search per target; a target with nothing that fits is reported, unless it is the only one.
+std::vector<tune::TargetSection> search_targets(const ModelTrace& trace, const ClusterSpec& cluster,
+                                                const tune::TuneConstraints& c, const tune::TuneOptions& opt,
+                                                const TuneCliOptions& o, Progress& progress,
+                                                std::vector<std::string>& skipped) {
+  const auto targets = tune::parse_targets(o.target);
+  std::vector<tune::TargetSection> sections;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    progress.set_target(t, static_cast<int>(i), static_cast<int>(targets.size()));
+    try {
+      sections.push_back(tune::tune_target(trace, cluster, c, t, opt));
+    } catch (const InputError& e) {
+      if (targets.size() == 1) throw;
+      skipped.push_back(e.what());
+    }
+  }
+  if (sections.empty()) throw InputError("", "", skipped.front());
+  return sections;
+}
+
+void print_sections(const std::vector<tune::TargetSection>& sections, const std::vector<std::string>& skipped) {
+  std::cout << "\nper framework (each searched over what it runs with NCCL; every setting simulated):\n";
+  for (const auto& s : sections)
+    std::cout << "  " << pad(s.target, 10) << s.pick().family << ": " << tune::describe_knobs(s.pick()) << "\n"
+              << "  " << pad("", 10) << tune::section_summary(s) << "\n";
+  for (const auto& e : skipped) std::cout << "  " << e << "\n";
+}
+
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
   auto trace = load_trace(o.trace_file);
   auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   const tune::TuneConstraints c = constraints(o);
+  tune::check_strategies(c);
   check_search_options(o);
   check_outputs(o);
 
@@ -186,9 +241,10 @@ void run_tune(const TuneCliOptions& o) {
   opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
 
   const auto t0 = std::chrono::steady_clock::now();
-  tune::TuneResult result;
+  std::vector<tune::TargetSection> sections;
+  std::vector<std::string> skipped;
   try {
-    result = tune::autotune(trace, cluster, c, tune::standard_axes(c), opt);
+    sections = search_targets(trace, cluster, c, opt, o, *progress, skipped);
   } catch (...) {
     progress->done();  // the error goes on a line of its own
     throw;
@@ -196,13 +252,20 @@ void run_tune(const TuneCliOptions& o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress->done();
 
-  tune::TuneInputs in{o.trace_file, o.cluster_file, &trace, &cluster, c};
-  const auto snippets = tune::emit_snippets(tune::emit_inputs(result, trace, cluster, c.microbatches));
+  // tuned.json, the table and the plot are the fastest framework's search.
+  std::size_t main = 0;
+  for (std::size_t i = 1; i < sections.size(); ++i)
+    if (sections[i].best_s < sections[main].best_s) main = i;
+  const tune::TuneResult& result = sections[main].result;
+  tune::TuneInputs in{o.trace_file, o.cluster_file, &trace, &cluster, tune::target_constraints(sections[main].target, c)};
+  const auto snippets = tune::emit_target_snippets(sections, trace, cluster, c.microbatches);
   // Render every output before writing any.
   const std::string tuned = o.out_file.empty() ? std::string() : tune::tuned_json(result, in).dump(1) + "\n";
   const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
 
+  std::cout << "fastest framework: " << sections[main].target << "\n";
   tune::print_ranked_table(std::cout, result, in, o.top, wall, opt.threads);
+  print_sections(sections, skipped);
   if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";
   if (!o.out_file.empty()) {
@@ -261,6 +324,10 @@ void add_tune_command(CLI::App& app) {
                   "write an SVG plot here: predicted time per optimizer step vs bucket size, per strategy and channels");
   cmd->add_option("--emit-dir", o->emit_dir,
                   "write the snippets here: pytorch_ddp.py, deepspeed_config.json, horovod.env, nccl.env, README.txt");
+  cmd->add_option("--target", o->target,
+                  "framework to tune for: ddp|deepspeed|horovod|nccl|fsdp|all (all: one search and one emitted file "
+                  "each, over only what that framework runs with NCCL, compared with its defaults)")
+      ->capture_default_str();
   cmd->add_flag("--no-snippets", o->no_snippets, "do not print the snippets on stdout");
   cmd->callback([o] { run_tune(*o); });
 }

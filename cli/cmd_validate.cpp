@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "sim/sim_engine.h"
 #include "validate/validate_case.h"
+#include "validate/matrix_svg.h"
 #include "validate/validate_matrix.h"
 
 namespace redsim::cli {
@@ -106,7 +107,7 @@ int run_validate(const ValidateOptions& o) {
   const std::string table = matrix_table(results, summary, o.max_error);
   std::cout << "\n" << table;
   if (!o.table_file.empty()) write_file_atomically(o.table_file, table);
-  if (!o.svg_file.empty()) write_file_atomically(o.svg_file, matrix_scatter_svg(results));
+  if (!o.svg_file.empty()) write_file_atomically(o.svg_file, matrix_scatter_svg(results, summary, o.max_error));
   if (!o.out_file.empty())
     write_file_atomically(o.out_file, matrix_to_json(results, summary, o.max_error).dump(1) + "\n");
   return summary.fails == 0 ? 0 : 1;

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +23,19 @@ int main(int argc, char** argv) {
   redsim::cli::add_validate_command(app);
   redsim::cli::add_calibrate_command(app);
   redsim::cli::add_tune_command(app);
+  // CLI11 would print the main help for "redsim nosuch --help" (exit 0) and say only "A subcommand
+  // is required" for "redsim bogus": name the unknown word instead, as git does.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      std::string names;
+      for (const auto* sub : app.get_subcommands({})) names += (names.empty() ? "" : "|") + sub->get_name();
+      std::cerr << "redsim: error: unknown subcommand \"" << redsim::printable(argv[1]) << "\"; expected " << names
+                << " (redsim --help)\n";
+      return redsim::kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,10 +34,10 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << plan.samples_per_step << ")\n";
   out << "  bytes sent per rank  " << human_bytes(static_cast<double>(s.bytes_sent_per_rank)) << "\n";
   const auto& m = plan.memory;
-  out << "  memory per rank      " << human_bytes(static_cast<double>(m.total_bytes())) << "  (params "
-      << human_bytes(static_cast<double>(m.params_bytes)) << ", grads " << human_bytes(static_cast<double>(m.grads_bytes))
-      << ", optimizer " << human_bytes(static_cast<double>(m.optimizer_bytes)) << ", comm buffers "
-      << human_bytes(static_cast<double>(m.comm_buffer_bytes)) << ")\n\n";
+  // Memory is in GiB everywhere (simulate, tune), so figures compare across subcommands.
+  out << "  memory per rank      " << gib(m.total_bytes()) << " GiB  (params " << gib(m.params_bytes) << ", grads "
+      << gib(m.grads_bytes) << ", optimizer " << gib(m.optimizer_bytes) << ", comm buffers " << gib(m.comm_buffer_bytes)
+      << " GiB)\n\n";
 
   out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";
   const std::size_t n = s.collectives.size();
@@ -59,17 +59,15 @@ void print_comparison(std::ostream& out, const ModelTrace& trace, const ClusterS
                       const std::vector<StrategyRow>& rows) {
   out << "redsim simulate: all strategies | " << trace.model << " on " << cluster.name << " (" << cluster.world_size()
       << " ranks); times per training step\n\n";
-  out << "  strategy      step ms   sample us  exposed ms   sent/rank     params      grads  optimizer  memory/rank\n";
+  out << "  strategy      step ms   sample us  exposed ms   sent/rank params GiB  grads GiB  optim GiB  memory/rank GiB\n";
   for (const auto& r : rows) {
     const auto& m = r.plan->memory;
     char line[256];
-    std::snprintf(line, sizeof line, "  %-11s %9.3f %11.3f %11.3f %11s %10s %10s %10s %12s\n", r.strategy.c_str(),
+    std::snprintf(line, sizeof line, "  %-11s %9.3f %11.3f %11.3f %11s %10s %10s %10s %16s\n", r.strategy.c_str(),
                   r.summary.step_time_s * 1e3, r.summary.time_per_sample_s * 1e6, r.summary.exposed_comm_s * 1e3,
                   human_bytes(static_cast<double>(r.summary.bytes_sent_per_rank) / r.plan->steps).c_str(),
-                  human_bytes(static_cast<double>(m.params_bytes)).c_str(),
-                  human_bytes(static_cast<double>(m.grads_bytes)).c_str(),
-                  human_bytes(static_cast<double>(m.optimizer_bytes)).c_str(),
-                  human_bytes(static_cast<double>(m.total_bytes())).c_str());
+                  gib(m.params_bytes).c_str(), gib(m.grads_bytes).c_str(), gib(m.optimizer_bytes).c_str(),
+                  gib(m.total_bytes()).c_str());
     out << line;
   }
 }

@@ -23,6 +23,8 @@ std::string ms(double seconds) { return fmt("%.3f ms", seconds * 1e3); }
 
 std::string mib(std::int64_t bytes) { return fmt("%.1f MiB", static_cast<double>(bytes) / kMiB); }
 
+std::string gib(std::int64_t bytes) { return fmt("%.2f", static_cast<double>(bytes) / kGiB); }
+
 std::string with_commas(std::int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {

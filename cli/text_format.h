@@ -14,6 +14,8 @@ std::string human_bytes(double bytes);
 std::string ms(double seconds);
 // Bytes in MiB, one decimal: "1.5 MiB".
 std::string mib(std::int64_t bytes);
+// Bytes in GiB, two decimals, no unit (the column header or the line names it): "74.51".
+std::string gib(std::int64_t bytes);
 // 1234567 -> "1,234,567".
 std::string with_commas(std::int64_t v);
 // part / whole as "12.5%" (0.0% when whole is 0).

@@ -13,4 +13,30 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "missing --trace gave exit $rc, expected 2"; exit 1; }
-echo "1 passed, 0 failed"
+# An unknown subcommand is named in one line, exit 2, with or without --help after it.
+for args in "nosuch --help" "bogus"; do
+  set +e
+  err=$("$redsim" $args 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "redsim $args gave exit $rc, expected 2"; exit 1; }
+  [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q "unknown subcommand \"${args%% *}\"" <<<"$err" ||
+    { echo "redsim $args: expected one line naming it, got: $err"; exit 1; }
+done
+# NCCL's spellings of algorithms and protocols (NCCL_ALGO, NCCL_PROTO), any case, on the command
+# line and in a --config file.
+src=$(cd "$(dirname "$0")/.." && pwd)
+for a in Ring Tree NVLS rInG; do
+  "$redsim" collective --cluster "$src/configs/dgx-h100.json" --op allreduce -b 1M -e 1M --algorithm "$a" >/dev/null ||
+    { echo "--algorithm $a refused"; exit 1; }
+done
+for p in LL LL128 Simple; do
+  "$redsim" collective --cluster "$src/configs/dgx-h100.json" --op allreduce -b 1M -e 1M --protocol "$p" >/dev/null ||
+    { echo "--protocol $p refused"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo '{"knobs": {"strategy": "bucketed", "algorithm": "Tree", "protocol": "LL128"}}' >"$tmp/k.json"
+"$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/configs/dgx-h100.json" --config "$tmp/k.json" \
+  --out "$tmp/r.json" >/dev/null || { echo "--config with NCCL spellings refused"; exit 1; }
+echo "3 passed, 0 failed"

@@ -33,19 +33,6 @@ std::string ms(double s) {
   return buf;
 }
 
-// The trace's model and the cluster's name come from input files and land in comments of files
-// the user will source or run: keep printable ASCII only, so no newline (or \r, which Python
-// also ends a line at) can end the comment and start code.
-std::string comment_safe(const std::string& s) {
-  constexpr std::size_t kMaxChars = 200;
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() == kMaxChars) return out + "...";
-    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
-  }
-  return out;
-}
-
 std::string model_on_cluster(const EmitInputs& in) {
   return comment_safe(in.trace->model) + " on " + comment_safe(in.cluster->name);
 }
@@ -61,6 +48,35 @@ std::string header(const EmitInputs& in, const std::string& comment, const Candi
 }
 
 bool ddp_family(const std::string& f) { return f == "flat" || f == "bucketed" || f == "accumulate" || f == "localsgd"; }
+
+// The DDP communication hook registration the setting was simulated with: a wire dtype of half
+// precision is DDP's fp16/bf16 compress hook; PowerSGD has its state.
+std::string hook_lines(const Knobs& k) {
+  std::string s;
+  if (k.wire_dtype && (*k.wire_dtype == DType::fp16 || *k.wire_dtype == DType::bf16)) {
+    const bool bf = *k.wire_dtype == DType::bf16;
+    s += "\n# Gradients travel as " + std::string(dtype_name(*k.wire_dtype)) + " (2 bytes per element on the wire):\n";
+    s += "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks\n";
+    s += std::string("model.register_comm_hook(None, default_hooks.") + (bf ? "bf16_compress_hook" : "fp16_compress_hook") +
+         ")\n";
+  }
+  if (k.comm_hook == CommHook::fp16 || k.comm_hook == CommHook::bf16) {
+    const bool bf = k.comm_hook == CommHook::bf16;
+    s += "\n# DDP communication hook, as simulated: cast each bucket to " + std::string(bf ? "bf16" : "fp16") +
+         ", allreduce at half the bytes, cast back.\n";
+    s += "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks\n";
+    s += std::string("model.register_comm_hook(None, default_hooks.") + (bf ? "bf16_compress_hook" : "fp16_compress_hook") +
+         ")\n";
+  } else if (k.comm_hook == CommHook::powersgd) {
+    s += "\n# PowerSGD, as simulated: rank-" + std::to_string(k.powersgd_rank) +
+         " factors P and Q allreduced per bucket, 1-D tensors whole, error feedback.\n";
+    s += "from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powerSGD\n";
+    s += "state = powerSGD.PowerSGDState(process_group=None, matrix_approximation_rank=" + std::to_string(k.powersgd_rank) +
+         ", start_powerSGD_iter=" + std::to_string(k.powersgd_start_iter) + ")\n";
+    s += "model.register_comm_hook(state, powerSGD.powerSGD_hook)\n";
+  }
+  return s;
+}
 
 std::string ddp_snippet(const EmitInputs& in) {
   std::string s;
@@ -105,13 +121,7 @@ std::string ddp_snippet(const EmitInputs& in) {
     s += "    find_unused_parameters=True,  # keeps the construction-time (definition-order) buckets: DDP only rebuilds\n"
          "                                  # buckets in execution order when find_unused_parameters is False\n";
   s += ")\n";
-  if (k.wire_dtype && (*k.wire_dtype == DType::fp16 || *k.wire_dtype == DType::bf16)) {
-    const bool bf = *k.wire_dtype == DType::bf16;
-    s += "\n# Gradients travel as " + std::string(dtype_name(*k.wire_dtype)) + " (2 bytes per element on the wire):\n";
-    s += "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks\n";
-    s += std::string("model.register_comm_hook(None, default_hooks.") + (bf ? "bf16_compress_hook" : "fp16_compress_hook") +
-         ")\n";
-  }
+  s += hook_lines(k);
   if (c.family == "accumulate" || (c.family == "bucketed" && k.microbatches > 1)) {
     const int m = k.microbatches;
     const bool deferred = !k.sync_every_microbatch;
@@ -259,6 +269,19 @@ std::string nccl_env(const EmitInputs& in) {
 }
 
 }  // namespace
+
+// The trace's model and the cluster's name come from input files and land in comments of files
+// the user will source or run: keep printable ASCII only, so no newline (or \r, which Python
+// also ends a line at) can end the comment and start code.
+std::string comment_safe(const std::string& s) {
+  constexpr std::size_t kMaxChars = 200;
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() == kMaxChars) return out + "...";
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  return out;
+}
 
 std::string ddp_bucket_cap_mb(std::int64_t bytes) {
   const double mib = static_cast<double>(bytes) / static_cast<double>(kMiB);

@@ -41,6 +41,9 @@ struct Snippet {
 };
 std::vector<Snippet> emit_snippets(const EmitInputs& in);
 
+// Input-derived text (model and cluster names) for a comment: printable ASCII, at most 200 characters.
+std::string comment_safe(const std::string& s);
+
 // Unit conversions (exposed for tests).
 std::string ddp_bucket_cap_mb(std::int64_t bytes);  // MiB as DDP's bucket_cap_mb: "25", "0.5", "1.25"
 std::int64_t deepspeed_elements(std::int64_t bytes, std::int64_t element_bytes);  // bytes / element size

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "core/units.h"
@@ -45,7 +46,8 @@ std::string family_color(const std::string& fam, int shade) {
                                                               {"bucketed", {{31, 100, 180}}},
                                                               {"zero", {{30, 140, 60}}},
                                                               {"accumulate", {{220, 110, 20}}},
-                                                              {"localsgd", {{140, 60, 170}}}};
+                                                              {"localsgd", {{140, 60, 170}}},
+                                                              {"fsdp", {{200, 40, 60}}}};
   auto it = base.find(fam);
   std::array<int, 3> c = it == base.end() ? std::array<int, 3>{{0, 0, 0}} : it->second;
   const double t = std::min(0.6, 0.15 * shade);
@@ -59,6 +61,9 @@ const char* dash_of(int shade) {
   static const char* d[] = {"", "7 3", "3 3", "10 3 2 3", "1 3", "12 6"};
   return d[std::min(shade, 5)];
 }
+
+// Families whose time does not depend on a bucket size: a horizontal line.
+bool no_buckets(const std::string& family) { return family == "flat" || family == "fsdp"; }
 
 double nice_step(double range) {
   const double raw = range / 6;
@@ -74,23 +79,32 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
   struct Series {
     std::string family;
     int channels;
+    std::string algorithm;
     std::map<std::int64_t, double> by_bucket;  // bucket bytes -> best simulated objective (ms)
     std::optional<double> flat_ms;
   };
-  std::map<std::pair<int, int>, Series> series;  // (family order, channels)
-  const auto fams = tune_families();
+  // One line per (strategy, channels, algorithm), through that setting's own simulated points
+  // only: the best of several algorithms at each size zig-zagged between them.
+  std::map<std::tuple<int, int, std::string>, Series> series;  // (family order, channels, algorithm)
+  std::vector<std::string> algorithm_values;
+  const auto fams = searchable_families();
   auto ford = [&](const std::string& fam) { return static_cast<int>(std::find(fams.begin(), fams.end(), fam) - fams.begin()); };
   std::vector<int> channel_values;
   std::int64_t bmin = 0, bmax = 0;
   for (std::size_t p = 0; p < r.points.size(); ++p) {
     const auto& c = r.candidate(p);
-    if (c.family != "flat") {
+    if (!no_buckets(c.family)) {
       bmin = bmin == 0 ? c.knobs.bucket_cap_bytes : std::min(bmin, c.knobs.bucket_cap_bytes);
       bmax = std::max(bmax, c.knobs.bucket_cap_bytes);
     }
     if (std::find(channel_values.begin(), channel_values.end(), c.knobs.channels) == channel_values.end())
       channel_values.push_back(c.knobs.channels);
+    if (std::find(algorithm_values.begin(), algorithm_values.end(), algorithm_label(c.knobs)) == algorithm_values.end())
+      algorithm_values.push_back(algorithm_label(c.knobs));
   }
+  auto dash_index = [&](const std::string& alg) {
+    return static_cast<int>(std::find(algorithm_values.begin(), algorithm_values.end(), alg) - algorithm_values.begin());
+  };
   std::sort(channel_values.begin(), channel_values.end());
   auto shade_of = [&](int ch) {
     return static_cast<int>(std::find(channel_values.begin(), channel_values.end(), ch) - channel_values.begin());
@@ -98,11 +112,13 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
   double ymin = 1e300, ymax = 0;
   for (auto p : r.ranking) {
     const auto& c = r.candidate(p);
-    auto& s = series[{ford(c.family), c.knobs.channels}];
+    const std::string alg = c.family == "zero" || c.family == "fsdp" ? std::string("ring") : algorithm_label(c.knobs);
+    auto& s = series[{ford(c.family), c.knobs.channels, alg}];
     s.family = c.family;
     s.channels = c.knobs.channels;
+    s.algorithm = alg;
     const double v = r.eval(p).objective_s * 1e3;
-    if (c.family == "flat") {
+    if (no_buckets(c.family)) {
       s.flat_ms = std::min(s.flat_ms.value_or(v), v);
     } else {
       auto it = s.by_bucket.find(c.knobs.bucket_cap_bytes);
@@ -142,8 +158,8 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
            std::to_string(r.simulations) + " simulations") +
        "</text>\n";
   s += "<text x=\"" + f(kLeft) + "\" y=\"63\" fill=\"#444\">" +
-       esc("each line: the best simulated setting of a strategy and channel count at each bucket size; red ring: the "
-           "chosen setting") +
+       esc("each line: one strategy, algorithm and channel count, through its simulated settings only (the best at "
+           "each bucket size); red ring: the chosen setting") +
        "</text>\n";
   // Grid and axes.
   for (double v = ylo; v <= yhi + step * 0.01; v += step) {
@@ -172,7 +188,7 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
   s += "<g clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"2\">\n";
   for (const auto& [key, se] : series) {
     const std::string color = family_color(se.family, shade_of(se.channels));
-    const std::string dash = dash_of(shade_of(se.channels));
+    const std::string dash = dash_of(dash_index(se.algorithm));
     const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"";
     if (se.flat_ms) {
       s += "<line x1=\"" + f(kLeft) + "\" x2=\"" + f(kLeft + pw) + "\" y1=\"" + f(Y(*se.flat_ms)) + "\" y2=\"" +
@@ -189,7 +205,7 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
 
   // The chosen point.
   const auto& chosen = r.candidate(r.best);
-  const double cx = chosen.family == "flat" ? kLeft + 12 : X(chosen.knobs.bucket_cap_bytes);
+  const double cx = no_buckets(chosen.family) ? kLeft + 12 : X(chosen.knobs.bucket_cap_bytes);
   const double cy = Y(best_ms);
   s += "<circle cx=\"" + f(cx) + "\" cy=\"" + f(cy) + "\" r=\"9\" fill=\"none\" stroke=\"#d00\" stroke-width=\"2.5\"/>\n";
   char lab[64];
@@ -204,12 +220,12 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
   // Legend.
   double ly = kTop + 6;
   const double lx = kLeft + pw + 18;
-  s += "<text x=\"" + f(lx) + "\" y=\"" + f(ly) + "\" font-weight=\"bold\">strategy, channels</text>\n";
+  s += "<text x=\"" + f(lx) + "\" y=\"" + f(ly) + "\" font-weight=\"bold\">strategy, algorithm x channels</text>\n";
   ly += 18;
   for (const auto& [key, se] : series) {
     if (ly > kHeight - 20) break;
     const std::string color = family_color(se.family, shade_of(se.channels));
-    const std::string dash = dash_of(shade_of(se.channels));
+    const std::string dash = dash_of(dash_index(se.algorithm));
     s += "<line x1=\"" + f(lx) + "\" x2=\"" + f(lx + 30) + "\" y1=\"" + f(ly - 4) + "\" y2=\"" + f(ly - 4) + "\" stroke=\"" +
          color + "\" stroke-width=\"2\"" + (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"") + "/>\n";
     double lowest = se.flat_ms.value_or(1e300);
@@ -217,7 +233,7 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
     char off[64] = "";
     if (lowest > yhi) std::snprintf(off, sizeof off, " (off scale: %.1f ms)", lowest);
     s += "<text x=\"" + f(lx + 38) + "\" y=\"" + f(ly) + "\">" +
-         esc(se.family + " x" + std::to_string(se.channels) + (se.flat_ms ? " (no buckets)" : "") + off) + "</text>\n";
+         esc(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") + (se.flat_ms ? " (no buckets)" : "") + off) + "</text>\n";
     ly += 17;
   }
   s += "</svg>\n";

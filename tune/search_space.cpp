@@ -14,6 +14,11 @@
 namespace redsim::tune {
 
 std::vector<std::string> tune_families() { return {"flat", "bucketed", "zero", "accumulate", "localsgd"}; }
+std::vector<std::string> searchable_families() {
+  auto f = tune_families();
+  f.push_back("fsdp");
+  return f;
+}
 
 SearchAxes standard_axes(const TuneConstraints& c) {
   SearchAxes a;
@@ -27,6 +32,9 @@ SearchAxes standard_axes(const TuneConstraints& c) {
   const int hmax = std::max(1, c.max_localsgd_period);
   for (int h = 1; h <= hmax; h *= 2) a.localsgd_periods.push_back(h);
   if (a.localsgd_periods.back() != hmax) a.localsgd_periods.push_back(hmax);
+  a.fsdp_wrap_elems = {0, 100'000'000};  // a unit per layer; size_based_auto_wrap_policy's default min_num_params
+  a.reshard_after_forward = {true, false};
+  a.backward_prefetches = {BackwardPrefetch::backward_pre, BackwardPrefetch::backward_post, BackwardPrefetch::none};
   a.wire_dtypes = {std::nullopt};
   if (c.allow_compression) {
     a.wire_dtypes.push_back(DType::fp16);
@@ -84,19 +92,22 @@ void validate(const SearchAxes& a, const TuneConstraints& c) {
 
 Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec& cluster) {
   validate(a, c);
-  const auto all = tune_families();
+  const auto all = searchable_families();
+  const auto defaults = tune_families();
   std::set<std::string> wanted;
   for (const auto& s : c.strategies) {
     if (s == "all") {
-      wanted.insert(all.begin(), all.end());
+      wanted.insert(defaults.begin(), defaults.end());
       continue;
     }
     if (std::find(all.begin(), all.end(), s) == all.end())
       throw InputError("", "", "--strategies: unknown strategy \"" + s + "\"; expected some of " + join(all, ","));
     wanted.insert(s);
   }
-  if (wanted.empty()) wanted.insert(all.begin(), all.end());
+  if (wanted.empty()) wanted.insert(defaults.begin(), defaults.end());
 
+  if (wanted.count("fsdp") && (a.fsdp_wrap_elems.empty() || a.reshard_after_forward.empty() || a.backward_prefetches.empty()))
+    throw InputError("", "", "tune: the search space has no FSDP settings");
   Grid g;
   const int m = c.microbatches;
   if (m == 1 && wanted.count("accumulate")) {
@@ -109,15 +120,15 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   if (m > 1 && wanted.count("bucketed"))
     g.notes.push_back("bucketed: evaluated over " + std::to_string(m) +
                       " micro-batches, each synchronised (DDP without no_sync): accumulate with sync_every_microbatch");
-  if (m > 1 && (wanted.count("flat") || wanted.count("zero") || wanted.count("localsgd")))
-    g.notes.push_back("flat, zero, localsgd: no gradient accumulation in their plans; compared by time per sample, "
+  if (m > 1 && (wanted.count("flat") || wanted.count("zero") || wanted.count("localsgd") || wanted.count("fsdp")))
+    g.notes.push_back("flat, zero, localsgd, fsdp: no gradient accumulation in their plans; compared by time per sample, "
                       "i.e. " + std::to_string(m) + " of their steps per optimizer step of " + std::to_string(m) +
                       " micro-batches");
 
   std::vector<std::optional<Algorithm>> algorithms;
   std::vector<int> channel_axis = a.channels;
   bool dropped_hier = false;
-  if (cluster.library == CollectiveLibrary::nccl) {
+  if (cluster.library == CollectiveLibrary::nccl && a.nccl_settings) {
     // What NCCL users can set: NCCL_ALGO (auto = NCCL's own per-size choice, searched first so
     // that a tie keeps the default) and channel counts NCCL would pick itself.
     const nccl::Tuning nt(cluster);
@@ -129,7 +140,8 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     g.notes.push_back("collectives: NCCL's settings are searched: NCCL_ALGO auto (NCCL's own choice per size) and each "
                       "algorithm NCCL runs on this cluster; channels stay NCCL's own");
   }
-  for (auto alg : cluster.library == CollectiveLibrary::nccl ? std::vector<std::optional<Algorithm>>{} : a.algorithms) {
+  for (auto alg : cluster.library == CollectiveLibrary::nccl && a.nccl_settings ? std::vector<std::optional<Algorithm>>{}
+                                                                                : a.algorithms) {
     if (alg == Algorithm::hierarchical && (cluster.nodes < 2 || cluster.devices_per_node < 2)) {
       dropped_hier = true;
       continue;
@@ -160,7 +172,9 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     return family + "|" + std::to_string(k.first_bucket_cap_bytes) + "|" + std::string(bucket_order_name(k.bucket_order)) +
            "|" + std::to_string(k.channels) + "|" + algorithm_label(k) + "|" +
            (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
-           "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period);
+           "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period) + "|" +
+           std::to_string(k.fsdp_wrap_elems) + "|" + (k.reshard_after_forward ? "r" : "-") + "|" +
+           std::string(backward_prefetch_name(k.backward_prefetch));
   };
 
   for (const auto& family : all) {
@@ -215,6 +229,21 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
                 k.bucket_cap_bytes = bucket;
                 add(family, k, key(family, k));
               }
+    } else if (family == "fsdp") {
+      // Collectives are allgathers and reduce-scatters (rings in NCCL): no algorithm, no bucket
+      // size; each setting is a line of one point.
+      base.strategy = "fsdp";
+      for (int ch : channel_axis)
+        for (auto wrap : a.fsdp_wrap_elems)
+          for (bool reshard : a.reshard_after_forward)
+            for (auto pf : a.backward_prefetches) {
+              Knobs k = base;
+              k.channels = ch;
+              k.fsdp_wrap_elems = wrap;
+              k.reshard_after_forward = reshard;
+              k.backward_prefetch = pf;
+              add(family, k, key(family, k));
+            }
     } else if (family == "localsgd") {
       base.strategy = "localsgd";
       for (auto alg : algorithms)
@@ -253,25 +282,30 @@ std::string format_bytes_binary(std::int64_t b) {
   return buf;
 }
 
-std::string format_GB(std::int64_t bytes) {
+std::string format_GiB(std::int64_t bytes) {
+  // One memory unit across subcommands (simulate prints GiB too); MiB below a GiB.
   char buf[64];
-  if (bytes >= 1'000'000'000 || bytes == 0)
-    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / kBytesPerGB);
-  else if (bytes >= 1'000'000)
-    std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  if (bytes >= kGiB || bytes == 0)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / kGiB);
   else
-    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
   return buf;
 }
 
 std::string describe_knobs(const Candidate& c) {
   const Knobs& k = c.knobs;
-  std::string coll = algorithm_label(k) + " x" + channels_label(k);
+  // "ring x8"; with NCCL's own channel count just the algorithm ("auto" = NCCL_ALGO unset).
+  const std::string ch = k.channels > 0 ? " x" + channels_label(k) : std::string();
+  std::string coll = algorithm_label(k) + ch;
   std::string wire = k.wire_dtype ? ", wire " + std::string(dtype_name(*k.wire_dtype)) : std::string();
   if (c.family == "flat") return coll + wire;
   if (c.family == "zero")
     return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", allgather " + format_bytes_binary(k.allgather_bucket_bytes) +
-           ", stage " + std::to_string(k.zero_stage) + ", ring x" + channels_label(k) + wire;
+           ", stage " + std::to_string(k.zero_stage) + ", ring" + ch + wire;
+  if (c.family == "fsdp")
+    return std::string(k.reshard_after_forward ? "FULL_SHARD" : "SHARD_GRAD_OP") + ", prefetch " +
+           std::string(backward_prefetch_name(k.backward_prefetch)) + ", wrap " +
+           (k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params" : std::string("per layer")) + ", ring" + ch;
   if (c.family == "localsgd")
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +

@@ -38,6 +38,14 @@ struct SearchAxes {
   std::vector<std::int64_t> allgather_bucket_bytes;
   std::vector<int> localsgd_periods;
   std::vector<std::optional<DType>> wire_dtypes;  // nullopt = the parameters' own dtype
+  // fsdp (searched only when asked for: --strategies fsdp, --target fsdp|deepspeed)
+  std::vector<std::int64_t> fsdp_wrap_elems;            // 0 = a unit per trace layer
+  std::vector<bool> reshard_after_forward;              // true = FULL_SHARD, false = SHARD_GRAD_OP
+  std::vector<BackwardPrefetch> backward_prefetches;
+  // On a cluster with NCCL collectives, search NCCL's settings (NCCL_ALGO auto and each algorithm
+  // NCCL runs there, NCCL's channels) instead of `algorithms` and `channels`. False: take the
+  // axes as given (a framework's defaults are one point: auto, auto).
+  bool nccl_settings = true;
 };
 
 // The standard axes: buckets 1 MiB .. 1 GiB in powers of two, first bucket 1/4/16 MiB, channels
@@ -47,8 +55,10 @@ struct SearchAxes {
 // allow_compression).
 SearchAxes standard_axes(const TuneConstraints& constraints);
 
-// The families in canonical order (redsim's strategy order).
+// The families searched by default, in canonical order (redsim's strategy order).
 std::vector<std::string> tune_families();
+// ... and every family the grid can hold: the defaults plus fsdp (searched when asked for).
+std::vector<std::string> searchable_families();
 
 struct Candidate {
   // The strategy family a row of the table belongs to. With M > 1 micro-batches the "bucketed"
@@ -76,6 +86,6 @@ std::string describe_knobs(const Candidate& c);
 std::string algorithm_label(const Knobs& k);  // "ring", or "auto"
 std::string channels_label(const Knobs& k);   // "8", or "auto"
 std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
-std::string format_GB(std::int64_t bytes);  // decimal, as --memory-per-device-gb: "12.35 GB", "52.43 MB"
+std::string format_GiB(std::int64_t bytes);  // binary: "74.51 GiB", "50.00 MiB"
 
 }  // namespace redsim::tune

@@ -30,8 +30,8 @@ std::string pct(double x) {
 }
 
 std::string memory_words(const RankMemory& m) {
-  return "params " + format_GB(m.params_bytes) + ", grads " + format_GB(m.grads_bytes) + ", optimizer " +
-         format_GB(m.optimizer_bytes) + ", comm buffers " + format_GB(m.comm_buffer_bytes);
+  return "params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) + ", optimizer " +
+         format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes);
 }
 
 json evaluation_json(const TuneResult& r, std::size_t p) {
@@ -61,7 +61,7 @@ json setting_json(const TuneResult& r, std::size_t p) {
 
 std::vector<ExclusionGroup> exclusion_groups(const TuneResult& r) {
   std::map<std::pair<std::size_t, int>, ExclusionGroup> groups;  // (family order, stage)
-  const auto fams = tune_families();
+  const auto fams = searchable_families();
   auto order = [&](const std::string& f) {
     return static_cast<std::size_t>(std::find(fams.begin(), fams.end(), f) - fams.begin());
   };
@@ -82,14 +82,14 @@ std::vector<ExclusionGroup> exclusion_groups(const TuneResult& r) {
   for (auto& [k, g] : groups) {
     if (g.excluded == 0) continue;
     const std::string name = g.family + (g.family == "zero" ? " stage " + std::to_string(g.zero_stage) : "");
-    const std::string limit = format_GB(r.memory_limit_bytes);
+    const std::string limit = format_GiB(r.memory_limit_bytes);
     if (g.least.total_bytes() == g.most.total_bytes())
       g.reason = name + ": " + (g.excluded == g.total ? "all " : "") + std::to_string(g.excluded) + " of " +
-                 std::to_string(g.total) + " settings need " + format_GB(g.least.total_bytes()) + " per rank > " + limit +
+                 std::to_string(g.total) + " settings need " + format_GiB(g.least.total_bytes()) + " per rank > " + limit +
                  " (" + memory_words(g.least) + ")";
     else
       g.reason = name + ": " + std::to_string(g.excluded) + " of " + std::to_string(g.total) + " settings need " +
-                 format_GB(g.least.total_bytes()) + " to " + format_GB(g.most.total_bytes()) + " per rank > " + limit +
+                 format_GiB(g.least.total_bytes()) + " to " + format_GiB(g.most.total_bytes()) + " per rank > " + limit +
                  " (least: " + memory_words(g.least) + "; the comm buffers grow with the reduce and allgather buckets)";
     out.push_back(g);
   }
@@ -108,7 +108,7 @@ std::vector<std::size_t> runners_up(const TuneResult& r, std::size_t n) {
 
 std::vector<std::pair<std::string, std::optional<std::size_t>>> best_per_family(const TuneResult& r) {
   std::vector<std::pair<std::string, std::optional<std::size_t>>> out;
-  for (const auto& f : tune_families()) {
+  for (const auto& f : searchable_families()) {
     bool present = false;
     for (const auto& c : r.grid.points)
       if (c.family == f) present = true;
@@ -200,7 +200,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
       << cluster.devices_per_node << " = " << cluster.world_size() << " ranks)\n";
   out << "objective: time per optimizer step = " << m << " micro-batch(es) of " << trace.batch_size_per_rank
       << " samples per rank; memory limit "
-      << (r.memory_limit_bytes > 0 ? format_GB(r.memory_limit_bytes) + " per device" : std::string("none")) << "\n";
+      << (r.memory_limit_bytes > 0 ? format_GiB(r.memory_limit_bytes) + " per device" : std::string("none")) << "\n";
   std::snprintf(line, sizeof line, "search: %s, %d simulations for %zu grid points (%.1f%%; %zu fit in memory), %d rounds",
                 std::string(search_method_name(r.method)).c_str(), r.simulations, r.grid.points.size(),
                 r.grid.points.empty() ? 0.0 : 100.0 * r.simulations / static_cast<double>(r.grid.points.size()),
@@ -227,7 +227,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
   out << "  exposed comm             " << format_ms(e.exposed_comm_s) << "\n";
   std::snprintf(line, sizeof line, "  time per sample          %.3f us\n", e.time_per_sample_s * 1e6);
   out << line;
-  out << "  memory per rank          " << format_GB(mem.total_bytes()) << "  (" << memory_words(mem) << ")\n\n";
+  out << "  memory per rank          " << format_GiB(mem.total_bytes()) << "  (" << memory_words(mem) << ")\n\n";
 
   out << "top settings per strategy (simulated):\n";
   std::snprintf(line, sizeof line, "  %4s  %-10s %16s %9s %14s %10s  %s\n", "rank", "strategy", "time/opt step", "vs best",
@@ -254,7 +254,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
     auto model_row = [&] {
       std::snprintf(line, sizeof line, "     ~  %-10s %16s %9s %14s %10s  %s  (step model; not simulated)\n",
                     f.c_str(), format_ms(model->second).c_str(), pct(model->second / e.objective_s - 1).c_str(), "",
-                    format_GB(r.points[model->first].memory.total_bytes()).c_str(),
+                    format_GiB(r.points[model->first].memory.total_bytes()).c_str(),
                     describe_knobs(r.candidate(model->first)).c_str());
       out << line;
     };
@@ -275,7 +275,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
       const auto& ep = r.eval(p);
       std::snprintf(line, sizeof line, "  %4zu  %-10s %16s %9s %14s %10s  %s\n", rank_of[p], f.c_str(),
                     format_ms(ep.objective_s).c_str(), pct(ep.objective_s / e.objective_s - 1).c_str(),
-                    format_ms(ep.exposed_comm_s).c_str(), format_GB(r.points[p].memory.total_bytes()).c_str(),
+                    format_ms(ep.exposed_comm_s).c_str(), format_GiB(r.points[p].memory.total_bytes()).c_str(),
                     describe_knobs(r.candidate(p)).c_str());
       out << line;
       ++shown;
@@ -284,7 +284,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
   }
   const auto groups = exclusion_groups(r);
   if (!groups.empty()) {
-    out << "\nexcluded (memory per rank over " << format_GB(r.memory_limit_bytes) << "):\n";
+    out << "\nexcluded (memory per rank over " << format_GiB(r.memory_limit_bytes) << "):\n";
     for (const auto& g : groups) out << "  " << g.reason << "\n";
   }
   if (!r.grid.notes.empty()) {

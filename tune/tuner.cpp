@@ -491,10 +491,10 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
     for (std::size_t p = 1; p < r.points.size(); ++p)
       if (r.points[p].memory.total_bytes() < r.points[least].memory.total_bytes()) least = p;
     const auto& m = r.points[least].memory;
-    throw InputError("", "", "no setting fits in " + format_GB(r.memory_limit_bytes) + " per device: the smallest (" +
+    throw InputError("", "", "no setting fits in " + format_GiB(r.memory_limit_bytes) + " per device: the smallest (" +
                                  r.grid.points[least].family + ", " + describe_knobs(r.grid.points[least]) + ") needs " +
-                                 format_GB(m.total_bytes()) + " (params " + format_GB(m.params_bytes) + ", grads " + format_GB(m.grads_bytes) +
-                                 ", optimizer " + format_GB(m.optimizer_bytes) + ", comm buffers " + format_GB(m.comm_buffer_bytes) + ")");
+                                 format_GiB(m.total_bytes()) + " (params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) +
+                                 ", optimizer " + format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes) + ")");
   }
   if (options.method == SearchMethod::exhaustive)
     s.run_exhaustive();

@@ -113,35 +113,4 @@ json matrix_to_json(const std::vector<CaseResult>& results, const MatrixSummary&
           {"cases", std::move(all)}};
 }
 
-std::string matrix_scatter_svg(const std::vector<CaseResult>& rs) {
-  double hi = 0;
-  for (const auto& r : rs) hi = std::max({hi, r.cmp.predicted_step_s, r.cmp.measured_step_median_s});
-  hi = hi > 0 ? hi * 1.1e3 : 1;  // ms
-  const double W = 480, H = 480, m = 60, pw = W - 2 * m, ph = H - 2 * m;
-  auto X = [&](double v) { return m + v / hi * pw; };
-  auto Y = [&](double v) { return H - m - v / hi * ph; };
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\">\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<line x1=\"" << m << "\" y1=\"" << H - m << "\" x2=\"" << W - m << "\" y2=\"" << H - m
-    << "\" stroke=\"black\"/>\n"
-    << "<line x1=\"" << m << "\" y1=\"" << H - m << "\" x2=\"" << m << "\" y2=\"" << m << "\" stroke=\"black\"/>\n"
-    << "<line x1=\"" << X(0) << "\" y1=\"" << Y(0) << "\" x2=\"" << X(hi) << "\" y2=\"" << Y(hi)
-    << "\" stroke=\"gray\" stroke-dasharray=\"4\"/>\n"
-    << "<text x=\"" << W / 2 << "\" y=\"" << H - 20 << "\" text-anchor=\"middle\">measured step (ms)</text>\n"
-    << "<text x=\"20\" y=\"" << H / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 20 " << H / 2
-    << ")\">predicted step (ms)</text>\n"
-    << "<text x=\"" << W - m << "\" y=\"" << H - m + 16 << "\" text-anchor=\"end\">" << fmt("%.3g", hi)
-    << "</text>\n<text x=\"" << m - 4 << "\" y=\"" << m << "\" text-anchor=\"end\">" << fmt("%.3g", hi)
-    << "</text>\n";
-  for (const auto& r : rs) {
-    s << "<circle cx=\"" << X(r.cmp.measured_step_median_s * 1e3) << "\" cy=\"" << Y(r.cmp.predicted_step_s * 1e3)
-      << "\" r=\"4\" fill=\"steelblue\"><title>";
-    for (char ch : r.label) s << (ch == '<' ? ' ' : ch == '&' ? '+' : ch);
-    s << fmt(" %+.1f%%", r.cmp.step_error * 100) << "</title></circle>\n";
-  }
-  s << "</svg>\n";
-  return s.str();
-}
-
 }  // namespace redsim

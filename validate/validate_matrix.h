@@ -30,6 +30,5 @@ std::string matrix_table(const std::vector<CaseResult>& results, const MatrixSum
 // The redsim-validation-matrix report: the summary and every case's redsim-validation.
 nlohmann::json matrix_to_json(const std::vector<CaseResult>& results, const MatrixSummary& summary, double max_error);
 // Predicted against measured step time, one point per case, the diagonal dashed.
-std::string matrix_scatter_svg(const std::vector<CaseResult>& results);
 
 }  // namespace redsim

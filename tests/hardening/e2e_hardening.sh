@@ -49,12 +49,14 @@ for t in evil_trace utf7_trace; do
     (cd "$tmp/sandbox" && set -a && . "$tmp/emit/$env") >/dev/null 2>&1
   done
   # The bytes as Python reads them (honouring any coding declaration): no import, no call.
-  python3 - "$tmp/emit/pytorch_ddp.py" <<'EOF' || fail "emit $t: pytorch_ddp.py imports os or calls os.system"
+  for py in pytorch_ddp.py pytorch_fsdp.py; do
+  python3 - "$tmp/emit/$py" <<'EOF' || fail "emit $t: $py imports os or calls os.system"
 import ast, sys
 tree = ast.parse(open(sys.argv[1], 'rb').read())
 bad = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == 'system']
 sys.exit(1 if bad else 0)
 EOF
+  done
   if [ -n "$(ls -A "$tmp/sandbox")" ]; then fail "emit $t: sourcing created $(ls -A "$tmp/sandbox")"; else ok "emit $t: comments only"; fi
 done
 

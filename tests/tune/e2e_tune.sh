@@ -12,20 +12,23 @@ trace="$src/tests/data/tiny_trace.json"
 cluster="$src/tests/data/ideal_star_4.json"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Run b spells --emit-dir as the README does: relative, with a trailing slash, not existing yet.
 for run in a b; do
-  "$redsim" tune --trace "$trace" --cluster "$cluster" --microbatches 2 --max-localsgd-period 4 \
-    --out "$tmp/$run.tuned.json" --report "$tmp/$run.report.svg" --emit-dir "$tmp/$run.emit" \
-    >"$tmp/$run.stdout" 2>"$tmp/$run.stderr" || fail "redsim tune exited $?"
+  emit="$tmp/$run.emit"
+  [ "$run" = b ] && emit="b.emit/"
+  (cd "$tmp" && "$redsim" tune --trace "$trace" --cluster "$cluster" --microbatches 2 --max-localsgd-period 4 \
+    --out "$tmp/$run.tuned.json" --report "$tmp/$run.report.svg" --emit-dir "$emit" \
+    >"$tmp/$run.stdout" 2>"$tmp/$run.stderr") || fail "redsim tune exited $?"
 done
 
 # Deterministic: every output byte-identical; stdout too, but for the paths and the wall time.
 cmp "$tmp/a.tuned.json" "$tmp/b.tuned.json" || fail "tuned.json differs between runs"
 cmp "$tmp/a.report.svg" "$tmp/b.report.svg" || fail "report differs between runs"
-for f in pytorch_ddp.py deepspeed_config.json horovod.env nccl.env README.txt; do
+for f in pytorch_ddp.py deepspeed_config.json horovod.env nccl.env pytorch_fsdp.py README.txt; do
   [ -s "$tmp/a.emit/$f" ] || fail "no $f emitted"
   cmp "$tmp/a.emit/$f" "$tmp/b.emit/$f" || fail "$f differs between runs"
 done
-norm() { sed -e "s|$tmp/[ab]\.||g" -e 's/, [0-9.]* s on [0-9]* thread(s)//' "$1"; }
+norm() { sed -e "s|$tmp/[ab]\.||g" -e "s|snippets:     [ab]\.|snippets:     |" -e 's/, [0-9.]* s on [0-9]* thread(s)//' "$1"; }
 cmp <(norm "$tmp/a.stdout") <(norm "$tmp/b.stdout") || fail "stdout differs between runs"
 ls "$tmp" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 
@@ -39,10 +42,20 @@ for f in horovod.env nccl.env; do
   ( set -a; . "$tmp/a.emit/$f"; set +a ) || fail "$f does not source"
 done
 grep -q '^HOROVOD_FUSION_THRESHOLD=[0-9][0-9]*$' "$tmp/a.emit/horovod.env" || fail "no fusion threshold"
-grep -q '^NCCL_MIN_NCHANNELS=' "$tmp/a.emit/nccl.env" || fail "no NCCL channels"
+# nccl.env pins the channels it was simulated with, or keeps NCCL's defaults and pins nothing.
+if grep -q '^# redsim tune --target nccl: keep the defaults' "$tmp/a.emit/nccl.env"; then
+  grep -q '^NCCL_' "$tmp/a.emit/nccl.env" && fail "nccl.env keeps the defaults but pins a variable"
+else
+  grep -q '^NCCL_MIN_NCHANNELS=' "$tmp/a.emit/nccl.env" || fail "no NCCL channels"
+fi
+for f in pytorch_ddp.py deepspeed_config.json horovod.env nccl.env pytorch_fsdp.py; do
+  grep -q "redsim tune --target .*: \(predicted\|keep the defaults\)" "$tmp/a.emit/$f" "$tmp/a.emit/README.txt" ||
+    fail "$f does not state its predicted step and the gap to the defaults"
+done
 if command -v python3 >/dev/null; then
-  python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$tmp/a.emit/pytorch_ddp.py" ||
-    fail "pytorch_ddp.py is not valid Python"
+  for f in pytorch_ddp.py pytorch_fsdp.py; do
+    python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$tmp/a.emit/$f" || fail "$f is not valid Python"
+  done
 fi
 grep -q '^<svg ' "$tmp/a.report.svg" && tail -1 "$tmp/a.report.svg" | grep -q '^</svg>$' || fail "report is not an SVG"
 grep -q '^ready-to-paste settings:' "$tmp/a.stdout" || fail "snippets not printed"

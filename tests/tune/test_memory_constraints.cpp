@@ -78,8 +78,10 @@ TEST_CASE("the memory limit excludes exactly the settings that do not fit", "[tu
   CHECK(groups[0].family == "bucketed");
   CHECK(groups[0].excluded == groups[0].total);
   CHECK(groups[0].least.total_bytes() == 20 * kLayers * kNumel);
-  CHECK(groups[0].reason.find("83.89 MB per rank > 50.00 MB") != std::string::npos);
-  CHECK(groups[0].reason.find("optimizer 33.55 MB") != std::string::npos);
+  // In MiB: 20 Psi = 83,886,080 bytes = 80 MiB; the limit 5e7 / 2^20 = 47.68 MiB; the optimizer's
+  // 8 Psi (fp32 Adam moments) = 33,554,432 bytes = 32 MiB.
+  CHECK(groups[0].reason.find("80.00 MiB per rank > 47.68 MiB") != std::string::npos);
+  CHECK(groups[0].reason.find("optimizer 32.00 MiB") != std::string::npos);
   std::size_t grouped = 0;
   for (const auto& g : groups) grouped += g.excluded;
   CHECK(grouped == r.points.size() - fit);
@@ -105,7 +107,8 @@ TEST_CASE("when nothing fits the error names the smallest requirement", "[tune][
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.find("no setting fits in 1.00 MB per device") != std::string::npos);
+    // 0.001 GB = 10^6 bytes = 10^6 / 2^20 = 0.954 MiB: memory prints in binary units everywhere.
+    CHECK(what.find("no setting fits in 0.95 MiB per device") != std::string::npos);
     CHECK(what.find("zero") != std::string::npos);
     CHECK(what.find('\n') == std::string::npos);
   }

@@ -151,6 +151,6 @@ TEST_CASE("sizes print in the units the frameworks use", "[tune][space]") {
   CHECK(format_bytes_binary(25 * kMiB) == "25 MiB");
   CHECK(format_bytes_binary(kGiB) == "1 GiB");
   CHECK(format_bytes_binary(512 * kKiB) == "512 KiB");
-  CHECK(format_GB(80'000'000'000LL) == "80.00 GB");
-  CHECK(format_GB(52'430'000) == "52.43 MB");
+  CHECK(format_GiB(80'000'000'000LL) == "74.51 GiB");  // 80e9 / 2^30 = 74.5058
+  CHECK(format_GiB(52'428'800) == "50.00 MiB");  // 50 x 2^20
 }

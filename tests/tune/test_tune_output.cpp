@@ -1,7 +1,9 @@
 // tuned.json, the ranked table and the SVG report.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "core/knobs_json.h"
@@ -80,7 +82,7 @@ TEST_CASE("the ranked table shows the best, each strategy and the notes", "[tune
   CHECK(s.find("notes:") != std::string::npos);
 }
 
-TEST_CASE("the SVG report draws a line per strategy and channel count and marks the choice", "[tune][output]") {
+TEST_CASE("the SVG report draws a line per strategy, algorithm and channel count and marks the choice", "[tune][output]") {
   Tuned t;
   const auto svg = tune_report_svg(t.result, t.inputs);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
@@ -88,10 +90,21 @@ TEST_CASE("the SVG report draws a line per strategy and channel count and marks 
   CHECK(count(svg, "<svg") == 1);
   CHECK(svg.find("chosen: " + t.result.candidate(t.result.best).family) != std::string::npos);
   CHECK(svg.find("stroke=\"#d00\"") != std::string::npos);
-  // A legend entry per (strategy, channels) pair that was simulated.
-  std::set<std::pair<std::string, int>> pairs;
-  for (auto p : t.result.ranking) pairs.insert({t.result.candidate(p).family, t.result.candidate(p).knobs.channels});
-  for (const auto& [f, ch] : pairs) CHECK(svg.find(">" + f + " x" + std::to_string(ch)) != std::string::npos);
+  // A legend entry per (strategy, algorithm, channels) that was simulated, and a polyline per such
+  // series with two or more simulated bucket sizes: lines never join settings of another algorithm.
+  std::map<std::tuple<std::string, std::string, int>, std::set<std::int64_t>> series;
+  for (auto p : t.result.ranking) {
+    const auto& c = t.result.candidate(p);
+    const std::string alg = c.family == "zero" ? "ring" : algorithm_label(c.knobs);
+    series[{c.family, alg, c.knobs.channels}].insert(c.knobs.bucket_cap_bytes);
+  }
+  std::size_t lines = 0;
+  for (const auto& [key, buckets] : series) {
+    const auto& [f, alg, ch] = key;
+    CHECK(svg.find(">" + f + ", " + alg + " x" + std::to_string(ch)) != std::string::npos);
+    if (f != "flat" && buckets.size() > 1) ++lines;
+  }
+  CHECK(count(svg, "<polyline") == lines);
   // Balanced elements.
   CHECK(count(svg, "<text") == count(svg, "</text>"));
   CHECK(count(svg, "<g ") == count(svg, "</g>"));

@@ -53,6 +53,13 @@ printf '[{"measured": "%s", "label": "near"}, {"measured": "%s", "label": "slow"
 v --matrix "$tmp/matrix.json" --table "$tmp/t.txt" --svg "$tmp/p.svg" --out "$tmp/mx.json" --max-error 0.10
 [ $? -eq 1 ] || fail "matrix: expected exit 1 (one case beyond)"
 [ "$(grep -c '<circle' "$tmp/p.svg")" -eq 2 ] || fail "matrix: SVG does not have 2 points"
+# Readable without hovering: a title, labelled ticks on both axes, each case named beside its
+# point, and the +-max-error band.
+grep -q 'font-weight="bold">redsim validate: predicted against measured' "$tmp/p.svg" || fail "matrix: SVG has no title"
+[ "$(grep -cE 'text-anchor="end">[0-9.]+</text>' "$tmp/p.svg")" -ge 3 ] || fail "matrix: fewer than 3 y ticks"
+[ "$(grep -cE 'text-anchor="middle">[0-9.]+</text>' "$tmp/p.svg")" -ge 3 ] || fail "matrix: fewer than 3 x ticks"
+for c in near slow; do grep -q "paint-order=\"stroke\">$c [+-]" "$tmp/p.svg" || fail "matrix: case $c not labelled"; done
+[ "$(grep -c '<polygon' "$tmp/p.svg")" -eq 1 ] && grep -q 'max-error 10.0%' "$tmp/p.svg" || fail "matrix: no max-error band"
 grep -q "^near" "$tmp/t.txt" && grep -q "^slow" "$tmp/t.txt" || fail "matrix: table lacks a case"
 [ "$(jget "$tmp/mx.json" 'len(d["cases"])')" = 2 ] || fail "matrix: --out lacks cases"
 # Both cases simulate the same plan: a predicted tie, so no pair is ordered otherwise.

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# simulate --timeline: a flow arrow from each op a collective waits on (its gradients' backward)
+# to the collective, on rank 0, and a "collective bytes in flight" counter per rank that rises by
+# a collective's bytes while it runs. Expected values come from the --plan and --out files.
+set -euo pipefail
+redsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
+  --strategy bucketed --bucket-mb 1 --plan "$tmp/plan.json" --out "$tmp/out.json" --timeline "$tmp/tl.json" >/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+plan = json.load(open(d + "/plan.json"))
+ev = json.load(open(d + "/tl.json"))["traceEvents"]
+ops = plan["ops"]
+coll = lambda o: "bytes" in o
+pairs = [(dep, o["id"]) for o in ops if coll(o) for dep in o["deps"] if not coll(ops[dep])]
+assert len(pairs) >= 2, "the plan should have several buckets fed by backward ops"
+starts = {e["id"]: e for e in ev if e["ph"] == "s"}
+ends = {e["id"]: e for e in ev if e["ph"] == "f"}
+assert len(starts) == len(ends) == len(pairs), (len(starts), len(ends), len(pairs))
+slices = {(e["pid"], e["args"]["op"]): e for e in ev if e["ph"] == "X"}
+for i, (dep, op) in enumerate(pairs):
+    s, f, src_x, dst_x = starts[i], ends[i], slices[(0, dep)], slices[(0, op)]
+    # The arrow leaves inside the dependency's slice and lands where the collective starts.
+    assert src_x["ts"] <= s["ts"] <= src_x["ts"] + src_x["dur"] + 1e-6, (s, src_x)
+    assert abs(f["ts"] - dst_x["ts"]) < 1e-6 and f["ts"] >= s["ts"] - 1e-6, (f, dst_x)
+# Counter: never negative, back to 0 at the end, and at least a collective's bytes while it runs.
+for rank in range(plan["world_size"]):
+    c = sorted((e["ts"], e["args"]["bytes"]) for e in ev if e["ph"] == "C" and e["pid"] == rank)
+    assert c and all(b >= 0 for _, b in c) and c[-1][1] == 0, c
+    for o in ops:
+        if not coll(o):
+            continue
+        x = slices[(rank, o["id"])]
+        if x["dur"] <= 0:
+            continue
+        at = [b for t, b in c if t <= x["ts"] + 1e-9][-1]
+        assert at >= o["bytes"], (o["name"], at, o["bytes"])
+print("1 passed, 0 failed")
+PY

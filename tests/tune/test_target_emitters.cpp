@@ -1,0 +1,106 @@
+// The per-framework files of tune --target: FSDP's constructor, DeepSpeed's stage-3 settings in
+// elements, the DDP comm hook registration, and the section's line with the gap to the defaults.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+#include "tests/test_support.h"
+#include "tune/target_emitters.h"
+
+using namespace redsim;
+using namespace redsim::tune;
+
+namespace {
+
+const Snippet& find(const std::vector<Snippet>& s, const std::string& file) {
+  for (const auto& x : s)
+    if (x.file == file) return x;
+  FAIL("no snippet " << file);
+  return s.front();
+}
+
+TargetSection section(const std::string& target, const Candidate& best, double best_s, double defaults_s) {
+  TargetSection s;
+  s.target = target;
+  s.best = best;
+  s.best_s = best_s;
+  s.has_defaults = true;
+  s.defaults = best;
+  s.defaults_s = defaults_s;
+  s.keep_defaults = defaults_s <= best_s * (1 + kKeepDefaultsGap);
+  return s;
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("pytorch_fsdp.py carries the simulated FSDP constructor arguments and the gap", "[tune][emit][targets]") {
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  const auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  Knobs k;
+  k.strategy = "fsdp";
+  k.reshard_after_forward = false;
+  k.backward_prefetch = BackwardPrefetch::none;
+  k.fsdp_wrap_elems = 0;
+  // 100 ms against defaults of 200 ms: (200 - 100) / 200 = 50% faster.
+  const auto files = emit_target_snippets({section("fsdp", {"fsdp", k}, 0.100, 0.200)}, trace, cluster, 1);
+  const auto& py = find(files, "pytorch_fsdp.py").contents;
+  CHECK(py.rfind("# -*- coding: utf-8 -*-\n", 0) == 0);
+  CHECK(has(py, "sharding_strategy=ShardingStrategy.SHARD_GRAD_OP"));
+  CHECK(has(py, "backward_prefetch=None"));
+  CHECK(has(py, "limit_all_gathers=True"));
+  CHECK(has(py, "auto_wrap_policy=ModuleWrapPolicy(layer_classes)"));
+  CHECK(has(py, "50.0% faster than the FSDP defaults"));
+
+  k.fsdp_wrap_elems = 100'000'000;
+  k.reshard_after_forward = true;
+  k.backward_prefetch = BackwardPrefetch::backward_post;
+  const auto f2 = emit_target_snippets({section("fsdp", {"fsdp", k}, 0.100, 0.1005)}, trace, cluster, 1);
+  const auto& py2 = find(f2, "pytorch_fsdp.py").contents;
+  CHECK(has(py2, "ShardingStrategy.FULL_SHARD"));
+  CHECK(has(py2, "BackwardPrefetch.BACKWARD_POST"));
+  CHECK(has(py2, "size_based_auto_wrap_policy, min_num_params=100000000"));
+  CHECK(has(py2, "keep the defaults"));  // 0.5% apart: within the model's noise
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 from an fsdp setting counts elements of the largest unit", "[tune][emit][targets]") {
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  const auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  std::map<std::size_t, std::int64_t> per_layer;
+  for (const auto& p : trace.params) per_layer[p.layer] += p.numel;
+  std::int64_t largest = 0;
+  for (const auto& [l, n] : per_layer) largest = std::max(largest, n);
+  Knobs k;
+  k.strategy = "fsdp";
+  for (auto prefetch : {BackwardPrefetch::backward_pre, BackwardPrefetch::none}) {
+    k.backward_prefetch = prefetch;
+    const auto files = emit_target_snippets({section("deepspeed", {"fsdp", k}, 0.1, 0.2)}, trace, cluster, 1);
+    const auto j = nlohmann::json::parse(find(files, "deepspeed_config.json").contents);
+    const auto& z = j["zero_optimization"];
+    CHECK(z["stage"] == 3);
+    CHECK(z["stage3_prefetch_bucket_size"] == (prefetch == BackwardPrefetch::none ? 0 : largest));
+    CHECK(z["stage3_param_persistence_threshold"] == 0);  // every parameter sharded, as simulated
+    CHECK(z["reduce_bucket_size"] == largest);
+  }
+}
+
+TEST_CASE("pytorch_ddp.py registers the comm hook the setting was simulated with", "[tune][emit][targets]") {
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  const auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  Knobs k;
+  k.comm_hook = CommHook::powersgd;
+  k.powersgd_rank = 4;
+  k.powersgd_start_iter = 10;
+  const auto files = emit_target_snippets({section("ddp", {"bucketed", k}, 0.1, 0.2)}, trace, cluster, 1);
+  const auto& py = find(files, "pytorch_ddp.py").contents;
+  CHECK(has(py, "matrix_approximation_rank=4, start_powerSGD_iter=10"));
+  CHECK(has(py, "model.register_comm_hook(state, powerSGD.powerSGD_hook)"));
+  k.comm_hook = CommHook::bf16;
+  const auto f2 = emit_target_snippets({section("ddp", {"bucketed", k}, 0.1, 0.2)}, trace, cluster, 1);
+  CHECK(has(find(f2, "pytorch_ddp.py").contents, "default_hooks.bf16_compress_hook"));
+}
