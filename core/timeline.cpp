@@ -34,7 +34,11 @@ OpTiming& Timeline::at(int rank, std::size_t op) {
 void Timeline::set_op(std::size_t op, std::vector<OpTiming> per_rank) {
   if (per_rank.size() != static_cast<std::size_t>(world_size)) throw std::logic_error("Timeline::set_op: one record per rank");
   const bool equal = std::all_of(per_rank.begin(), per_rank.end(), [&](const OpTiming& t) { return t == per_rank[0]; });
-  if (equal) per_rank.resize(1);
+  if (equal) {
+    ops_[op].assign(1, per_rank[0]);  // a fresh one-record vector: resize(1) would keep the capacity
+    ops_[op].shrink_to_fit();
+    return;
+  }
   ops_[op] = std::move(per_rank);
 }
 
