@@ -68,6 +68,12 @@ TreeShape tree_shape(const ClusterSpec& cluster, int channel, int channels) {
   return t;
 }
 
+std::vector<int> tree_shape_key(const ClusterSpec& cluster, int channel, int channels) {
+  auto key = local_order(cluster, channel, channels);
+  key.push_back(channel % 2);
+  return key;
+}
+
 TreeShape node_tree(const ClusterSpec& cluster, int channel) {
   const int dpn = cluster.devices_per_node, nodes = cluster.nodes, world = cluster.world_size();
   auto node_at = [&](int q) { return channel % 2 == 1 ? nodes - 1 - q : q; };

@@ -23,6 +23,9 @@ struct TreeShape {
   std::vector<int> order;                  // ranks in breadth-first order from the root
 };
 TreeShape tree_shape(const ClusterSpec& cluster, int channel, int channels);
+// What tree_shape depends on for channel c (the local order and the mirroring): channels with
+// equal keys get the same tree, so a model builds it once.
+std::vector<int> tree_shape_key(const ClusterSpec& cluster, int channel, int channels);
 
 // NVLSTree's tree across nodes for channel c (the same binary tree of nodes, mirrored on odd
 // channels): each device is linked to the device with its local index in its parent and child

@@ -43,7 +43,7 @@ const Mechanics& Model::mech(const PlanOp& op) {
 void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round) const {
   if (m.channel_cap_Bps <= 0 && m.wire_factor == 1.0 && round_factor == 1 && m.hop_latency_s == std::array<double, 3>{}) return;
   const double lat = routes_.latency_s(f.route);
-  const double hop = m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[f.route])));
+  const double hop = m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route)));
   const int rounds = f.rounds * round_factor;
   f.hop_extra_s = hop_each_round ? std::max(0.0, hop - lat) : 0.0;
   // Each added round pays the route's latency; every round pays the hop's extra.

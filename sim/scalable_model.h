@@ -208,8 +208,9 @@ class Model {
   RouteTable routes_;
   double reduce_s_per_byte_ = 0;
   std::map<std::pair<int, int>, WorldRing> world_rings_;
-  std::map<std::pair<int, int>, Tree> trees_;
-  std::map<const Tree*, TreeRates> tree_rates_;  // trees_ keeps its Trees in place
+  std::map<std::pair<int, int>, const Tree*> trees_;  // by (channel, channels)
+  std::map<std::vector<int>, Tree> tree_by_shape_;     // by tree_shape_key; keeps Trees in place
+  std::map<const Tree*, TreeRates> tree_rates_;
   std::map<std::pair<int, int>, IntraRings> intra_;
   std::vector<NodeRings> node_rings_;  // zero or one
   std::map<std::uint32_t, Mechanics> mech_;  // by op id

@@ -13,22 +13,36 @@ std::size_t RouteTable::Hash::operator()(const std::vector<std::uint64_t>& v) co
   return static_cast<std::size_t>(h);
 }
 
-std::uint32_t RouteTable::intern(const Route& route, bool paced) {
+void RouteTable::add_route(const Route& route, bool paced) {
+  routes_.push_back(route);
+  latency_s_.push_back(route_latency_s(cluster_, route));
+  hw_.push_back(route_hw(cluster_, route));
+  paced_.push_back(paced ? 1 : 0);
+  for (const auto& l : route) {
+    auto [it, fresh] = link_ids_.emplace(l.key(), static_cast<std::uint32_t>(link_capacity_Bps_.size()));
+    if (fresh) link_capacity_Bps_.push_back(link_bandwidth_Bps(cluster_, l));
+    route_links_.push_back(it->second);
+  }
+  route_link_begin_.push_back(route_links_.size());
+}
+
+std::uint32_t RouteTable::intern(const Route& route, bool paced, bool for_flows) {
   const auto id = static_cast<std::uint32_t>(routes_.size());
   if (paced) {
-    routes_.push_back(route);
-    latency_s_.push_back(route_latency_s(cluster_, route));
-    paced_.push_back(1);
+    add_route(route, true);
+    for_flows_.push_back(1);
     return id;
   }
   std::vector<std::uint64_t> key;
   key.reserve(route.size());
   for (const auto& l : route) key.push_back(l.key());
   auto it = ids_.find(key);
-  if (it != ids_.end()) return it->second;
-  routes_.push_back(route);
-  latency_s_.push_back(route_latency_s(cluster_, route));
-  paced_.push_back(0);
+  if (it != ids_.end()) {
+    for_flows_[it->second] = static_cast<char>(for_flows_[it->second] || for_flows);
+    return it->second;
+  }
+  add_route(route, false);
+  for_flows_.push_back(for_flows ? 1 : 0);
   ids_.emplace(std::move(key), id);
   return id;
 }
@@ -36,24 +50,17 @@ std::uint32_t RouteTable::intern(const Route& route, bool paced) {
 namespace {
 
 // Weighted max-min sharing among a fixed set of flows, re-solvable for any subset of them.
+// Flows and links are held as two compressed adjacency arrays (flow -> its links, link -> its
+// flows) over links renumbered densely for this set, so building one costs no allocation per
+// flow or link.
 class FairShare {
  public:
-  FairShare(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted = true) : weight_(flows.size()) {
+  FairShare(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted = true)
+      : weight_(flows.size()) {
     bool any_zero = !weighted;
     for (auto id : flows) any_zero = any_zero || routes.latency_s(id) <= 0;
     for (std::size_t f = 0; f < flows.size(); ++f) weight_[f] = any_zero ? 1.0 : 1.0 / routes.latency_s(flows[f]);
-    std::unordered_map<std::uint64_t, std::uint32_t> index;
-    links_of_.resize(flows.size());
-    for (std::size_t f = 0; f < flows.size(); ++f)
-      for (const auto& l : routes.routes()[flows[f]]) {
-        auto [it, fresh] = index.emplace(l.key(), static_cast<std::uint32_t>(capacity_.size()));
-        if (fresh) {
-          capacity_.push_back(link_bandwidth_Bps(routes.cluster(), l));
-          on_.emplace_back();
-        }
-        on_[it->second].push_back(static_cast<std::uint32_t>(f));
-        links_of_[f].push_back(it->second);
-      }
+    index_links(routes, flows);
   }
 
   // Progressive filling over the flows with active[f] set; the others get 0.
@@ -62,7 +69,7 @@ class FairShare {
     std::vector<double> rate(nf, 0.0), remaining = capacity_, wsum(capacity_.size(), 0.0);
     for (std::size_t f = 0; f < nf; ++f)
       if (active[f])
-        for (auto l : links_of_[f]) wsum[l] += weight_[f];
+        for (auto i = flow_begin_[f]; i < flow_begin_[f + 1]; ++i) wsum[flow_links_[i]] += weight_[f];
     std::vector<char> frozen(nf, 0);
     using Entry = std::pair<double, std::uint32_t>;  // (level = remaining / weight, link)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
@@ -72,11 +79,13 @@ class FairShare {
       auto [x, l] = heap.top();
       heap.pop();
       if (wsum[l] <= 1e-300 || x != remaining[l] / wsum[l]) continue;  // done or stale
-      for (auto f : on_[l]) {
+      for (auto j = link_begin_[l]; j < link_begin_[l + 1]; ++j) {
+        const auto f = link_flows_[j];
         if (!active[f] || frozen[f]) continue;
         frozen[f] = 1;
         rate[f] = weight_[f] * x;
-        for (auto m : links_of_[f]) {
+        for (auto i = flow_begin_[f]; i < flow_begin_[f + 1]; ++i) {
+          const auto m = flow_links_[i];
           remaining[m] = std::max(0.0, remaining[m] - rate[f]);
           wsum[m] -= weight_[f];
           if (m != l && wsum[m] > 1e-300) heap.emplace(remaining[m] / wsum[m], m);
@@ -88,8 +97,36 @@ class FairShare {
   }
 
  private:
+  void index_links(const RouteTable& routes, const std::vector<std::uint32_t>& flows) {
+    constexpr std::uint32_t kNone = ~0u;
+    auto& local = routes.link_scratch();
+    std::vector<std::uint32_t> touched;
+    flow_begin_.assign(flows.size() + 1, 0);
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      for (auto g = routes.links_begin(flows[f]); g != routes.links_end(flows[f]); ++g) {
+        if (local[*g] == kNone) {
+          local[*g] = static_cast<std::uint32_t>(capacity_.size());
+          capacity_.push_back(routes.link_capacity_Bps(*g));
+          touched.push_back(*g);
+        }
+        flow_links_.push_back(local[*g]);
+      }
+      flow_begin_[f + 1] = flow_links_.size();
+    }
+    for (auto g : touched) local[g] = kNone;
+    link_begin_.assign(capacity_.size() + 1, 0);
+    for (auto l : flow_links_) ++link_begin_[l + 1];
+    for (std::size_t l = 0; l < capacity_.size(); ++l) link_begin_[l + 1] += link_begin_[l];
+    link_flows_.resize(flow_links_.size());
+    std::vector<std::size_t> fill(link_begin_.begin(), link_begin_.end() - 1);
+    for (std::size_t f = 0; f < flows.size(); ++f)  // flows in order per link, as before
+      for (auto i = flow_begin_[f]; i < flow_begin_[f + 1]; ++i)
+        link_flows_[fill[flow_links_[i]]++] = static_cast<std::uint32_t>(f);
+  }
+
   std::vector<double> weight_, capacity_;
-  std::vector<std::vector<std::uint32_t>> on_, links_of_;
+  std::vector<std::size_t> flow_begin_, link_begin_;
+  std::vector<std::uint32_t> flow_links_, link_flows_;
 };
 
 }  // namespace

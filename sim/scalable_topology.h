@@ -21,6 +21,7 @@ using redsim::choose_fold;
 using redsim::link_bandwidth_Bps;
 using redsim::link_latency_s;
 using redsim::route_between;
+using redsim::route_hw;
 using redsim::route_latency_s;
 
 // Interns routes: every distinct route gets a small id (in order of first use, so ids are
@@ -32,14 +33,33 @@ using redsim::route_latency_s;
 class RouteTable {
  public:
   explicit RouteTable(const ClusterSpec& cluster) : cluster_(cluster) {}
-  std::uint32_t intern(const Route& route, bool paced = false);
-  std::uint32_t between(int src, int dst, const Fold& fold, bool paced = false) {
-    return intern(route_between(cluster_, src, dst, fold), paced);
+  // `for_flows` false: the route only enters computed sharing (fair_rates), never a SimGrid flow,
+  // so the engine gives it no host (a computed tree at 131,072 ranks has millions of routes).
+  std::uint32_t intern(const Route& route, bool paced = false, bool for_flows = true);
+  std::uint32_t between(int src, int dst, const Fold& fold, bool paced = false, bool for_flows = true) {
+    return intern(route_between(cluster_, src, dst, fold), paced, for_flows);
   }
+  bool for_flows(std::uint32_t id) const { return for_flows_[id] != 0; }
   const std::vector<Route>& routes() const { return routes_; }
   bool paced(std::uint32_t id) const { return paced_[id] != 0; }
   double latency_s(std::uint32_t id) const { return latency_s_[id]; }
+  // NCCL's hardware class of the route (route_hw), kept per route: computed trees ask per edge.
+  int hw(std::uint32_t id) const { return hw_[id]; }
   const ClusterSpec& cluster() const { return cluster_; }
+
+  // Every link a route crosses gets a dense id, interned with the route, so sharing
+  // computations index arrays instead of hashing link keys per flow (fair_rates over a
+  // 131,072-rank tree touches millions of links).
+  std::size_t link_count() const { return link_capacity_Bps_.size(); }
+  const std::uint32_t* links_begin(std::uint32_t id) const { return route_links_.data() + route_link_begin_[id]; }
+  const std::uint32_t* links_end(std::uint32_t id) const { return route_links_.data() + route_link_begin_[id + 1]; }
+  double link_capacity_Bps(std::uint32_t link) const { return link_capacity_Bps_[link]; }
+  // One slot per link, all ~0u, for renumbering a subset of links; the user puts every slot it
+  // sets back to ~0u (the engine is single-threaded, so one scratch serves every user).
+  std::vector<std::uint32_t>& link_scratch() const {
+    link_scratch_.resize(link_count(), ~0u);
+    return link_scratch_;
+  }
 
  private:
   struct Hash {
@@ -49,7 +69,15 @@ class RouteTable {
   std::vector<Route> routes_;
   std::vector<double> latency_s_;
   std::vector<char> paced_;
+  std::vector<char> for_flows_;
+  std::vector<int> hw_;
   std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, Hash> ids_;
+  std::unordered_map<std::uint64_t, std::uint32_t> link_ids_;
+  std::vector<double> link_capacity_Bps_;
+  std::vector<std::uint32_t> route_links_;
+  std::vector<std::size_t> route_link_begin_{0};
+  mutable std::vector<std::uint32_t> link_scratch_;
+  void add_route(const Route& route, bool paced);
 };
 
 // The rates (bytes/s) that flows over these routes get when they run together: max-min fair

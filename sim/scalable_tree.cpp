@@ -18,7 +18,10 @@ namespace redsim::scalable {
 const Model::Tree& Model::tree(int channel, int channels) {
   auto key = std::make_pair(channel, channels);
   auto it = trees_.find(key);
-  if (it != trees_.end()) return it->second;
+  if (it != trees_.end()) return *it->second;
+  auto shape_key = tree_shape_key(cluster_, channel, channels);
+  if (auto same = tree_by_shape_.find(shape_key); same != tree_by_shape_.end())
+    return *trees_.emplace(key, &same->second).first->second;
   const auto shape = tree_shape(cluster_, channel, channels);
   Tree t;
   t.rank = shape.order;
@@ -31,17 +34,20 @@ const Model::Tree& Model::tree(int channel, int channels) {
   t.down.assign(n, 0);
   t.depth.assign(n, 0);
   t.height.assign(n, 0);
+  // A tree too large for a dataflow of SimGrid flows is computed: its routes need no hosts.
+  const bool flows = static_cast<int>(n) - 1 <= kMaxDataflowFlows;
   for (std::size_t q = 1; q < n; ++q) {
     const int p = pos[static_cast<std::size_t>(shape.parent[static_cast<std::size_t>(t.rank[q])])];
     t.parent[q] = p;
     t.kids[static_cast<std::size_t>(p)].push_back(static_cast<int>(q));
     t.depth[q] = t.depth[static_cast<std::size_t>(p)] + 1;
-    t.up[q] = routes_.between(t.rank[q], t.rank[static_cast<std::size_t>(p)], unfolded_);
-    t.down[q] = routes_.between(t.rank[static_cast<std::size_t>(p)], t.rank[q], unfolded_);
+    t.up[q] = routes_.between(t.rank[q], t.rank[static_cast<std::size_t>(p)], unfolded_, false, flows);
+    t.down[q] = routes_.between(t.rank[static_cast<std::size_t>(p)], t.rank[q], unfolded_, false, flows);
   }
   for (std::size_t q = n; q-- > 1;)
     t.height[static_cast<std::size_t>(t.parent[q])] = std::max(t.height[static_cast<std::size_t>(t.parent[q])], t.height[q] + 1);
-  return trees_.emplace(key, std::move(t)).first->second;
+  const Tree* built = &tree_by_shape_.emplace(std::move(shape_key), std::move(t)).first->second;
+  return *trees_.emplace(key, built).first->second;
 }
 
 std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t bytes) {
@@ -134,7 +140,7 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   // chunk (the later ones stream behind it), and its bytes at the edge's rate or the cap.
   auto hop = [&](std::uint32_t route, double payload, double rate, bool first = true) {
     const double lat = routes_.latency_s(route);
-    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(route_hw(cluster_, routes_.routes()[route])))) : lat;
+    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(route)))) : lat;
     double transfer = payload * wire / rate;
     if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
     return h + transfer;
