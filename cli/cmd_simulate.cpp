@@ -1,4 +1,5 @@
 // redsim simulate: trace + cluster + knobs -> summary, result JSON, Chrome/Perfetto timeline.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "core/error.h"
 #include "core/plan_json.h"
 #include "core/result_json.h"
+#include "core/rank_set.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "sim/sim_engine.h"
@@ -30,7 +32,26 @@ struct SimulateOptions {
   bool sim_log = false;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::string timeline_ranks;
 };
+
+// The Perfetto trace draws a process per rank: every rank up to this many, else a few that
+// stand for the rest (a trace of 131,072 processes would not open).
+constexpr int kPerfettoAllRanksUpTo = 256;
+
+// --timeline-ranks, or the default: for --out every rank (folded, so cheap); for the Perfetto
+// trace every rank of a small job, else the ends of the first node, the next node's first rank
+// and the last rank.
+std::vector<int> chosen_ranks(const SimulateOptions& o, const ClusterSpec& cluster, bool perfetto) {
+  const int world = cluster.world_size();
+  if (!o.timeline_ranks.empty()) return parse_rank_set(o.timeline_ranks, world, "--timeline-ranks");
+  if (!perfetto || world <= kPerfettoAllRanksUpTo) return parse_rank_set("all", world, "--timeline-ranks");
+  const int dpn = cluster.devices_per_node;
+  std::vector<int> r{0, dpn - 1, std::min(dpn, world - 1), world - 1};
+  std::sort(r.begin(), r.end());
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
 
 ResultInputs result_inputs(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster,
                            std::string_view fidelity) {
@@ -39,8 +60,8 @@ ResultInputs result_inputs(const SimulateOptions& o, const ModelTrace& trace, co
 }
 
 void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& base) {
-  if (!o.timeline_file.empty() || !o.plan_file.empty())
-    throw InputError("", "", "--strategy all writes no --timeline or --plan; simulate one strategy for those");
+  if (!o.timeline_file.empty() || !o.plan_file.empty() || !o.timeline_ranks.empty())
+    throw InputError("", "", "--strategy all writes no --timeline or --plan (nor --timeline-ranks); simulate one strategy for those");
   const Fidelity requested = parse_fidelity(o.fidelity);
   const auto names = strategy_names();
   std::vector<Knobs> knobs(names.size(), base);
@@ -92,14 +113,20 @@ void run_simulate(const SimulateOptions& o) {
   if (!o.out_file.empty()) {
     const RedsimResult result{
         result_inputs(o, trace, cluster, fidelity_name(used)), &knobs, &plan, &summary, &timeline, {}, {}};
-    write_file_atomically(o.out_file, result_to_json(result).dump(1) + "\n");
+    const auto ranks = chosen_ranks(o, cluster, false);
+    write_file_atomically(o.out_file, [&](const OutputSink& out) { write_folded_result(result, ranks, out); });
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {
-    auto chrome = timeline_to_chrome_trace(plan, timeline);
-    add_flows_and_counters(chrome, plan, timeline);
+    const auto ranks = chosen_ranks(o, cluster, true);
+    auto chrome = timeline_to_chrome_trace(plan, timeline, ranks);
+    add_flows_and_counters(chrome, plan, timeline, ranks);
     write_file_atomically(o.timeline_file, chrome.dump() + "\n");
-    std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)\n";
+    std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)";
+    if (static_cast<int>(ranks.size()) < cluster.world_size())
+      std::cout << "  ranks " << rank_ranges_text(rank_ranges(ranks)) << " of " << cluster.world_size()
+                << " (--timeline-ranks chooses)";
+    std::cout << "\n";
   }
   if (!o.plan_file.empty()) {
     write_file_atomically(o.plan_file, plan_to_json(plan).dump(1) + "\n");
@@ -116,9 +143,14 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
   add_compute_scale_option(cmd, opts->compute_scale);
-  cmd->add_option("--out", opts->out_file, "write the result JSON (summary, knobs, per-rank per-op timeline) here");
+  cmd->add_option("--out", opts->out_file,
+                  "write the result JSON here (summary, knobs, and the timeline folded: each op's distinct records "
+                  "with the ranks they stand for)");
+  cmd->add_option("--timeline-ranks", opts->timeline_ranks,
+                  "ranks in --out's timeline and --timeline's trace: all, or e.g. 0,1,8-15 (default: all in --out; "
+                  "in --timeline all up to 256 ranks, else the first node's ends, the next node's first and the last)");
   cmd->add_option("--timeline", opts->timeline_file,
-                  "write a Chrome/Perfetto trace here (a process per rank, a thread per stream; times in us)");
+                  "write a Chrome/Perfetto trace here (a process per rank of --timeline-ranks, a thread per stream; times in us)");
   cmd->add_option("--plan", opts->plan_file, "write the Plan (the schedule every rank runs) as JSON here");
   cmd->add_flag("--sim-log", opts->sim_log, "let SimGrid print its own log (silent by default)");
   cmd->add_option("--fidelity", opts->fidelity,

@@ -10,28 +10,28 @@ namespace redsim::cli {
 
 namespace {
 
-void add_flows(nlohmann::json& events, const Plan& plan, const Timeline& tl) {
+void add_flows(nlohmann::json& events, const Plan& plan, const Timeline& tl, int rank) {
   int id = 0;
   for (const auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
-    const auto& to = tl.at(0, op.id);
+    const auto& to = tl.at(rank, op.id);
     for (auto d : op.deps) {
       const auto& dep = plan.ops[d];
       if (op_kind_is_collective(dep.kind)) continue;  // stream order, not a gradient
-      const auto& from = tl.at(0, d);
+      const auto& from = tl.at(rank, d);
       // The start binds to the slice that encloses it: just inside the dependency's end.
       const double from_us = std::max(from.start_s, from.end_s - 1e-9) * kUsPerS;
-      events.push_back({{"ph", "s"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", 0},
+      events.push_back({{"ph", "s"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", rank},
                         {"tid", dep.stream}, {"ts", from_us}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", 0},
+      events.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", rank},
                         {"tid", op.stream}, {"ts", to.start_s * kUsPerS}});
       ++id;
     }
   }
 }
 
-void add_counters(nlohmann::json& events, const Plan& plan, const Timeline& tl) {
-  for (int r = 0; r < tl.world_size; ++r) {
+void add_counters(nlohmann::json& events, const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
+  for (int r : ranks) {
     std::map<double, std::int64_t> delta;  // time (s) -> change of bytes in flight
     for (const auto& op : plan.ops) {
       if (!op_kind_is_collective(op.kind)) continue;
@@ -53,10 +53,11 @@ void add_counters(nlohmann::json& events, const Plan& plan, const Timeline& tl) 
 
 }  // namespace
 
-void add_flows_and_counters(nlohmann::json& chrome_trace, const Plan& plan, const Timeline& timeline) {
+void add_flows_and_counters(nlohmann::json& chrome_trace, const Plan& plan, const Timeline& timeline,
+                            const std::vector<int>& ranks) {
   auto& events = chrome_trace["traceEvents"];
-  if (timeline.world_size > 0) add_flows(events, plan, timeline);
-  add_counters(events, plan, timeline);
+  if (!ranks.empty()) add_flows(events, plan, timeline, ranks.front());
+  add_counters(events, plan, timeline, ranks);
 }
 
 }  // namespace redsim::cli

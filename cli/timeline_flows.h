@@ -9,10 +9,11 @@
 
 namespace redsim::cli {
 
-// Appends to a trace made by timeline_to_chrome_trace. Flows are drawn for rank 0 only (every
-// rank runs the same Plan, and a flow per rank would multiply the file by the world size); the
-// counter is per rank ("collective bytes in flight", bytes each rank contributes to the
+// Appends to a trace made by timeline_to_chrome_trace for `ranks`. Flows are drawn for the first
+// of them only (every rank runs the same Plan, and a flow per rank would multiply the file by the
+// world size); the counter is per rank ("collective bytes in flight", bytes each rank contributes to the
 // collectives running at that instant).
-void add_flows_and_counters(nlohmann::json& chrome_trace, const Plan& plan, const Timeline& timeline);
+void add_flows_and_counters(nlohmann::json& chrome_trace, const Plan& plan, const Timeline& timeline,
+                            const std::vector<int>& ranks);
 
 }  // namespace redsim::cli

@@ -45,30 +45,70 @@ int create_temp_beside(const std::string& path, std::string& tmp) {
   return -1;
 }
 
+// Buffers the pieces and writes them to fd; remembers a failed write (the rest is dropped).
+class FdWriter {
+ public:
+  explicit FdWriter(int fd) : fd_(fd) {}
+  void operator()(std::string_view piece) {
+    buf_.append(piece);
+    if (buf_.size() >= (1u << 20)) flush();
+  }
+  bool flush() {
+    ok_ = ok_ && write_all(fd_, buf_);
+    buf_.clear();
+    return ok_;
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+  bool ok_ = true;
+};
+
+// Runs produce into fd; false when a write failed. The fd is closed either way.
+bool produce_into(int fd, const std::function<void(const OutputSink&)>& produce) {
+  FdWriter w(fd);
+  try {
+    produce([&w](std::string_view piece) { w(piece); });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  const bool written = w.flush();
+  return (::close(fd) == 0) && written;
+}
+
 // /dev/null, a FIFO, a terminal: write in place (renaming would replace the device with a file).
-void write_in_place(const std::string& path, std::string_view contents) {
+void write_in_place(const std::string& path, const std::function<void(const OutputSink&)>& produce) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) throw InputError(path, "", std::string("cannot open output for writing: ") + std::strerror(errno));
-  const bool ok = write_all(fd, contents);
-  ::close(fd);
-  if (!ok) throw InputError(path, "", "failed while writing output");
+  if (!produce_into(fd, produce)) throw InputError(path, "", "failed while writing output");
 }
 
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
+  write_file_atomically(path, [contents](const OutputSink& out) { out(contents); });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(const OutputSink&)>& produce) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, contents);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, produce);
     throw InputError(path, "", "expected a regular file, a character device or a FIFO as output, got " +
                                    std::string(S_ISDIR(st.st_mode) ? "a directory" : "another kind of file"));
   }
   std::string tmp;
   const int fd = create_temp_beside(path, tmp);
   if (fd < 0) throw InputError(path, "", "cannot write output file (is the directory there and writable?)");
-  const bool written = write_all(fd, contents);
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed) {
+  bool ok = false;
+  try {
+    ok = produce_into(fd, produce);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (!ok) {
     ::unlink(tmp.c_str());
     throw InputError(path, "", "failed while writing output file");
   }

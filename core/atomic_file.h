@@ -4,6 +4,7 @@
 // and removed on every path. A target that exists and is not a regular file (/dev/null, a FIFO,
 // a terminal) is written in place, never replaced.
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,10 @@ namespace redsim {
 
 // Throws InputError (naming the path) if the directory is not writable.
 void write_file_atomically(const std::string& path, std::string_view contents);
+// The same, with the contents produced piece by piece: `produce` calls its argument with each
+// piece, which goes to the file as it comes (an output of gigabytes is never held whole).
+using OutputSink = std::function<void(std::string_view)>;
+void write_file_atomically(const std::string& path, const std::function<void(const OutputSink&)>& produce);
 
 // A file named on the command line: the option that named it, for the message.
 struct NamedPath {

@@ -60,14 +60,31 @@ json timeline_member(const RedsimResult& r) {
 
 }  // namespace
 
-json result_to_json(const RedsimResult& r) {
+namespace {
+
+json result_without_timeline(const RedsimResult& r) {
   json j = inputs_members(r.inputs);
   j["format"] = "redsim-result";
   j["version"] = 1;
   j.update(strategy_members(*r.knobs, *r.plan, *r.summary));
-  j["timeline"] = timeline_member(r);
   if (r.measurement) j["measurement"] = measurement_to_json(*r.measurement);
   return j;
+}
+
+}  // namespace
+
+json result_to_json(const RedsimResult& r) {
+  json j = result_without_timeline(r);
+  j["timeline"] = timeline_member(r);
+  return j;
+}
+
+void write_folded_result(const RedsimResult& r, const std::vector<int>& ranks, const OutputSink& out) {
+  std::string head = result_without_timeline(r).dump(1);  // "{\n ...\n}": reopened for the timeline
+  head.resize(head.size() - 2);
+  out(head + ",\n \"timeline\": ");
+  write_folded_timeline_json(*r.plan, *r.timeline, ranks, out);
+  out("\n}\n");
 }
 
 json comparison_result_to_json(const ResultInputs& inputs, const std::vector<StrategyRun>& runs) {

@@ -16,6 +16,7 @@
 #include "core/plan.h"
 #include "core/step_summary.h"
 #include "core/timeline.h"
+#include "core/atomic_file.h"
 #include "core/timeline_json.h"
 #include "core/trace.h"
 
@@ -51,6 +52,9 @@ struct RedsimResult {
 };
 
 nlohmann::json result_to_json(const RedsimResult& result);
+// A simulated result with its timeline in the folded form (redsim-timeline version 2) for
+// `ranks` (sorted), streamed to `out`: the size follows the distinct records, not ranks x ops.
+void write_folded_result(const RedsimResult& result, const std::vector<int>& ranks, const OutputSink& out);
 
 // `simulate --strategy all`: one entry per strategy, no Timelines.
 struct StrategyRun {

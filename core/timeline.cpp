@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 namespace redsim {
@@ -12,9 +13,29 @@ bool operator==(const OpTiming& a, const OpTiming& b) {
   return std::memcmp(&a, &b, sizeof(OpTiming)) == 0;
 }
 
+namespace {
+
+struct RecordHash {
+  std::size_t operator()(const OpTiming& t) const {
+    static_assert(sizeof(OpTiming) % sizeof(std::uint64_t) == 0);
+    std::uint64_t words[sizeof(OpTiming) / sizeof(std::uint64_t)];
+    std::memcpy(words, &t, sizeof words);
+    std::uint64_t h = 1469598103934665603ULL;
+    for (auto w : words) h = (h ^ w) * 1099511628211ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+struct RecordEq {
+  bool operator()(const OpTiming& a, const OpTiming& b) const { return a == b; }
+};
+
+constexpr std::size_t kMaxIndexed = 65535;  // distinct records an index of uint16 can address
+
+}  // namespace
+
 Timeline::Timeline(std::string src, int world, std::size_t ops)
     : source(std::move(src)), world_size(world), op_count(ops),
-      ops_(ops, std::vector<OpTiming>(static_cast<std::size_t>(std::max(world, 1)))) {}
+      ops_(ops, std::vector<OpTiming>(static_cast<std::size_t>(std::max(world, 1)))), index_(ops) {}
 
 Timeline Timeline::folded(std::string src, int world, std::size_t ops) {
   Timeline t;
@@ -22,32 +43,60 @@ Timeline Timeline::folded(std::string src, int world, std::size_t ops) {
   t.world_size = world;
   t.op_count = ops;
   t.ops_.assign(ops, std::vector<OpTiming>(1));
+  t.index_.assign(ops, {});
   return t;
 }
 
 OpTiming& Timeline::at(int rank, std::size_t op) {
   auto& r = ops_[op];
-  if (r.size() == 1 && world_size > 1) r.assign(static_cast<std::size_t>(world_size), r[0]);
+  if (!index_[op].empty()) {
+    std::vector<OpTiming> full(static_cast<std::size_t>(world_size));
+    for (std::size_t q = 0; q < full.size(); ++q) full[q] = r[index_[op][q]];
+    r = std::move(full);
+    index_[op] = {};
+  } else if (r.size() == 1 && world_size > 1) {
+    r.assign(static_cast<std::size_t>(world_size), r[0]);
+  }
   return r[static_cast<std::size_t>(rank)];
 }
 
-void Timeline::set_op(std::size_t op, std::vector<OpTiming> per_rank) {
+void Timeline::set_op(std::size_t op, const std::vector<OpTiming>& per_rank) {
   if (per_rank.size() != static_cast<std::size_t>(world_size)) throw std::logic_error("Timeline::set_op: one record per rank");
+  index_[op] = {};
   const bool equal = std::all_of(per_rank.begin(), per_rank.end(), [&](const OpTiming& t) { return t == per_rank[0]; });
   if (equal) {
     ops_[op].assign(1, per_rank[0]);  // a fresh one-record vector: resize(1) would keep the capacity
     ops_[op].shrink_to_fit();
     return;
   }
-  ops_[op] = std::move(per_rank);
+  // Indexed when the distinct records are few enough that index + records beat a record per rank.
+  const std::size_t limit = std::min(kMaxIndexed, per_rank.size() / 4);
+  std::unordered_map<OpTiming, std::uint16_t, RecordHash, RecordEq> seen;
+  std::vector<OpTiming> distinct;
+  std::vector<std::uint16_t> index(per_rank.size());
+  for (std::size_t q = 0; q < per_rank.size(); ++q) {
+    auto [it, fresh] = seen.emplace(per_rank[q], static_cast<std::uint16_t>(distinct.size()));
+    if (fresh) {
+      if (distinct.size() >= limit) {
+        ops_[op] = per_rank;
+        return;
+      }
+      distinct.push_back(per_rank[q]);
+    }
+    index[q] = it->second;
+  }
+  ops_[op] = std::move(distinct);
+  index_[op] = std::move(index);
+}
+
+void Timeline::compact(std::size_t op) {
+  if (ops_[op].size() <= 1 || !index_[op].empty()) return;
+  const std::vector<OpTiming> per_rank = std::move(ops_[op]);
+  set_op(op, per_rank);
 }
 
 void Timeline::fold() {
-  for (auto& r : ops_)
-    if (r.size() > 1 && std::all_of(r.begin(), r.end(), [&](const OpTiming& t) { return t == r[0]; })) {
-      r.resize(1);
-      r.shrink_to_fit();
-    }
+  for (std::size_t op = 0; op < ops_.size(); ++op) compact(op);
 }
 
 std::size_t Timeline::stored_records() const {
@@ -66,7 +115,16 @@ double Timeline::last_end_s() const {
 std::string Timeline::serialize() const {
   std::string out;
   out.reserve(ops_.size() + stored_records() * sizeof(OpTiming));
-  for (const auto& r : ops_) {
+  for (std::size_t op = 0; op < ops_.size(); ++op) {
+    const auto& r = ops_[op];
+    if (!index_[op].empty()) {  // indexed: the count, the records, then each rank's index
+      out.push_back('I');
+      const auto n = static_cast<std::uint32_t>(r.size());
+      out.append(reinterpret_cast<const char*>(&n), sizeof n);
+      out.append(reinterpret_cast<const char*>(r.data()), r.size() * sizeof(OpTiming));
+      out.append(reinterpret_cast<const char*>(index_[op].data()), index_[op].size() * sizeof(std::uint16_t));
+      continue;
+    }
     out.push_back(r.size() == 1 ? 'F' : 'R');  // folded, or one record per rank
     out.append(reinterpret_cast<const char*>(r.data()), r.size() * sizeof(OpTiming));
   }
@@ -76,13 +134,30 @@ std::string Timeline::serialize() const {
 void Timeline::deserialize(const std::string& bytes) {
   std::size_t pos = 0;
   ops_.assign(op_count, {});
-  for (auto& r : ops_) {
+  index_.assign(op_count, {});
+  auto take = [&](void* dst, std::size_t n) {
+    if (bytes.size() - pos < n) throw std::runtime_error("a truncated timeline");
+    std::memcpy(dst, bytes.data() + pos, n);
+    pos += n;
+  };
+  for (std::size_t op = 0; op < op_count; ++op) {
     if (pos >= bytes.size()) throw std::runtime_error("a truncated timeline");
-    const std::size_t n = bytes[pos++] == 'F' ? 1 : static_cast<std::size_t>(world_size);
-    if (bytes.size() - pos < n * sizeof(OpTiming)) throw std::runtime_error("a truncated timeline");
-    r.resize(n);
-    std::memcpy(r.data(), bytes.data() + pos, n * sizeof(OpTiming));
-    pos += n * sizeof(OpTiming);
+    const char kind = bytes[pos++];
+    std::size_t n = kind == 'F' ? 1 : static_cast<std::size_t>(world_size);
+    if (kind == 'I') {
+      std::uint32_t count = 0;
+      take(&count, sizeof count);
+      if (count == 0 || count > kMaxIndexed) throw std::runtime_error("an inconsistent timeline");
+      n = count;
+    }
+    ops_[op].resize(n);
+    take(ops_[op].data(), n * sizeof(OpTiming));
+    if (kind == 'I') {
+      index_[op].resize(static_cast<std::size_t>(world_size));
+      take(index_[op].data(), index_[op].size() * sizeof(std::uint16_t));
+      for (auto i : index_[op])
+        if (i >= n) throw std::runtime_error("an inconsistent timeline");
+    }
   }
   if (pos != bytes.size()) throw std::runtime_error("a timeline with trailing bytes");
 }

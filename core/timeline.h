@@ -36,18 +36,23 @@ class Timeline {
 
   const OpTiming& at(int rank, std::size_t op) const {
     const auto& r = ops_[op];
+    if (!index_[op].empty()) return r[index_[op][static_cast<std::size_t>(rank)]];
     return r.size() == 1 ? r[0] : r[static_cast<std::size_t>(rank)];
   }
-  OpTiming& at(int rank, std::size_t op);  // unfolds the op if it is folded
+  OpTiming& at(int rank, std::size_t op);  // unfolds the op if it is folded or indexed
 
-  // Every rank's record of `op` (world_size of them); kept folded when all are equal.
-  void set_op(std::size_t op, std::vector<OpTiming> per_rank);
-  // The records stored for `op`: one standing for every rank, or one per rank.
+  // Every rank's record of `op` (world_size of them); kept folded when all are equal, and
+  // indexed when a few distinct records repeat (a tree's ranks end by depth: a handful of
+  // records and two bytes per rank instead of a record per rank).
+  void set_op(std::size_t op, const std::vector<OpTiming>& per_rank);
+  // The records stored for `op`: one standing for every rank, the distinct ones (indexed), or
+  // one per rank.
   const std::vector<OpTiming>& op_records(std::size_t op) const { return ops_[op]; }
+  bool op_is_indexed(std::size_t op) const { return !index_[op].empty(); }
   bool op_is_folded(std::size_t op) const { return ops_[op].size() == 1 && world_size != 1; }
-  // Folds every op whose ranks all hold equal records.
+  // Folds (or indexes) every op whose ranks hold equal (or few distinct) records.
   void fold();
-  std::size_t stored_records() const;
+  std::size_t stored_records() const;  // records kept, an indexed op's distinct ones
   // The latest end over every rank and op (0 for an empty timeline).
   double last_end_s() const;
 
@@ -58,7 +63,10 @@ class Timeline {
   void deserialize(const std::string& bytes);
 
  private:
-  std::vector<std::vector<OpTiming>> ops_;  // per op: 1 record (folded) or world_size
+  std::vector<std::vector<OpTiming>> ops_;  // per op: 1 record (folded), the distinct ones, or world_size
+  // Per op: empty, or (indexed) each rank's position in ops_[op].
+  std::vector<std::vector<std::uint16_t>> index_;
+  void compact(std::size_t op);
 };
 
 }  // namespace redsim

@@ -67,6 +67,7 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
 
 RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan) {
   node.expect_object();
+  if (auto version = node.find("version"); version && version->integer() == 2) return folded_timeline_from_json(node, plan);
   const JsonIn ranks = node.at("ranks");
   const auto rows = ranks.nonempty_items();
   RankedTimeline out;
@@ -119,8 +120,14 @@ json summary_to_json(const Plan& plan, const StepSummary& s) {
 }
 
 json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl) {
+  std::vector<int> ranks(static_cast<std::size_t>(tl.world_size));
+  for (int r = 0; r < tl.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return timeline_to_chrome_trace(plan, tl, ranks);
+}
+
+json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
   json events = json::array();
-  for (int r = 0; r < tl.world_size; ++r) {
+  for (int r : ranks) {
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"tid", 0},
                       {"args", {{"name", "rank " + std::to_string(r)}}}});
     events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"tid", 0},
@@ -129,7 +136,7 @@ json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", s},
                         {"args", {{"name", plan.streams[s]}}}});
   }
-  for (int r = 0; r < tl.world_size; ++r) {
+  for (int r : ranks) {
     for (const auto& op : plan.ops) {
       const auto& t = tl.at(r, op.id);
       json args = {{"op", op.id}};

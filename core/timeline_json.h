@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/json_in.h"
 #include "core/plan.h"
 #include "core/step_summary.h"
@@ -28,9 +29,19 @@ nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, cons
 // repeated or out of range, when the job's world size is not the plan's, or when a rank's ops are
 // not the plan's ops. "rank" defaults to the row's index, "world_size" to the number of rows,
 // "ready_s" to "start_s", bytes to 0.
+// Version 1 (per rank, as measured runs write it) and version 2 (folded, as simulate writes it).
 RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
+
+// Version 2, the folded form: op by op, each distinct record once with the ranks it stands for
+// ("ranks": [[first, last], ...]); "ranks_included" says which ranks of the job the file covers
+// (`ranks`, sorted). Streamed to `out`: its size is the records' count, not ranks x ops.
+void write_folded_timeline_json(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
+                                const OutputSink& out);
+RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan);
 nlohmann::json summary_to_json(const Plan& plan, const StepSummary& summary);
 // Chrome trace event format: one process per rank, one thread per stream; opens in ui.perfetto.dev.
 nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& timeline);
+// Only these ranks (sorted; each a rank of the timeline), a process each.
+nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks);
 
 }  // namespace redsim

@@ -113,13 +113,13 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
 
 void check_timeline_complete(const Plan& plan, const Timeline& tl) {
   for (std::size_t id = 0; id < plan.ops.size(); ++id)
-    for (std::size_t i = 0; i < tl.op_records(id).size(); ++i) {  // a folded op's record stands for all
-      const OpTiming& t = tl.op_records(id)[i];
-      const int r = static_cast<int>(i);
-      if (!(std::isfinite(t.end_s) && t.ready_s >= 0 && t.start_s >= t.ready_s && t.end_s >= t.start_s))
-        throw std::runtime_error("the simulation did not finish op " + plan.ops[id].name + " on rank " +
-                                 std::to_string(r) + " (ready " + std::to_string(t.ready_s) + " s, start " +
-                                 std::to_string(t.start_s) + " s, end " + std::to_string(t.end_s) + " s)");
+    for (const OpTiming& t : tl.op_records(id)) {  // a stored record stands for one rank or several
+      if (std::isfinite(t.end_s) && t.ready_s >= 0 && t.start_s >= t.ready_s && t.end_s >= t.start_s) continue;
+      int r = 0;
+      while (r + 1 < tl.world_size && !(tl.at(r, id) == t)) ++r;
+      throw std::runtime_error("the simulation did not finish op " + plan.ops[id].name + " on rank " +
+                               std::to_string(r) + " (ready " + std::to_string(t.ready_s) + " s, start " +
+                               std::to_string(t.start_s) + " s, end " + std::to_string(t.end_s) + " s)");
     }
 }
 

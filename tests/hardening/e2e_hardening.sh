@@ -102,8 +102,8 @@ sed 's/"optimizer_s": 0.0005/"optimizer_s": 1e999/' "$trace" >"$tmp/huge_number.
 reject "1e999" "huge_number.json: \$.optimizer_s: expected a number within the range" \
   simulate --trace "$tmp/huge_number.json" --cluster "$cluster" --out "$tmp/out/r.json"
 "$redsim" simulate --trace "$trace" --cluster "$cluster" --out "$tmp/sim.json" >/dev/null
-mutate "$tmp/sim.json" "$tmp/measured_x.json" "d['measurement'] = {'step_times_s': [0.01]}; d['timeline']['ranks'][0]['ops'][7]['ready_s'] = 'x'"
-reject "measured ready_s = \"x\"" "measured_x.json: \$.timeline.ranks[0].ops[7].ready_s: expected a number" \
+mutate "$tmp/sim.json" "$tmp/measured_x.json" "d['measurement'] = {'step_times_s': [0.01]}; d['timeline']['ops'][7]['records'][0]['ready_s'] = 'x'"
+reject "measured ready_s = \"x\"" "measured_x.json: \$.timeline.ops[7].records[0].ready_s: expected a number" \
   validate --trace "$trace" --cluster "$cluster" --measured "$tmp/measured_x.json" --out "$tmp/out/v.json"
 mutate "$cluster" "$tmp/bw.json" "d['inter_node']['nic_bandwidth_gbps'] = 1e300"
 reject "1e300 bandwidth" "bw.json: \$.inter_node.nic_bandwidth_gbps: expected a bandwidth from" \

@@ -1,0 +1,160 @@
+// redsim-timeline version 2, the folded form (core/timeline_json.h): op by op, each distinct
+// record once with the ranks it stands for as [first, last] ranges. Written piece by piece, so
+// a step at 131,072 ranks never exists whole as a JSON document.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/rank_set.h"
+#include "core/timeline_json.h"
+
+namespace redsim {
+
+namespace {
+
+struct RecordHash {
+  std::size_t operator()(const OpTiming& t) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (double d : {t.ready_s, t.start_s, t.end_s}) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      h = (h ^ bits) * 1099511628211ULL;
+    }
+    for (auto b : {t.bytes_sent, t.bytes_received}) h = (h ^ static_cast<std::uint64_t>(b)) * 1099511628211ULL;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct RecordGroup {
+  OpTiming record;
+  std::vector<RankRange> ranges;
+};
+
+// The op's records among `ranks` (sorted), equal records together, in order of first rank.
+std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const std::vector<int>& ranks) {
+  std::vector<RecordGroup> groups;
+  if (ranks.empty()) return groups;
+  if (tl.op_is_folded(op)) {
+    groups.push_back({tl.op_records(op)[0], rank_ranges(ranks)});
+    return groups;
+  }
+  std::unordered_map<OpTiming, std::size_t, RecordHash> index;
+  for (int r : ranks) {
+    const OpTiming& t = tl.at(r, op);
+    auto [it, fresh] = index.emplace(t, groups.size());
+    if (fresh) groups.push_back({t, {}});
+    auto& rr = groups[it->second].ranges;
+    if (!rr.empty() && rr.back().second + 1 == r) rr.back().second = r;
+    else rr.emplace_back(r, r);
+  }
+  return groups;
+}
+
+std::string ranges_json(const std::vector<RankRange>& ranges) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (i) s += ',';
+    s += '[' + std::to_string(ranges[i].first) + ',' + std::to_string(ranges[i].second) + ']';
+  }
+  return s + "]";
+}
+
+std::string number(double v) { return nlohmann::json(v).dump(); }
+
+}  // namespace
+
+void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,
+                                const OutputSink& out) {
+  out("{\"format\": \"redsim-timeline\", \"version\": 2, \"source\": " + nlohmann::json(tl.source).dump() +
+      ", \"world_size\": " + std::to_string(tl.world_size) + ", \"ranks_included\": " +
+      ranges_json(rank_ranges(ranks)) + ",\n  \"ops\": [");
+  for (std::size_t i = 0; i < tl.op_count; ++i) {
+    std::string s = i ? ",\n   " : "\n   ";
+    s += "{\"op\": " + std::to_string(i) + ", \"records\": [";
+    const bool collective = op_kind_is_collective(plan.ops[i].kind);
+    const auto groups = group_records(tl, i, ranks);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const OpTiming& t = groups[g].record;
+      if (g) s += ", ";
+      s += "{\"ranks\": " + ranges_json(groups[g].ranges) + ", \"ready_s\": " + number(t.ready_s) +
+           ", \"start_s\": " + number(t.start_s) + ", \"end_s\": " + number(t.end_s);
+      if (collective)
+        s += ", \"bytes_sent\": " + std::to_string(t.bytes_sent) + ", \"bytes_received\": " + std::to_string(t.bytes_received);
+      s += "}";
+      if (s.size() > (1u << 16)) out(s), s.clear();
+    }
+    out(s + "]}");
+  }
+  out("\n  ]}");
+}
+
+namespace {
+
+std::vector<int> read_ranges(const JsonIn& node, int world_size) {
+  if (!node.raw().is_array()) node.fail("an array of [first, last] rank ranges");
+  std::vector<int> ranks;
+  for (const auto& item : node.items()) {
+    if (!item.raw().is_array() || item.raw().size() != 2) item.fail("a [first, last] rank range");
+    const auto pair = item.items();
+    const auto first = pair[0].nonnegative_integer(), last = pair[1].nonnegative_integer();
+    if (last < first || last >= world_size)
+      item.fail("first <= last < the world size " + std::to_string(world_size));
+    if (!ranks.empty() && first <= ranks.back()) item.fail("ranges in increasing order, without overlap");
+    for (auto r = first; r <= last; ++r) ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
+double time_field(const JsonIn& v) {
+  const double t = v.number();
+  if (std::fabs(t) > 1e9) v.fail("a time in seconds within 1e9 of the step's start");
+  return t;
+}
+
+// One op's records onto the rows of the included ranks (row_of: rank -> row, -1 if not included).
+void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, std::size_t rows, Timeline& tl) {
+  if (op.at("op").integer() != static_cast<std::int64_t>(i)) op.at("op").fail("op " + std::to_string(i) + " (ops in plan order)");
+  std::vector<OpTiming> per_row(rows);
+  std::vector<char> seen(rows, 0);
+  std::size_t covered = 0;
+  for (const auto& rec : op.at("records").items()) {
+    OpTiming t;
+    t.start_s = time_field(rec.at("start_s"));
+    t.end_s = time_field(rec.at("end_s"));
+    t.ready_s = rec.find("ready_s") ? time_field(rec.at("ready_s")) : t.start_s;
+    if (auto b = rec.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
+    if (auto b = rec.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()))) {
+      const int row = row_of[static_cast<std::size_t>(r)];
+      if (row < 0 || seen[static_cast<std::size_t>(row)]) rec.at("ranks").fail("each included rank once per op");
+      seen[static_cast<std::size_t>(row)] = 1, ++covered;
+      per_row[static_cast<std::size_t>(row)] = t;
+    }
+  }
+  if (covered != rows) op.at("records").fail("a record for every rank in ranks_included");
+  tl.set_op(i, std::move(per_row));
+}
+
+}  // namespace
+
+RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
+  RankedTimeline out;
+  out.world_size = static_cast<int>(node.at("world_size").positive_integer());
+  if (out.world_size != plan.world_size)
+    node.at("world_size").fail("the simulated plan's " + std::to_string(plan.world_size) + " ranks");
+  out.ranks = read_ranges(node.at("ranks_included"), out.world_size);
+  if (out.ranks.empty()) node.at("ranks_included").fail("at least one rank");
+  std::vector<int> row_of(static_cast<std::size_t>(out.world_size), -1);
+  for (std::size_t i = 0; i < out.ranks.size(); ++i) row_of[static_cast<std::size_t>(out.ranks[i])] = static_cast<int>(i);
+  const JsonIn ops = node.at("ops");
+  if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
+    ops.fail(std::to_string(plan.ops.size()) + " ops (the plan's op count) — were the same trace and knobs used?");
+  out.timeline = Timeline::folded(node.string_or("source", "measured"), static_cast<int>(out.ranks.size()), plan.ops.size());
+  const auto items = ops.items();
+  for (std::size_t i = 0; i < items.size(); ++i) read_op(items[i], i, row_of, out.ranks.size(), out.timeline);
+  return out;
+}
+
+}  // namespace redsim
