@@ -103,6 +103,7 @@ void run_simulate(const SimulateOptions& o) {
   auto knobs = resolve_knobs(o.knobs);
   const Fidelity requested = parse_fidelity(o.fidelity);
   if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
+  if (!o.timeline_ranks.empty()) chosen_ranks(o, cluster, false);  // bad ranks: exit 2 before simulating
   auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
   check_plan_for_sim(plan, cluster);
   const Fidelity used = resolve_fidelity(plan, cluster, requested);

@@ -47,7 +47,7 @@ Timeline Timeline::folded(std::string src, int world, std::size_t ops) {
   return t;
 }
 
-OpTiming& Timeline::at(int rank, std::size_t op) {
+OpTiming& Timeline::mutable_at(int rank, std::size_t op) {
   auto& r = ops_[op];
   if (!index_[op].empty()) {
     std::vector<OpTiming> full(static_cast<std::size_t>(world_size));

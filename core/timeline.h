@@ -39,7 +39,9 @@ class Timeline {
     if (!index_[op].empty()) return r[index_[op][static_cast<std::size_t>(rank)]];
     return r.size() == 1 ? r[0] : r[static_cast<std::size_t>(rank)];
   }
-  OpTiming& at(int rank, std::size_t op);  // unfolds the op if it is folded or indexed
+  // For writing one rank's record: unfolds the op if it is folded or indexed (a distinct name, so
+  // reading a non-const Timeline never unfolds it by accident).
+  OpTiming& mutable_at(int rank, std::size_t op);
 
   // Every rank's record of `op` (world_size of them); kept folded when all are equal, and
   // indexed when a few distinct records repeat (a tree's ranks end by depth: a handful of

@@ -54,7 +54,7 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
     const JsonIn& o = items[i];
     if (auto id = o.find("op"); id && id->integer() != static_cast<std::int64_t>(i))
       id->fail("op " + std::to_string(i) + " (ops in plan order)");
-    auto& t = tl.at(row, i);
+    auto& t = tl.mutable_at(row, i);
     t.start_s = time_s(o.at("start_s"));
     t.end_s = time_s(o.at("end_s"));
     t.ready_s = o.find("ready_s") ? time_s(o.at("ready_s")) : t.start_s;

@@ -122,7 +122,7 @@ Timeline step_timeline(const Plan& plan, const std::vector<RankReport>& reports,
     const double o = origin(r);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& raw = rec.ops[i];
-      auto& t = tl.at(r, i);
+      auto& t = tl.mutable_at(r, i);
       t.ready_s = raw.ready_s - o;
       t.start_s = raw.start_s - o;
       t.end_s = raw.end_s - o;
@@ -137,7 +137,7 @@ Timeline step_timeline(const Plan& plan, const std::vector<RankReport>& reports,
       double last_issue = -std::numeric_limits<double>::infinity();
       for (int r = 0; r < world; ++r) last_issue = std::max(last_issue, tl.at(r, i).start_s);
       for (int r = 0; r < world; ++r) {
-        auto& t = tl.at(r, i);
+        auto& t = tl.mutable_at(r, i);
         t.start_s = std::max(t.start_s, std::min(last_issue, t.end_s));
       }
     }

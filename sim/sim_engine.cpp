@@ -229,7 +229,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
           return true;
         });
       }
-      auto& t = tl.at(rank, id);
+      auto& t = tl.mutable_at(rank, id);
       t.ready_s = sg4::Engine::get_clock();
       if (op_kind_is_collective(op.kind) && op.group_size > 0) {
         run_grouped(op, rank, barriers[id], grouped.at(id), t);

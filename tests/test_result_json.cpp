@@ -25,7 +25,7 @@ struct Fixture {
     Timeline tl("measured", rows, plan.ops.size());
     for (int r = 0; r < rows; ++r)
       for (std::size_t i = 0; i < plan.ops.size(); ++i) {
-        auto& t = tl.at(r, i);
+        auto& t = tl.mutable_at(r, i);
         t.ready_s = static_cast<double>(i) + r / 10.0;
         t.start_s = t.ready_s + 0.01;
         t.end_s = t.ready_s + 0.5;

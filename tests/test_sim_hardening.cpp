@@ -41,9 +41,9 @@ TEST_CASE("a simulation that leaves an op unfinished is an error, never a result
   Plan plan = compute_then_allreduce(1.0);
   Timeline tl("simulated", 4, plan.ops.size());
   for (int r = 0; r < 4; ++r)
-    for (std::size_t i = 0; i < plan.ops.size(); ++i) tl.at(r, i) = {0.0, 0.0, 1.0, 0, 0};
+    for (std::size_t i = 0; i < plan.ops.size(); ++i) tl.mutable_at(r, i) = {0.0, 0.0, 1.0, 0, 0};
   CHECK_NOTHROW(check_timeline_complete(plan, tl));
-  tl.at(2, 1).end_s = std::numeric_limits<double>::quiet_NaN();
+  tl.mutable_at(2, 1).end_s = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_WITH(check_timeline_complete(plan, tl), Catch::Contains("bwd:slow on rank 2"));
 }
 

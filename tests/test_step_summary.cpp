@@ -23,9 +23,9 @@ TEST_CASE("exposed communication is comm time not covered by compute", "[core][s
   p.add(c);
   Timeline tl("test", 2, 3);
   for (int r = 0; r < 2; ++r) {
-    tl.at(r, 0) = {0, 0, 1.0, 0, 0};
-    tl.at(r, 1) = {1.0, 1.0, 2.0, 0, 0};
-    tl.at(r, 2) = {1.5, 1.5, 3.0 + r, 0, 0};  // rank 1 finishes its comm later
+    tl.mutable_at(r, 0) = {0, 0, 1.0, 0, 0};
+    tl.mutable_at(r, 1) = {1.0, 1.0, 2.0, 0, 0};
+    tl.mutable_at(r, 2) = {1.5, 1.5, 3.0 + r, 0, 0};  // rank 1 finishes its comm later
   }
   auto s = summarize(p, tl);
   CHECK(s.step_time_s == 4.0);

@@ -2,6 +2,8 @@
 // per rank, unfolded on write, and cross a process boundary as stored.
 #include <catch2/catch.hpp>
 
+#include <utility>
+
 #include "core/timeline.h"
 
 using namespace redsim;
@@ -19,8 +21,10 @@ TEST_CASE("a Timeline folds ops whose ranks agree and keeps the others per rank"
   CHECK(tl.op_is_folded(2));  // never set: one zero record
   // 1 + world + 1 records instead of 3 * world.
   CHECK(tl.stored_records() == static_cast<std::size_t>(world + 2));
-  CHECK(tl.at(999, 0).bytes_sent == 40);
-  CHECK(tl.at(500, 1).end_s == Approx(3.5));
+  const Timeline& view = tl;  // reading through the non-const at() would unfold the op
+  CHECK(view.at(999, 0).bytes_sent == 40);
+  CHECK(view.at(500, 1).end_s == Approx(3.5));
+  CHECK(tl.op_is_folded(0));
   CHECK(tl.last_end_s() == Approx(3.0 + 999e-3));
 
   Timeline back = Timeline::folded("simulated", world, 3);
@@ -31,11 +35,11 @@ TEST_CASE("a Timeline folds ops whose ranks agree and keeps the others per rank"
   CHECK_THROWS(back.deserialize(tl.serialize().substr(0, 100)));
 
   // Writing one rank's record through at() unfolds that op only.
-  tl.at(7, 0).end_s = 9.0;
+  tl.mutable_at(7, 0).end_s = 9.0;
   CHECK_FALSE(tl.op_is_folded(0));
   CHECK(tl.at(7, 0).end_s == 9.0);
   CHECK(tl.at(8, 0).end_s == 3.0);
-  tl.at(7, 0).end_s = 3.0;
+  tl.mutable_at(7, 0).end_s = 3.0;
   tl.fold();
   CHECK(tl.op_is_folded(0));
 }
@@ -45,4 +49,42 @@ TEST_CASE("a dense Timeline is one record per rank until folded", "[core][timeli
   CHECK(tl.stored_records() == 8);
   tl.fold();  // all zero: every op folds
   CHECK(tl.stored_records() == 2);
+}
+
+TEST_CASE("an op with a few distinct records keeps them once and an index per rank", "[core][timeline]") {
+  // A tree's ranks end by depth: here three depths over 1000 ranks.
+  const int world = 1000;
+  Timeline tl = Timeline::folded("simulated", world, 2);
+  std::vector<OpTiming> tree(world);
+  for (int r = 0; r < world; ++r) {
+    const int depth = r == 0 ? 0 : (r < 10 ? 1 : 2);
+    tree[static_cast<std::size_t>(r)] = OpTiming{1.0, 1.0, 2.0 - 0.1 * depth, 100 * (3 - depth), 100 * (3 - depth)};
+  }
+  tl.set_op(0, tree);
+  CHECK(tl.op_is_indexed(0));
+  CHECK_FALSE(tl.op_is_folded(0));
+  CHECK(tl.op_records(0).size() == 3);
+  const Timeline& view = tl;  // reading through the non-const at() would unfold the op
+  for (int r : {0, 5, 9, 10, 999}) CHECK(view.at(r, 0) == tree[static_cast<std::size_t>(r)]);
+  CHECK(tl.op_is_indexed(0));
+  CHECK(tl.last_end_s() == Approx(2.0));
+
+  Timeline back = Timeline::folded("simulated", world, 2);
+  back.deserialize(tl.serialize());
+  CHECK(back.op_is_indexed(0));
+  for (int r = 0; r < world; ++r) CHECK(std::as_const(back).at(r, 0) == tree[static_cast<std::size_t>(r)]);
+  // An index naming a record that is not there is refused, not read out of bounds.
+  std::string bad = tl.serialize();
+  bad[1 + sizeof(std::uint32_t) + 3 * sizeof(OpTiming)] = 7;  // rank 0's index -> 7 of 3 records
+  CHECK_THROWS(back.deserialize(bad));
+
+  // Writing through at() gives the op a record per rank again; fold() indexes it back.
+  tl.mutable_at(10, 0).end_s = 5.0;
+  CHECK_FALSE(tl.op_is_indexed(0));
+  CHECK(tl.op_records(0).size() == static_cast<std::size_t>(world));
+  CHECK(view.at(11, 0).end_s == Approx(1.8));
+  tl.fold();
+  CHECK(tl.op_is_indexed(0));
+  CHECK(tl.op_records(0).size() == 4);
+  CHECK(view.at(10, 0).end_s == 5.0);
 }

@@ -114,7 +114,7 @@ Timeline imported_timeline(const Plan& plan, const KinetoImport& imp) {
     if (c.phase == "forward" && c.collective == "broadcast" && c.numel > 0) broadcasts.list[c.dtype].push_back(&c);
   double comm_free = 0;
   for (const auto& op : plan.ops) {
-    auto& t = tl.at(0, op.id);
+    auto& t = tl.mutable_at(0, op.id);
     if (time_compute_op(op, imp, t)) continue;
     if (starts_with(op.name, "allreduce:bucket"))
       time_allreduce(op, plan, imp, t, comm_free);

@@ -27,8 +27,8 @@ Plan two_op_plan() {
 Timeline timeline(double comp_end, double comm_start, double comm_end) {
   Timeline t("x", 2, 2);
   for (int r = 0; r < 2; ++r) {
-    t.at(r, 0) = {0, 0, comp_end, 0, 0};
-    t.at(r, 1) = {comm_start, comm_start, comm_end, 0, 0};
+    t.mutable_at(r, 0) = {0, 0, comp_end, 0, 0};
+    t.mutable_at(r, 1) = {comm_start, comm_start, comm_end, 0, 0};
   }
   return t;
 }

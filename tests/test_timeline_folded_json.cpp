@@ -1,0 +1,122 @@
+// redsim-timeline version 2 (core/timeline_json.h) and rank sets (core/rank_set.h): what simulate
+// --out writes is read back as the same per-rank records, for all ranks or the chosen ones.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "core/rank_set.h"
+#include "core/timeline_json.h"
+
+using namespace redsim;
+
+namespace {
+
+Plan three_op_plan(int world) {
+  Plan p;
+  p.world_size = world;
+  p.streams = {"compute", "comm"};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    PlanOp op;
+    op.id = i;
+    op.name = "op" + std::to_string(i);
+    op.kind = i == 1 ? OpKind::allreduce : OpKind::backward;
+    op.bytes = i == 1 ? 4096 : 0;
+    p.ops.push_back(op);
+  }
+  return p;
+}
+
+// Op 0 equal on every rank (folded), op 1 by depth (indexed), op 2 different on every rank.
+Timeline sample(int world) {
+  Timeline tl = Timeline::folded("simulated", world, 3);
+  std::vector<OpTiming> a(static_cast<std::size_t>(world), OpTiming{0.0, 0.0, 1.0, 0, 0}), b = a, c = a;
+  for (int r = 0; r < world; ++r) {
+    b[static_cast<std::size_t>(r)] = OpTiming{1.0, 1.0, r % 2 ? 1.5 : 1.75, 8192, 8192};
+    c[static_cast<std::size_t>(r)] = OpTiming{1.75, 1.75, 2.0 + r * 1e-3, 0, 0};
+  }
+  tl.set_op(0, a);
+  tl.set_op(1, b);
+  tl.set_op(2, c);
+  return tl;
+}
+
+RankedTimeline round_trip(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
+  std::string text;
+  write_folded_timeline_json(plan, tl, ranks, [&](std::string_view s) { text.append(s); });
+  const auto j = nlohmann::json::parse(text);
+  return timeline_from_json(JsonIn(j, "$.timeline", "r.json"), plan);
+}
+
+}  // namespace
+
+TEST_CASE("a folded timeline is read back as the same per-rank records", "[core][timeline][json]") {
+  const int world = 64;
+  const Plan plan = three_op_plan(world);
+  const Timeline tl = sample(world);
+  std::string text;
+  write_folded_timeline_json(plan, tl, parse_rank_set("all", world, "--timeline-ranks"),
+                             [&](std::string_view s) { text.append(s); });
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["version"] == 2);
+  // One record for the folded op, two for the alternating one, one per rank for the third.
+  CHECK(j["ops"][0]["records"].size() == 1);
+  CHECK(j["ops"][0]["records"][0]["ranks"] == nlohmann::json::parse("[[0, 63]]"));
+  CHECK(j["ops"][1]["records"].size() == 2);
+  CHECK(j["ops"][1]["records"][0]["ranks"].size() == 32);  // even ranks: 32 ranges of one
+  CHECK(j["ops"][2]["records"].size() == 64);
+  CHECK(j["ops"][1]["records"][0].contains("bytes_sent"));   // a collective's bytes
+  CHECK_FALSE(j["ops"][0]["records"][0].contains("bytes_sent"));
+
+  const RankedTimeline back = round_trip(plan, tl, parse_rank_set("all", world, "x"));
+  REQUIRE(back.ranks.size() == 64);
+  for (int r = 0; r < world; ++r)
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
+}
+
+TEST_CASE("a folded timeline of chosen ranks says which ranks it holds", "[core][timeline][json]") {
+  const int world = 64;
+  const Plan plan = three_op_plan(world);
+  const Timeline tl = sample(world);
+  const auto ranks = parse_rank_set("0,1,8-10,63", world, "--timeline-ranks");
+  const RankedTimeline back = round_trip(plan, tl, ranks);
+  CHECK(back.ranks == std::vector<int>{0, 1, 8, 9, 10, 63});
+  CHECK(back.world_size == 64);
+  for (std::size_t row = 0; row < back.ranks.size(); ++row)
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(static_cast<int>(row), op) == tl.at(back.ranks[row], op));
+}
+
+TEST_CASE("a folded timeline that misses or repeats a rank is refused with its path", "[core][timeline][json]") {
+  const int world = 8;
+  const Plan plan = three_op_plan(world);
+  std::string text;
+  write_folded_timeline_json(plan, sample(world), parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
+  auto j = nlohmann::json::parse(text);
+  auto expect_error = [&](const nlohmann::json& doc, const std::string& fragment) {
+    try {
+      timeline_from_json(JsonIn(doc, "$.timeline", "r.json"), plan);
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(fragment));
+    }
+  };
+  auto missing = j;
+  missing["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6]]");
+  expect_error(missing, "$.timeline.ops[0].records: expected a record for every rank");
+  auto repeated = j;
+  repeated["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 7], [3, 3]]");
+  expect_error(repeated, "$.timeline.ops[0].records[0].ranks[1]: expected ranges in increasing order");
+  auto beyond = j;
+  beyond["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 8]]");
+  expect_error(beyond, "$.timeline.ops[0].records[0].ranks[0]: expected first <= last < the world size 8");
+  auto short_ops = j;
+  short_ops["ops"].erase(2);
+  expect_error(short_ops, "$.timeline.ops: expected 3 ops");
+}
+
+TEST_CASE("rank sets parse as a user writes them and print as ranges", "[core][rank_set]") {
+  CHECK(parse_rank_set("all", 4, "--r") == std::vector<int>{0, 1, 2, 3});
+  CHECK(parse_rank_set("8-10,0,1,9", 16, "--r") == std::vector<int>{0, 1, 8, 9, 10});
+  CHECK(rank_ranges({0, 1, 2, 5, 7, 8}) == std::vector<RankRange>{{0, 2}, {5, 5}, {7, 8}});
+  CHECK(rank_ranges_text(rank_ranges({0, 1, 2, 5, 7, 8})) == "0-2,5,7-8");
+  for (const char* bad : {"16", "3-1", "x", "", "1,", "-1", "1-2-3"})
+    CHECK_THROWS_AS(parse_rank_set(bad, 16, "--timeline-ranks"), InputError);
+}
