@@ -126,14 +126,22 @@ void check_timeline_complete(const Plan& plan, const Timeline& tl) {
 std::int64_t timeline_records(const Plan& plan, Fidelity used) {
   const std::int64_t n = plan.world_size;
   if (used == Fidelity::exact) return static_cast<std::int64_t>(plan.ops.size()) * n;  // every rank is simulated
-  // Scalable: an op whose ranks all end together keeps one record (core/timeline.h); trees,
-  // chains and grouped ops end rank by rank.
+  // Scalable: an op whose ranks all end together keeps one record (core/timeline.h). Trees and
+  // grouped ops end by depth or group member, a few distinct records indexed per rank: 2 bytes a
+  // rank, counted as a twentieth of a 40-byte record. Chains end rank by rank: a record each.
   std::int64_t records = 0;
   for (const auto& op : plan.ops) {
-    const bool per_rank = op_kind_is_collective(op.kind) &&
-                          (op.group_size > 0 || op.kind == OpKind::reduce || op.kind == OpKind::broadcast ||
-                           op.algorithm == Algorithm::tree || op.algorithm == Algorithm::nvls_tree);
-    records += per_rank ? n : 1;
+    if (!op_kind_is_collective(op.kind)) {
+      records += 1;
+    } else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
+      records += n;
+    } else if (op.group_size > 0 || op.algorithm == Algorithm::tree || op.algorithm == Algorithm::nvls_tree) {
+      const bool indexable = op.group_size <= 0 || op.group_size <= std::min<std::int64_t>(65535, n / 4);
+      // Up to 64 distinct records (a tree's depths; a group's members), never more than n.
+      records += indexable ? std::min(n, (n + 19) / 20 + std::max<std::int64_t>(op.group_size, 64)) : n;
+    } else {
+      records += 1;
+    }
   }
   return records;
 }

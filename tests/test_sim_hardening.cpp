@@ -60,9 +60,14 @@ TEST_CASE("work over --max-ops is refused before simulating", "[sim][hardening]"
   CHECK_NOTHROW(check_sim_work(plan, cluster, Fidelity::scalable));
   plan.max_ops = 2;
   CHECK_THROWS_AS(check_sim_work(plan, cluster, Fidelity::scalable), InputError);
-  // A tree allreduce ends rank by rank: one record per rank.
+  // A tree allreduce ends by depth: on 4 ranks a record per rank at most.
   plan.ops[0].algorithm = Algorithm::tree;
   CHECK(timeline_records(plan, Fidelity::scalable) == 4 + 1 + 1);
+  // On 4,096 ranks its index costs 2 bytes a rank (4096 / 20 records of 40 bytes, rounded up)
+  // plus up to 64 distinct records, instead of 4,096 records.
+  plan.world_size = 4096;
+  CHECK(timeline_records(plan, Fidelity::scalable) == (4096 + 19) / 20 + 64 + 1 + 1);
+  plan.world_size = 4;
   plan.ops[0].algorithm = Algorithm::ring;
   plan.max_ops = 12;
   // Exact: 2 ring allreduces of 2(N-1) steps on each of N = 4 ranks are 2 x 24 = 48 transfers
