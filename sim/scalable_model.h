@@ -137,7 +137,11 @@ class Model {
     std::vector<int> rank;                 // by position
     std::vector<int> parent;               // by position; -1 for the root
     std::vector<std::vector<int>> kids;    // by position
-    std::vector<std::uint32_t> up, down;   // by position q >= 1: q -> parent, parent -> q
+    // By position q >= 1: q -> parent, parent -> q. Route ids for a tree run as SimGrid flows;
+    // described edges (links in edge_links) for a computed one, which no flow uses.
+    std::vector<std::uint32_t> up, down;
+    std::vector<EdgeLinks> up_edge, down_edge;
+    std::vector<std::uint32_t> edge_links;
     std::vector<int> height, depth;        // by position: levels below it; levels above it
   };
   // A computed tree's edge rates (fair_rates over its edges): by level as the first chunk's

@@ -18,12 +18,25 @@ void RouteTable::add_route(const Route& route, bool paced) {
   latency_s_.push_back(route_latency_s(cluster_, route));
   hw_.push_back(route_hw(cluster_, route));
   paced_.push_back(paced ? 1 : 0);
-  for (const auto& l : route) {
-    auto [it, fresh] = link_ids_.emplace(l.key(), static_cast<std::uint32_t>(link_capacity_Bps_.size()));
-    if (fresh) link_capacity_Bps_.push_back(link_bandwidth_Bps(cluster_, l));
-    route_links_.push_back(it->second);
-  }
+  for (const auto& l : route) route_links_.push_back(link_id(l));
   route_link_begin_.push_back(route_links_.size());
+}
+
+std::uint32_t RouteTable::link_id(const LinkRef& l) {
+  auto [it, fresh] = link_ids_.emplace(l.key(), static_cast<std::uint32_t>(link_capacity_Bps_.size()));
+  if (fresh) link_capacity_Bps_.push_back(link_bandwidth_Bps(cluster_, l));
+  return it->second;
+}
+
+EdgeLinks RouteTable::describe_between(int src, int dst, const Fold& fold, std::vector<std::uint32_t>& links) {
+  const Route route = route_between(cluster_, src, dst, fold);
+  EdgeLinks e;
+  e.begin = static_cast<std::uint32_t>(links.size());
+  for (const auto& l : route) links.push_back(link_id(l));
+  e.end = static_cast<std::uint32_t>(links.size());
+  e.latency_s = route_latency_s(cluster_, route);
+  e.hw = route_hw(cluster_, route);
+  return e;
 }
 
 std::uint32_t RouteTable::intern(const Route& route, bool paced, bool for_flows) {
@@ -57,10 +70,22 @@ class FairShare {
  public:
   FairShare(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted = true)
       : weight_(flows.size()) {
-    bool any_zero = !weighted;
-    for (auto id : flows) any_zero = any_zero || routes.latency_s(id) <= 0;
-    for (std::size_t f = 0; f < flows.size(); ++f) weight_[f] = any_zero ? 1.0 : 1.0 / routes.latency_s(flows[f]);
-    index_links(routes, flows);
+    std::vector<double> latency_s(flows.size());
+    for (std::size_t f = 0; f < flows.size(); ++f) latency_s[f] = routes.latency_s(flows[f]);
+    set_weights(latency_s, weighted);
+    index_links(routes, flows.size(), [&](std::size_t f) {
+      return std::make_pair(routes.links_begin(flows[f]), routes.links_end(flows[f]));
+    });
+  }
+  FairShare(const RouteTable& routes, const std::vector<EdgeLinks>& edges, const std::vector<std::uint32_t>& links,
+            bool weighted)
+      : weight_(edges.size()) {
+    std::vector<double> latency_s(edges.size());
+    for (std::size_t f = 0; f < edges.size(); ++f) latency_s[f] = edges[f].latency_s;
+    set_weights(latency_s, weighted);
+    index_links(routes, edges.size(), [&](std::size_t f) {
+      return std::make_pair(links.data() + edges[f].begin, links.data() + edges[f].end);
+    });
   }
 
   // Progressive filling over the flows with active[f] set; the others get 0.
@@ -97,13 +122,22 @@ class FairShare {
   }
 
  private:
-  void index_links(const RouteTable& routes, const std::vector<std::uint32_t>& flows) {
+  void set_weights(const std::vector<double>& latency_s, bool weighted) {
+    bool any_zero = !weighted;
+    for (double l : latency_s) any_zero = any_zero || l <= 0;
+    for (std::size_t f = 0; f < latency_s.size(); ++f) weight_[f] = any_zero ? 1.0 : 1.0 / latency_s[f];
+  }
+
+  // links_of(f): flow f's dense link ids as a [begin, end) pair of pointers.
+  template <class LinksOf>
+  void index_links(const RouteTable& routes, std::size_t flows, const LinksOf& links_of) {
     constexpr std::uint32_t kNone = ~0u;
     auto& local = routes.link_scratch();
     std::vector<std::uint32_t> touched;
-    flow_begin_.assign(flows.size() + 1, 0);
-    for (std::size_t f = 0; f < flows.size(); ++f) {
-      for (auto g = routes.links_begin(flows[f]); g != routes.links_end(flows[f]); ++g) {
+    flow_begin_.assign(flows + 1, 0);
+    for (std::size_t f = 0; f < flows; ++f) {
+      const auto [first, last] = links_of(f);
+      for (auto g = first; g != last; ++g) {
         if (local[*g] == kNone) {
           local[*g] = static_cast<std::uint32_t>(capacity_.size());
           capacity_.push_back(routes.link_capacity_Bps(*g));
@@ -119,7 +153,7 @@ class FairShare {
     for (std::size_t l = 0; l < capacity_.size(); ++l) link_begin_[l + 1] += link_begin_[l];
     link_flows_.resize(flow_links_.size());
     std::vector<std::size_t> fill(link_begin_.begin(), link_begin_.end() - 1);
-    for (std::size_t f = 0; f < flows.size(); ++f)  // flows in order per link, as before
+    for (std::size_t f = 0; f < flows; ++f)  // flows in order per link, as before
       for (auto i = flow_begin_[f]; i < flow_begin_[f + 1]; ++i)
         link_flows_[fill[flow_links_[i]]++] = static_cast<std::uint32_t>(f);
   }
@@ -133,6 +167,11 @@ class FairShare {
 
 std::vector<double> fair_rates(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted) {
   return FairShare(routes, flows, weighted).rates(std::vector<char>(flows.size(), 1));
+}
+
+std::vector<double> fair_rates(const RouteTable& routes, const std::vector<EdgeLinks>& edges,
+                               const std::vector<std::uint32_t>& links, bool weighted) {
+  return FairShare(routes, edges, links, weighted).rates(std::vector<char>(edges.size(), 1));
 }
 
 double fluid_round_s(const RouteTable& routes, const std::vector<std::uint32_t>& flows, double bytes) {

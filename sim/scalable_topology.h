@@ -24,6 +24,15 @@ using redsim::route_between;
 using redsim::route_hw;
 using redsim::route_latency_s;
 
+// A route that only computed sharing sees (a computed tree's edge): its dense link ids as a range
+// of an edge-links array, its latency and NCCL hardware class. Not interned, so it costs no
+// route-table entry (a computed tree at 131,072 ranks has millions of edges).
+struct EdgeLinks {
+  std::uint32_t begin = 0, end = 0;
+  double latency_s = 0;
+  int hw = 0;
+};
+
 // Interns routes: every distinct route gets a small id (in order of first use, so ids are
 // deterministic). The engine gives each id one source host whose links are the route.
 //
@@ -40,6 +49,8 @@ class RouteTable {
     return intern(route_between(cluster_, src, dst, fold), paced, for_flows);
   }
   bool for_flows(std::uint32_t id) const { return for_flows_[id] != 0; }
+  // Describes src -> dst without interning the route: appends its dense link ids to `links`.
+  EdgeLinks describe_between(int src, int dst, const Fold& fold, std::vector<std::uint32_t>& links);
   const std::vector<Route>& routes() const { return routes_; }
   bool paced(std::uint32_t id) const { return paced_[id] != 0; }
   double latency_s(std::uint32_t id) const { return latency_s_[id]; }
@@ -78,6 +89,7 @@ class RouteTable {
   std::vector<std::size_t> route_link_begin_{0};
   mutable std::vector<std::uint32_t> link_scratch_;
   void add_route(const Route& route, bool paced);
+  std::uint32_t link_id(const LinkRef& l);
 };
 
 // The rates (bytes/s) that flows over these routes get when they run together: max-min fair
@@ -88,6 +100,9 @@ class RouteTable {
 // completion time better than the weighted ones: a link drains its load at full capacity
 // whatever the weights, so its last flow ends after (flows x size / capacity).
 std::vector<double> fair_rates(const RouteTable& routes, const std::vector<std::uint32_t>& flows, bool weighted = true);
+// The same over described edges (links: the array their ranges index).
+std::vector<double> fair_rates(const RouteTable& routes, const std::vector<EdgeLinks>& edges,
+                               const std::vector<std::uint32_t>& links, bool weighted = true);
 
 // How long one lockstep round takes in which every flow moves `bytes` over its route at once:
 // each flow starts moving data after its route latency, and the flows share links as above,

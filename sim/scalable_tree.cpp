@@ -30,19 +30,32 @@ const Model::Tree& Model::tree(int channel, int channels) {
   for (std::size_t q = 0; q < n; ++q) pos[static_cast<std::size_t>(t.rank[q])] = static_cast<int>(q);
   t.parent.assign(n, -1);
   t.kids.assign(n, {});
-  t.up.assign(n, 0);
-  t.down.assign(n, 0);
+  // A tree too large for a dataflow of SimGrid flows is computed: its edges are described, not
+  // interned as routes (no host, no table entry).
+  const bool flows = static_cast<int>(n) - 1 <= kMaxDataflowFlows;
+  if (flows) {
+    t.up.assign(n, 0);
+    t.down.assign(n, 0);
+  } else {
+    t.up_edge.assign(n, {});
+    t.down_edge.assign(n, {});
+    t.edge_links.reserve(8 * n);  // a few links per edge and direction
+  }
   t.depth.assign(n, 0);
   t.height.assign(n, 0);
-  // A tree too large for a dataflow of SimGrid flows is computed: its routes need no hosts.
-  const bool flows = static_cast<int>(n) - 1 <= kMaxDataflowFlows;
   for (std::size_t q = 1; q < n; ++q) {
     const int p = pos[static_cast<std::size_t>(shape.parent[static_cast<std::size_t>(t.rank[q])])];
     t.parent[q] = p;
     t.kids[static_cast<std::size_t>(p)].push_back(static_cast<int>(q));
     t.depth[q] = t.depth[static_cast<std::size_t>(p)] + 1;
-    t.up[q] = routes_.between(t.rank[q], t.rank[static_cast<std::size_t>(p)], unfolded_, false, flows);
-    t.down[q] = routes_.between(t.rank[static_cast<std::size_t>(p)], t.rank[q], unfolded_, false, flows);
+    const int child = t.rank[q], parent = t.rank[static_cast<std::size_t>(p)];
+    if (flows) {
+      t.up[q] = routes_.between(child, parent, unfolded_);
+      t.down[q] = routes_.between(parent, child, unfolded_);
+    } else {
+      t.up_edge[q] = routes_.describe_between(child, parent, unfolded_, t.edge_links);
+      t.down_edge[q] = routes_.describe_between(parent, child, unfolded_, t.edge_links);
+    }
   }
   for (std::size_t q = n; q-- > 1;)
     t.height[static_cast<std::size_t>(t.parent[q])] = std::max(t.height[static_cast<std::size_t>(t.parent[q])], t.height[q] + 1);
@@ -111,9 +124,9 @@ const Model::TreeRates& Model::tree_rates(const Tree& t) {
     for (int q = 1; q < n; ++q) by_level[up ? t.height[static_cast<std::size_t>(q)] : t.depth[static_cast<std::size_t>(q)]].push_back(q);
     std::vector<double> rate(static_cast<std::size_t>(n), 0.0);
     for (const auto& [level, qs] : by_level) {
-      std::vector<std::uint32_t> ids;
-      for (int q : qs) ids.push_back((up ? t.up : t.down)[static_cast<std::size_t>(q)]);
-      const auto got = fair_rates(routes_, ids, false);
+      std::vector<EdgeLinks> edges;
+      for (int q : qs) edges.push_back((up ? t.up_edge : t.down_edge)[static_cast<std::size_t>(q)]);
+      const auto got = fair_rates(routes_, edges, t.edge_links, false);
       for (std::size_t i = 0; i < qs.size(); ++i) rate[static_cast<std::size_t>(qs[i])] = got[i];
     }
     return rate;
@@ -121,8 +134,8 @@ const Model::TreeRates& Model::tree_rates(const Tree& t) {
   r.up_level = level_rates(true);
   r.down_level = level_rates(false);
   if (n > 1) {
-    r.up_all = fair_rates(routes_, std::vector<std::uint32_t>(t.up.begin() + 1, t.up.end()), false);
-    r.down_all = fair_rates(routes_, std::vector<std::uint32_t>(t.down.begin() + 1, t.down.end()), false);
+    r.up_all = fair_rates(routes_, std::vector<EdgeLinks>(t.up_edge.begin() + 1, t.up_edge.end()), t.edge_links, false);
+    r.down_all = fair_rates(routes_, std::vector<EdgeLinks>(t.down_edge.begin() + 1, t.down_edge.end()), t.edge_links, false);
   }
   return tree_rates_.emplace(&t, std::move(r)).first->second;
 }
@@ -138,9 +151,9 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   const auto& down_rate = rates.down_level;
   // A chunk over one edge: the route's latency, or the hop's protocol latency for the first
   // chunk (the later ones stream behind it), and its bytes at the edge's rate or the cap.
-  auto hop = [&](std::uint32_t route, double payload, double rate, bool first = true) {
-    const double lat = routes_.latency_s(route);
-    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(route)))) : lat;
+  auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first = true) {
+    const double lat = e.latency_s;
+    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : lat;
     double transfer = payload * wire / rate;
     if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
     return h + transfer;
@@ -153,17 +166,17 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     for (int k : t.kids[static_cast<std::size_t>(q)]) ready = std::max(ready, done[static_cast<std::size_t>(k)]);
     ready += chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * reduce_s_per_byte_;
     if (q == 0) up_wave = ready;
-    else done[static_cast<std::size_t>(q)] = ready + hop(t.up[static_cast<std::size_t>(q)], chunk, up_rate[static_cast<std::size_t>(q)]);
+    else done[static_cast<std::size_t>(q)] = ready + hop(t.up_edge[static_cast<std::size_t>(q)], chunk, up_rate[static_cast<std::size_t>(q)]);
   }
   for (int q = 1; q < n; ++q) {
     arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(t.parent[static_cast<std::size_t>(q)])] +
-                                          hop(t.down[static_cast<std::size_t>(q)], chunk, down_rate[static_cast<std::size_t>(q)]);
+                                          hop(t.down_edge[static_cast<std::size_t>(q)], chunk, down_rate[static_cast<std::size_t>(q)]);
     down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)]);
   }
   if (P > 1) {
     // The other chunks: every edge of a direction at once; a round lasts its slowest edge.
     for (bool up : {true, false}) {
-      const auto& ids = up ? t.up : t.down;
+      const auto& ids = up ? t.up_edge : t.down_edge;
       const auto& r = up ? rates.up_all : rates.down_all;
       for (int q = 1; q < n; ++q)
         round = std::max(round, hop(ids[static_cast<std::size_t>(q)], chunk, r[static_cast<std::size_t>(q - 1)], false));
