@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
@@ -29,10 +30,12 @@ std::string string_of(const std::vector<char>& v) { return {v.begin(), v.end()};
 BufferScale agree_buffer_scale(TcpStore& store, const Plan& plan, const RankJob& job, const RunConfig& cfg,
                                const Backend& backend) {
   const std::int64_t bytes = collective_buffer_bytes(plan, 1.0);
+  const std::int64_t state = cfg.model_state ? model_state_bytes(plan, *cfg.model_state, job.rank).total_bytes() : 0;
   std::ostringstream mine;
   mine << "ops=" << plan.ops.size() << " bytes=" << bytes << " streams=" << plan.streams.size() << "\n";
   try {
-    const auto s = decide_buffer_scale(cfg.buffer_scale, bytes, job.ranks_on_host, backend.memory_budget_bytes(job.ranks_on_host));
+    const auto s = decide_buffer_scale(cfg.buffer_scale, bytes + state, job.ranks_on_host,
+                                       backend.memory_budget_bytes(job.ranks_on_host));
     mine << "ok " << s.factor << "\n" << s.reason;
   } catch (const std::invalid_argument& e) {
     mine << "err\n" << e.what();
@@ -82,6 +85,15 @@ BufferScale agree_buffer_scale(TcpStore& store, const Plan& plan, const RankJob&
   s.factor = std::stod(status_line.substr(3));
   s.reason = reason;
   return s;
+}
+
+// The model state at the buffer scale: each kind shrinks with the buffers, so a scaled run
+// keeps the strategy's proportions between them.
+HeldMemory scaled_held(HeldMemory h, double factor) {
+  if (factor == 1.0) return h;
+  for (std::int64_t* b : {&h.params_bytes, &h.grads_bytes, &h.optimizer_bytes})
+    *b = std::llround(static_cast<double>(*b) * factor);
+  return h;
 }
 
 class Progress {
@@ -217,6 +229,7 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
     eo.inject = cfg.inject;
     eo.corrupt_op = cfg.corrupt_op;
     eo.corrupt_rank = cfg.corrupt_rank;
+    if (cfg.model_state) eo.hold = scaled_held(model_state_bytes(plan, *cfg.model_state, job.rank), scale.factor);
     executor = std::make_unique<Executor>(plan, *backend, eo);
 
     RankReport report;
@@ -231,6 +244,8 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
       progress.step_done(step, local_end - rec.origin_s);
       if (step >= cfg.warmup_steps) report.steps.push_back(std::move(rec));
     }
+    report.held = executor->held();
+    report.peak_rss_bytes = peak_rss_bytes();
     store->set("redsim/report/" + std::to_string(job.rank), serialize_report(report));
 
     if (job.rank == 0) {
