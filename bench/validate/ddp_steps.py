@@ -20,58 +20,12 @@ MASTER_ADDR, MASTER_PORT; realexec/testbed and torchrun set them). Inside a netw
 GLOO_SOCKET_IFNAME must name the namespace's interface (the testbed sets it), or Gloo binds to
 loopback. --local-ranks N starts N such ranks itself on 127.0.0.1 (GLOO_SOCKET_IFNAME=lo).
 
-Variants and the `redsim validate` knobs that model them (cli/knob_options.cpp):
+Variants (--variant), the `redsim validate` knobs that model each, and the PyTorch features that
+do not run here (FSDP, bf16_compress_hook): ddp_variants.py. Per-rank memory (tensor bytes and
+resident memory, in the measured file's "memory"): ddp_memory.py; memory_compare.py sets it
+against redsim's memory model.
 
-  --variant bucketed  --bucket-mb B            DDP(bucket_cap_mb=B), SGD(momentum 0.9)
-        redsim validate ... --strategy bucketed --bucket-mb B
-  --variant accumulate --bucket-mb B --microbatches M
-        M-1 micro-batches of --batch-size under ddp.no_sync(), then one synced, then the step
-        redsim validate ... --strategy accumulate --bucket-mb B --microbatches M
-  --variant zero --bucket-mb B
-        DDP(bucket_cap_mb=B) + ZeroRedundancyOptimizer(SGD) (parameters_as_bucket_view=False)
-        redsim validate ... --strategy zero --zero-stage 1 --bucket-mb B
-  --variant localsgd --bucket-mb B --localsgd-period H
-        DDP with post_localSGD_hook (PostLocalSGDState(start_localSGD_iter=0,
-        post_local_gradient_allreduce=False): no gradient sync at all) and
-        PostLocalSGDOptimizer(SGD, PeriodicModelAverager(period=H, warmup_steps=0))
-        redsim validate ... --strategy localsgd --localsgd-period H --bucket-mb B
-
-Where PyTorch's algorithm differs from redsim's model:
-
-  - Buckets. DDP 1.13 caps the first bucket at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB (redsim's
-    --first-bucket-mb, default 1) and rebuilds its buckets in gradient-ready order after the
-    first iteration (redsim's default --bucket-order execution); the warm-up steps cover that.
-  - Copies. With gradient_as_bucket_view=False (the default) DDP copies every gradient into its
-    bucket and back after the allreduce, and divides the bucket by the world size; redsim does
-    not model these copies (they are neither in the trace's compute nor in the collective).
-  - Gloo threads. ProcessGroupGloo runs collectives on 2 worker threads, so two buckets may be
-    in flight at once (on the testbed two concurrent rings are ~5% slower than the same two in
-    turn); redsim's comm stream is FIFO, one bucket at a time. --gloo-threads 1 gives DDP its own
-    Gloo group with one worker thread, which reduces the buckets in turn. DDP broadcasts the
-    module buffers (BatchNorm statistics) from rank 0 before every forward, one coalesced
-    broadcast per dtype, as redsim does (--no-broadcast-buffers turns it off in both).
-  - accumulate: DDP broadcasts the buffers before every micro-batch's forward (no_sync does not
-    stop that); redsim's accumulate plan broadcasts them once per step.
-  - zero: PyTorch's ZeroRedundancyOptimizer is ZeRO-1 on top of DDP: gradients are fully
-    allreduced in DDP's buckets, each rank steps SGD on its partition (parameters assigned
-    greedily by size, not contiguous ranges), then every parameter is broadcast from its owner
-    (one Gloo broadcast, a binomial tree, per tensor, all in flight, waited for at the end of
-    step()). redsim's zero reduces each gradient bucket to its owner (reduce / reduce-scatter)
-    and all-gathers the parameters, so PyTorch moves more bytes (allreduce + broadcasts vs
-    reduce + allgather): on the testbed its step() alone takes ~2.4 s for resnet18, and redsim
-    --strategy zero predicts about half of the measured step. Compare it with bucketed's
-    prediction plus the broadcasts, not as a check of redsim's zero.
-  - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
-    allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
-    DDP's buckets after the H-th step. A measured "step" is an H-step window divided by H (each
-    window holds exactly one averaging), the same per-step cost redsim reports; DDP still runs
-    its hook for every bucket (which returns the local gradient).
-  - Shared cores. On realexec/testbed all "nodes" share this machine's cores, and the kernel's
-    work for the shaped links and Gloo's reductions run on the same cores as the ranks' compute:
-    compute that overlaps communication runs ~30% slower, and DDP's communication inside a step
-    is slower than the same allreduces timed alone. redsim models compute and the network as
-    independent resources, so it under-predicts DDP's step on the testbed (bench/validate/
-    README.md has the numbers).
+Where PyTorch's algorithm differs from redsim's model, variant by variant: ddp_variants.py.
 
 What a step time is: every rank leaves a dist.barrier(), takes time.perf_counter(), runs the step
 (forward, loss, backward for each micro-batch, optimizer.step()) and takes the time again. On the
@@ -120,21 +74,18 @@ import contextlib
 import datetime
 import json
 import os
-import socket
-import statistics
-import subprocess
 import sys
 import threading
 import time
 
+import ddp_memory
+import ddp_variants
+from ddp_launch import UsageError, cpu_count, env_int, launch_local, median
+
 PROG = "ddp_steps"
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE_DIR = os.path.join(HERE, "..", "..", "traces", "capture")
-VARIANTS = ("bucketed", "accumulate", "zero", "localsgd")
-
-
-class UsageError(Exception):
-    pass
+VARIANTS = ddp_variants.VARIANTS
 
 
 def parse_args(argv):
@@ -149,8 +100,16 @@ def parse_args(argv):
                     help="one sample's shape (default 3,64,64: small compute, so communication dominates at 400 Mbit/s)")
     ap.add_argument("--variant", choices=VARIANTS, default="bucketed", help="default bucketed")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb in MiB (default 25)")
+    ap.add_argument("--first-bucket-mb", type=float, default=0,
+                    help="DDP's first bucket cap in MiB (default 0: PyTorch's 1 MiB, dist._DEFAULT_FIRST_BUCKET_BYTES)")
     ap.add_argument("--microbatches", type=int, default=4, help="accumulate: micro-batches per step, M (default 4)")
     ap.add_argument("--localsgd-period", type=int, default=4, help="localsgd: steps between averagings, H (default 4)")
+    ap.add_argument("--powersgd-rank", type=int, default=1, help="powersgd: matrix_approximation_rank (default 1)")
+    ap.add_argument("--powersgd-start-iter", type=int, default=2,
+                    help="powersgd: start_powerSGD_iter (default 2, the least PyTorch allows with error feedback; "
+                         "keep --warmup at or above it so the timed steps compress)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",
+                    help="sgd (momentum 0.9, default) or adam (whose state redsim's memory model counts)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2; DDP rebuilds buckets in the 2nd)")
     ap.add_argument("--steps", type=int, default=5,
                     help="timed steps (default 5; localsgd: rounded up to whole windows of H steps)")
@@ -175,7 +134,11 @@ def parse_args(argv):
         (args.batch_size >= 1, "--batch-size: expected a positive integer"),
         (args.bucket_mb > 0, "--bucket-mb: expected a positive size in MiB"),
         (args.microbatches >= 1, "--microbatches: expected at least 1"),
+        (args.first_bucket_mb >= 0, "--first-bucket-mb: expected 0 (PyTorch's default) or a size in MiB"),
         (args.localsgd_period >= 1, "--localsgd-period: expected at least 1"),
+        (args.powersgd_rank >= 1, "--powersgd-rank: expected at least 1"),
+        (args.powersgd_start_iter >= 2, "--powersgd-start-iter: expected at least 2 (PyTorch's minimum with error "
+                                        "feedback)"),
         (args.warmup >= 0, "--warmup: expected 0 or more"),
         (args.steps >= 1, "--steps: expected at least 1"),
         (args.compute_steps >= -1, "--compute-steps: expected 0 or more"),
@@ -202,74 +165,7 @@ def parse_args(argv):
 
 
 # ---------------------------------------------------------------------------------------------
-# --local-ranks N: start N ranks on 127.0.0.1 with torchrun's environment.
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def launch_local(args, argv):
-    n = args.local_ranks
-    child_argv = []
-    skip = False
-    for i, a in enumerate(argv):  # drop --local-ranks N / --local-ranks=N
-        if skip:
-            skip = False
-            continue
-        if a == "--local-ranks":
-            skip = True
-            continue
-        if a.startswith("--local-ranks="):
-            continue
-        child_argv.append(a)
-    port = free_port()
-    procs = []
-    for r in range(n):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
-                   NODE_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
-        env.pop("REDSIM_HOST_ADDR", None)
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + child_argv, env=env))
-    status = 0
-    live = list(procs)
-    while live:
-        for p in list(live):
-            rc = p.poll()
-            if rc is None:
-                continue
-            live.remove(p)
-            if rc != 0 and status == 0:
-                status = rc if rc > 0 else 128 - rc  # killed by a signal: 128 + its number
-                for q in live:  # a failed rank leaves the others blocked in a collective
-                    with contextlib.suppress(OSError):
-                        q.terminate()
-        time.sleep(0.05)
-    return status
-
-
-# ---------------------------------------------------------------------------------------------
 # One rank.
-
-
-def env_int(name):
-    v = os.environ.get(name)
-    if v is None or not v.strip().lstrip("-").isdigit():
-        raise UsageError("environment: %s is not set to an integer (run under torchrun/realexec/testbed, "
-                         "or give --local-ranks N)" % name)
-    return int(v)
-
-
-def cpu_count():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def median(v):
-    return statistics.median(v) if v else 0.0
 
 
 def run_rank(args):
@@ -288,7 +184,6 @@ def run_rank(args):
         import torch
         import torch.distributed as dist
         import torch.nn.functional as F
-        from torch.nn.parallel import DistributedDataParallel as DDP
     except Exception as e:  # ImportError, or a broken install
         raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
                          % (sys.executable, e))
@@ -297,6 +192,7 @@ def run_rank(args):
 
     dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
+    rss_before_model = ddp_memory.rss_bytes()  # PyTorch, Gloo and the interpreter, no model yet
     say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, input %s, "
         "variant %s" % (PROG, world, threads, cpu_count(), on_host, torch.__version__, args.model, args.batch_size,
                         "x".join(map(str, args.shape)), args.variant))
@@ -317,7 +213,7 @@ def run_rank(args):
     if args.trace_out:
         cap_args = argparse.Namespace(
             model=args.model, model_name=None, input_shape=",".join(map(str, args.shape)), batch_size=args.batch_size,
-            input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer="sgd", warmup=1,
+            input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer=args.optimizer, warmup=1,
             iters=args.capture_iters, device="cpu", threads=threads, seed=args.seed, no_rescale=False,
             out=args.trace_out, raw_out=None)
         try:
@@ -336,27 +232,11 @@ def run_rank(args):
     except capture.CaptureError as e:
         raise UsageError(str(e))
     model.train()
-    ddp = DDP(model, bucket_cap_mb=args.bucket_mb, process_group=pg)
-    sgd = dict(lr=1e-3, momentum=0.9)  # as redsim_capture.py's --optimizer sgd
-    micro = args.microbatches if args.variant == "accumulate" else 1
-    period = args.localsgd_period if args.variant == "localsgd" else 1
-    if args.variant == "zero":
-        from torch.distributed.optim import ZeroRedundancyOptimizer
-
-        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.SGD, **sgd)
-    elif args.variant == "localsgd":
-        from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
-            PostLocalSGDState, post_localSGD_hook)
-        from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
-        from torch.distributed.optim import PostLocalSGDOptimizer
-
-        state = PostLocalSGDState(process_group=pg, subgroup=None, start_localSGD_iter=0,
-                                  post_local_gradient_allreduce=False)
-        ddp.register_comm_hook(state, post_localSGD_hook)
-        opt = PostLocalSGDOptimizer(optim=torch.optim.SGD(ddp.parameters(), **sgd),
-                                    averager=PeriodicModelAverager(period=period, warmup_steps=0))
-    else:
-        opt = torch.optim.SGD(ddp.parameters(), **sgd)
+    built = ddp_variants.build(torch, model, args, pg)
+    ddp, opt, micro, period = built.ddp, built.opt, built.micro, built.period
+    if args.variant == "powersgd" and args.warmup < args.powersgd_start_iter:
+        say("%s: warning: --warmup %d < --powersgd-start-iter %d: the first timed steps allreduce uncompressed"
+            % (PROG, args.warmup, args.powersgd_start_iter))
 
     gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
     x = torch.randn([args.batch_size] + args.shape, generator=gen)
@@ -412,7 +292,8 @@ def run_rank(args):
 
     # 3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
     #    broadcast) and a plain SGD over all parameters; the model's state is restored after each.
-    cal_opt = torch.optim.SGD(model.parameters(), **sgd) if args.compute_steps else None
+    opt_class, opt_args = ddp_variants.make_optimizer(torch, args)
+    cal_opt = opt_class(model.parameters(), **opt_args) if args.compute_steps else None
     fwd, bwd, optim = [], [], []
 
     def compute_only_step(record=True):
@@ -488,14 +369,10 @@ def run_rank(args):
     say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, backward "
         "%.1f ms to the last gradient" % (PROG, in_step["forward_s"] * 1e3, in_step["backward_s"] * 1e3))
 
+    memory = measure_memory(torch, dist, model, built, rss_before_model, world, trace is not None or
+                            args.compute_steps > 0)
     if rank == 0:
-        knobs = ["--strategy", args.variant, "--bucket-mb", "%g" % args.bucket_mb]
-        if args.variant == "accumulate":
-            knobs += ["--microbatches", str(micro)]
-        elif args.variant == "zero":
-            knobs = ["--strategy", "zero", "--zero-stage", "1", "--bucket-mb", "%g" % args.bucket_mb]
-        elif args.variant == "localsgd":
-            knobs += ["--localsgd-period", str(period)]
+        knobs = ddp_variants.redsim_knobs(args, micro, period)
         out = {
             "step_times_s": step_times,
             "engine": {"name": "pytorch-ddp"},
@@ -519,7 +396,11 @@ def run_rank(args):
             "rank0_phases": phases,
             "compute_only": compute,
             "compute_in_steps": in_step,
+            "optimizer": args.optimizer,
+            "powersgd_rank": args.powersgd_rank if args.variant == "powersgd" else None,
+            "powersgd_start_iter": args.powersgd_start_iter if args.variant == "powersgd" else None,
             "redsim_knobs": knobs,
+            "memory": memory,
         }
         capture.write_atomically(args.out, json.dumps(out, indent=1) + "\n")
         say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(step_times),
@@ -544,6 +425,23 @@ def run_rank(args):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def measure_memory(torch, dist, model, built, rss_before_model, world, extra_state):
+    """Every rank's held tensor bytes and resident memory (ddp_memory.py), gathered on all ranks."""
+    mine = ddp_memory.held(torch, model, built)
+    mine["rss_before_model_bytes"] = rss_before_model
+    mine["peak_rss_bytes"] = ddp_memory.peak_rss_bytes()
+    ranks = [None] * world
+    dist.all_gather_object(ranks, mine)
+    for r, m in enumerate(ranks):
+        m["rank"] = r
+    note = ("tensor bytes after the last timed step (ddp_memory.py); peak_rss_bytes: VmHWM then; "
+            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built")
+    if extra_state:
+        note += ("; the trace capture and/or the compute-only steps' optimizer ran in this process too, so the "
+                 "peak RSS includes them: measure memory with --compute-steps 0 and no --trace-out")
+    return {"ranks": ranks, "note": note}
 
 
 def scale_trace(trace, compute, world, threads):
@@ -573,7 +471,7 @@ def main(argv=None):
     try:
         args = parse_args(argv)
         if args.local_ranks and "RANK" not in os.environ:
-            return launch_local(args, argv)
+            return launch_local(__file__, args.local_ranks, argv)
         return run_rank(args)
     except UsageError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
