@@ -19,7 +19,7 @@ std::string row(const std::string& who, double params, double grads, double opti
   return line;
 }
 
-double scaled(std::int64_t bytes, double factor) { return static_cast<double>(bytes) * factor; }
+double as_double(std::int64_t bytes) { return static_cast<double>(bytes); }
 
 }  // namespace
 
@@ -27,11 +27,11 @@ void print_run_memory(std::ostream& out, const realexec::RunOutcome& r) {
   const auto& m = r.plan.memory;  // the strategy's model at the traced sizes
   const double f = r.scale.factor;
   out << "  memory per rank (GiB) held by the executor: the model state it allocated and its collective buffers;\n"
-      << "  peak RSS: the rank process's VmHWM; model: the strategy's memory model, most loaded rank"
-      << (f != 1.0 ? " (x the buffer scale)" : "") << "\n";
+      << "  peak RSS: the rank process's VmHWM; model: the strategy's memory model, most loaded rank\n";
   out << "  rank           params      grads  optimizer    buffers      total   peak RSS\n";
-  out << row("model", scaled(m.params_bytes, f), scaled(m.grads_bytes, f), scaled(m.optimizer_bytes, f),
-             scaled(m.comm_buffer_bytes, f), scaled(m.total_bytes(), f), "");
+  out << row("model", as_double(m.params_bytes), as_double(m.grads_bytes), as_double(m.optimizer_bytes),
+             as_double(m.comm_buffer_bytes), as_double(m.total_bytes()), "");
+  bool state_scaled = f != 1.0;
   const auto& held = r.measured.held;
   for (std::size_t i = 0; i < held.size(); ++i) {
     if (held.size() > 16 && i == 8) {
@@ -39,11 +39,17 @@ void print_run_memory(std::ostream& out, const realexec::RunOutcome& r) {
       i = held.size() - 4;
     }
     const auto& h = held[i];
+    state_scaled = state_scaled || r.measured.state_scale[i] != 1.0;
     char rss[32];
     std::snprintf(rss, sizeof rss, "%.3f", static_cast<double>(r.measured.peak_rss_bytes[i]) / kGiB);
     out << row(std::to_string(i), static_cast<double>(h.params_bytes), static_cast<double>(h.grads_bytes),
                static_cast<double>(h.optimizer_bytes), static_cast<double>(h.buffer_bytes),
                static_cast<double>(h.total_bytes()), rss);
+  }
+  if (state_scaled) {
+    out << "  scaled to fit this machine: buffers x" << f << ", model state x";
+    for (std::size_t i = 0; i < held.size(); ++i) out << (i ? "," : "") << r.measured.state_scale[i];
+    out << " (per rank); the model row is at the traced sizes\n";
   }
   // Buffers differ by design: the executor keeps one buffer per collective of the plan (each
   // result is verified after the step), where the model counts the buffers a framework reuses.
@@ -61,15 +67,18 @@ nlohmann::json run_memory_json(const realexec::RunOutcome& r) {
                      {"optimizer_bytes", h.optimizer_bytes},
                      {"buffer_bytes", h.buffer_bytes},
                      {"total_bytes", h.total_bytes()},
-                     {"peak_rss_bytes", r.measured.peak_rss_bytes[i]}});
+                     {"peak_rss_bytes", r.measured.peak_rss_bytes[i]},
+                     {"model_state_scale", r.measured.state_scale[i]}});
   }
   return {{"model", memory_to_json(r.plan.memory)},
           {"model_note", "the strategy's memory model at the traced sizes, most loaded rank (as redsim simulate)"},
           {"buffer_scale", r.scale.factor},
           {"ranks", ranks},
-          {"held_note", "bytes each rank's executor allocated (at the buffer scale): parameters, gradients and Adam "
+          {"held_note", "bytes each rank's executor allocated: parameters, gradients and Adam "
                         "state sized from the trace's tensors and the shards the plan's reduce-scatters, reduces "
-                        "and allgathers give the rank under its ZeRO stage; buffer_bytes: a buffer per collective"},
+                        "and allgathers give the rank under its ZeRO stage, times model_state_scale (1, or the largest 2^-k "
+                        "at or below buffer_scale that fits beside the buffers); buffer_bytes: a buffer per "
+                        "collective, at buffer_scale"},
           {"peak_rss_note", "VmHWM of the rank process (/proc/self/status), after its last step"}};
 }
 

@@ -26,6 +26,7 @@ struct RankReport {
   std::vector<StepRecord> steps;  // measured steps, warm-up excluded
   std::int64_t buffers_checked = 0;  // over every step, warm-up included
   HeldMemory held;                   // what the rank's executor allocated
+  double state_scale = 1.0;          // the factor its model state was held at (rank_runner.cpp)
   std::int64_t peak_rss_bytes = 0;   // the rank process's peak resident memory, after its steps
 };
 
@@ -47,6 +48,7 @@ struct Measured {
   std::int64_t buffers_checked = 0;  // over all ranks and steps
   std::vector<HeldMemory> held;             // per rank, as its executor allocated
   std::vector<std::int64_t> peak_rss_bytes;  // per rank process
+  std::vector<double> state_scale;           // per rank: its model state's factor
 };
 
 // reports: one per rank, in rank order. Throws std::invalid_argument if any is missing or

@@ -57,7 +57,7 @@ BufferScale decide_buffer_scale(std::optional<double> requested, std::int64_t pe
                                 std::int64_t budget_bytes) {
   const double need = static_cast<double>(per_rank_bytes);
   const double budget = static_cast<double>(budget_bytes);
-  const std::string what = std::to_string(ranks_on_host) + " rank(s) x " + gib(need) + " of collective buffers and model state";
+  const std::string what = std::to_string(ranks_on_host) + " rank(s) x " + gib(need) + " of collective buffers";
   BufferScale s;
   if (requested) {
     s.factor = *requested;

@@ -53,7 +53,9 @@ void check_memory(const json& mem, const ModelTrace& trace, const ClusterSpec& c
       bad.push_back("rank " + rk.at("rank").dump() + " held " + rk.at("buffer_bytes").dump() + " bytes of buffers, the plan's collectives " +
                     std::to_string(buffers));
   }
-  if (scale != 1.0) return;  // scaled: each kind rounded on its own
+  for (const auto& rk : ranks)
+    if (rk.at("model_state_scale").get<double>() != 1.0) return;  // scaled: each kind rounded on its own
+  if (scale != 1.0) return;
   const auto want = [&](const char* what, std::int64_t got, std::int64_t expected) {
     if (got != expected)
       bad.push_back(std::string("ranks held ") + std::to_string(got) + " bytes of " + what + " in all, expected " +
