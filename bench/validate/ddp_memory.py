@@ -72,3 +72,20 @@ def held(torch, model, built):
         "bucket_bytes": bucket_bytes(built.ddp),
         "hook_bytes": hook_state_bytes(torch, built.hook_state),
     }
+
+
+def gather(torch, dist, model, built, rss_before_model, world, extra_state):
+    """Every rank's held tensor bytes and resident memory (ddp_memory.py), gathered on all ranks."""
+    mine = held(torch, model, built)
+    mine["rss_before_model_bytes"] = rss_before_model
+    mine["peak_rss_bytes"] = peak_rss_bytes()
+    ranks = [None] * world
+    dist.all_gather_object(ranks, mine)
+    for r, m in enumerate(ranks):
+        m["rank"] = r
+    note = ("tensor bytes after the last timed step (ddp_memory.py); peak_rss_bytes: VmHWM then; "
+            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built")
+    if extra_state:
+        note += ("; the trace capture and/or the compute-only steps' optimizer ran in this process too, so the "
+                 "peak RSS includes them: measure memory with --compute-steps 0 and no --trace-out")
+    return {"ranks": ranks, "note": note}

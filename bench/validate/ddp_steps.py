@@ -168,37 +168,43 @@ def parse_args(argv):
 # One rank.
 
 
-def run_rank(args):
-    rank, world = env_int("RANK"), env_int("WORLD_SIZE")
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
-    on_host = world if os.environ.get("REDSIM_HOST_ADDR") else local_world
-    threads = args.threads or max(1, cpu_count() // max(1, on_host))
-    for name in ("MASTER_ADDR", "MASTER_PORT"):
-        if not os.environ.get(name):
-            raise UsageError("environment: %s is not set" % name)
+class RankRun:
+    """One rank of the job: the steps of run_rank, sharing the rank's state."""
 
-    sys.path.insert(0, os.path.abspath(CAPTURE_DIR))
-    import redsim_capture as capture  # traces/capture/redsim_capture.py
+    def __init__(self, args):
+        self.args = args
+        self.rank, self.world = env_int("RANK"), env_int("WORLD_SIZE")
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+        self.on_host = self.world if os.environ.get("REDSIM_HOST_ADDR") else local_world
+        self.threads = args.threads or max(1, cpu_count() // max(1, self.on_host))
+        for name in ("MASTER_ADDR", "MASTER_PORT"):
+            if not os.environ.get(name):
+                raise UsageError("environment: %s is not set" % name)
+        sys.path.insert(0, os.path.abspath(CAPTURE_DIR))
+        import redsim_capture as capture  # traces/capture/redsim_capture.py
 
-    try:
-        import torch
-        import torch.distributed as dist
-        import torch.nn.functional as F
-    except Exception as e:  # ImportError, or a broken install
-        raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
-                         % (sys.executable, e))
-    torch.set_num_threads(threads)
-    say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
+        try:
+            import torch
+            import torch.distributed as dist
+            import torch.nn.functional as F
+        except Exception as e:  # ImportError, or a broken install
+            raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
+                             % (sys.executable, e))
+        self.capture, self.torch, self.dist, self.F = capture, torch, dist, F
+        torch.set_num_threads(self.threads)
+        self.say = (lambda *a: print(*a, flush=True)) if self.rank == 0 else (lambda *a: None)
+        dist.init_process_group("gloo", init_method="env://", rank=self.rank, world_size=self.world,
+                                timeout=datetime.timedelta(seconds=args.timeout_s))
+        self.rss_before_model = ddp_memory.rss_bytes()  # PyTorch, Gloo and the interpreter, no model yet
+        self.say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, "
+                 "input %s, variant %s" % (PROG, self.world, self.threads, cpu_count(), self.on_host, torch.__version__,
+                                           args.model, args.batch_size, "x".join(map(str, args.shape)), args.variant))
+        self.pg = self.gloo_group() if args.gloo_threads else None  # None: the default group (2 worker threads)
+        self.trace = None
+        self.fwd, self.bwd, self.optim = [], [], []
 
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=args.timeout_s))
-    rss_before_model = ddp_memory.rss_bytes()  # PyTorch, Gloo and the interpreter, no model yet
-    say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, input %s, "
-        "variant %s" % (PROG, world, threads, cpu_count(), on_host, torch.__version__, args.model, args.batch_size,
-                        "x".join(map(str, args.shape)), args.variant))
-
-    pg = None  # the default group (2 Gloo worker threads)
-    if args.gloo_threads:
+    def gloo_group(self):
+        dist, args = self.dist, self.args
         opts = dist.ProcessGroupGloo._Options()
         opts._timeout = datetime.timedelta(seconds=args.timeout_s)
         ifname = os.environ.get("GLOO_SOCKET_IFNAME")
@@ -206,242 +212,237 @@ def run_rank(args):
                          else dist.ProcessGroupGloo.create_default_device()]
         opts._threads = args.gloo_threads
         store = dist.PrefixStore("ddp_steps_gloo", dist.distributed_c10d._get_default_store())
-        pg = dist.ProcessGroupGloo(store, rank, world, opts)
+        return dist.ProcessGroupGloo(store, self.rank, self.world, opts)
 
-    # 1. The trace capture, on every rank at once (same contention); rank 0 keeps its trace.
-    trace = None
-    if args.trace_out:
+    def capture_trace(self):
+        """1. The trace capture, on every rank at once (same contention); rank 0 keeps its trace."""
+        args, capture = self.args, self.capture
         cap_args = argparse.Namespace(
             model=args.model, model_name=None, input_shape=",".join(map(str, args.shape)), batch_size=args.batch_size,
             input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer=args.optimizer, warmup=1,
-            iters=args.capture_iters, device="cpu", threads=threads, seed=args.seed, no_rescale=False,
+            iters=args.capture_iters, device="cpu", threads=self.threads, seed=args.seed, no_rescale=False,
             out=args.trace_out, raw_out=None)
         try:
-            trace, _raw, warnings, _totals = capture.run(cap_args)
+            self.trace, _raw, warnings, _totals = capture.run(cap_args)
         except capture.CaptureError as e:
             raise UsageError("trace capture: %s" % e)
         for w in warnings:
-            say("%s: capture warning: %s" % (PROG, w))
-        dist.barrier()
-        say("%s: captured the per-layer trace (%d layers)" % (PROG, len(trace["layers"])))
+            self.say("%s: capture warning: %s" % (PROG, w))
+        self.dist.barrier()
+        self.say("%s: captured the per-layer trace (%d layers)" % (PROG, len(self.trace["layers"])))
 
-    # 2. The model, the DDP wrapper and the variant's optimizer.
-    torch.manual_seed(args.seed)
-    try:
-        model = capture.build_model(args.model, torch)
-    except capture.CaptureError as e:
-        raise UsageError(str(e))
-    model.train()
-    built = ddp_variants.build(torch, model, args, pg)
-    ddp, opt, micro, period = built.ddp, built.opt, built.micro, built.period
-    if args.variant == "powersgd" and args.warmup < args.powersgd_start_iter:
-        say("%s: warning: --warmup %d < --powersgd-start-iter %d: the first timed steps allreduce uncompressed"
-            % (PROG, args.warmup, args.powersgd_start_iter))
+    def build(self):
+        """2. The model, the DDP wrapper, the variant's optimizer, the batch and the gradient hooks."""
+        args, torch = self.args, self.torch
+        torch.manual_seed(args.seed)
+        try:
+            self.model = self.capture.build_model(args.model, torch)
+        except self.capture.CaptureError as e:
+            raise UsageError(str(e))
+        model = self.model
+        model.train()
+        self.built = ddp_variants.build(torch, model, args, self.pg)
+        if args.variant == "powersgd" and args.warmup < args.powersgd_start_iter:
+            self.say("%s: warning: --warmup %d < --powersgd-start-iter %d: the first timed steps allreduce "
+                     "uncompressed" % (PROG, args.warmup, args.powersgd_start_iter))
+        gen = torch.Generator().manual_seed(args.seed * 1000 + self.rank)
+        self.x = torch.randn([args.batch_size] + args.shape, generator=gen)
+        model.eval()  # the class count, from one sample (BatchNorm in train mode needs more than one)
+        with torch.no_grad():
+            classes = model(self.x[:1]).shape[1]
+        model.train()
+        self.y = torch.randint(0, classes, (args.batch_size,), generator=gen)
+        # The time each rank's backward finishes computing: the last gradient accumulated (hooks on
+        # the parameters' AccumulateGrad nodes, where DDP's reducer hooks in too). DDP's backward
+        # then still waits for its allreduces.
+        self.last_ready = [0.0]
+        self.grad_accs = []
 
-    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
-    x = torch.randn([args.batch_size] + args.shape, generator=gen)
-    model.eval()  # the class count, from one sample (BatchNorm in train mode needs more than one)
-    with torch.no_grad():
-        classes = model(x[:1]).shape[1]
-    model.train()
-    y = torch.randint(0, classes, (args.batch_size,), generator=gen)
+        def on_ready(*_):
+            self.last_ready[0] = time.perf_counter()
 
-    # The time each rank's backward finishes computing: the last gradient accumulated (hooks on
-    # the parameters' AccumulateGrad nodes, where DDP's reducer hooks in too). DDP's backward
-    # then still waits for its allreduces.
-    last_ready = [0.0]
-    grad_accs = []
+        for p in model.parameters():
+            if p.requires_grad:
+                acc = p.expand_as(p).grad_fn.next_functions[0][0]
+                acc.register_hook(on_ready)
+                self.grad_accs.append(acc)
+        opt_class, opt_args = ddp_variants.make_optimizer(torch, args)
+        self.cal_opt = opt_class(model.parameters(), **opt_args) if args.compute_steps else None
 
-    def on_ready(*_):
-        last_ready[0] = time.perf_counter()
-
-    for p in model.parameters():
-        if p.requires_grad:
-            acc = p.expand_as(p).grad_fn.next_functions[0][0]
-            acc.register_hook(on_ready)
-            grad_accs.append(acc)
-
-    def train_step(t0):
+    def train_step(self, t0):
         """One step; returns this rank's forward, backward compute (to the last gradient),
         backward (to the end of DDP's backward, its allreduces included) and optimizer seconds,
         summed over micro-batches."""
-        opt.zero_grad(set_to_none=True)
+        b_ = self.built
+        b_.opt.zero_grad(set_to_none=True)
         f = bc = b = 0.0
-        for m in range(micro):
-            ctx = ddp.no_sync() if m < micro - 1 else contextlib.nullcontext()
+        for m in range(b_.micro):
+            ctx = b_.ddp.no_sync() if m < b_.micro - 1 else contextlib.nullcontext()
             with ctx:
-                loss = F.cross_entropy(ddp(x), y)
+                loss = self.F.cross_entropy(b_.ddp(self.x), self.y)
                 t1 = time.perf_counter()
                 loss.backward()
                 t2 = time.perf_counter()
-            f, bc, b, t0 = f + (t1 - t0), bc + (last_ready[0] - t1), b + (t2 - t1), t2
-        opt.step()
+            f, bc, b, t0 = f + (t1 - t0), bc + (self.last_ready[0] - t1), b + (t2 - t1), t2
+        b_.opt.step()
         return [f, bc, b, time.perf_counter() - t0]
 
-    def max_over_ranks(values):
-        t = torch.tensor(values, dtype=torch.float64)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return t.tolist()
-
-    for i in range(args.warmup):
-        dist.barrier()
-        t0 = time.perf_counter()
-        train_step(t0)
-        d = time.perf_counter() - t0
-        say("%s: warm-up %d/%d: %.1f ms (rank 0)" % (PROG, i + 1, args.warmup, d * 1e3))
-
-    # 3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
-    #    broadcast) and a plain SGD over all parameters; the model's state is restored after each.
-    opt_class, opt_args = ddp_variants.make_optimizer(torch, args)
-    cal_opt = opt_class(model.parameters(), **opt_args) if args.compute_steps else None
-    fwd, bwd, optim = [], [], []
-
-    def compute_only_step(record=True):
+    def compute_only_step(self, record=True):
+        """3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
+        broadcast) and a plain optimizer over all parameters; the model's state is restored after."""
+        model, cal_opt = self.model, self.cal_opt
         saved = {k: v.clone() for k, v in model.state_dict().items()}
-        opt.zero_grad(set_to_none=True)
+        self.built.opt.zero_grad(set_to_none=True)
         cal_opt.zero_grad(set_to_none=True)
-        dist.barrier()
+        self.dist.barrier()
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x), y)
+        loss = self.F.cross_entropy(model(self.x), self.y)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
         cal_opt.step()
         t3 = time.perf_counter()
-        with torch.no_grad():
+        with self.torch.no_grad():
             model.load_state_dict(saved)
         cal_opt.zero_grad(set_to_none=True)
         if record:
-            fwd.append(t1 - t0)
-            bwd.append(t2 - t1)
-            optim.append(t3 - t2)
+            self.fwd.append(t1 - t0)
+            self.bwd.append(t2 - t1)
+            self.optim.append(t3 - t2)
 
-    if args.compute_steps:
-        compute_only_step(record=False)  # warm-up of the calibration optimizer's state
+    def max_over_ranks(self, values):
+        t = self.torch.tensor(values, dtype=self.torch.float64)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return t.tolist()
 
-    # 4. The timed steps, each followed by a compute-only step while there are any to run (so a
-    #    drift in the machine's load, which is shared, hits both alike).
-    steps = -(-args.steps // period) * period
-    per_step, rank0, phases = [], [], []
-    for i in range(max(steps, args.compute_steps)):
-        if i < steps:
-            dist.barrier()
+    def timed_steps(self):
+        """4. Warm-up, then the timed steps, each followed by a compute-only step while there are
+        any to run (so a drift in the machine's load, which is shared, hits both alike)."""
+        args, period = self.args, self.built.period
+        for i in range(args.warmup):
+            self.dist.barrier()
             t0 = time.perf_counter()
-            ph = train_step(t0)
-            d = time.perf_counter() - t0
-            slowest = max_over_ranks([d])[0]
-            per_step.append(slowest)
-            rank0.append(d)
-            phases.append({"forward_s": ph[0], "backward_compute_s": ph[1], "backward_s": ph[2], "optimizer_s": ph[3]})
-            say("%s: step %d/%d: %.1f ms (slowest rank; rank 0 %.1f ms: forward %.1f, backward %.1f computing, "
-                "%.1f with the allreduces, optimizer %.1f)" % (PROG, i + 1, steps, slowest * 1e3, d * 1e3, ph[0] * 1e3,
-                                                               ph[1] * 1e3, ph[2] * 1e3, ph[3] * 1e3))
-        if i < args.compute_steps:
-            compute_only_step()
-    # localsgd: one value per H-step window (each holds exactly one averaging), per step.
-    step_times = [sum(per_step[w:w + period]) / period for w in range(0, steps, period)]
+            self.train_step(t0)
+            self.say("%s: warm-up %d/%d: %.1f ms (rank 0)" % (PROG, i + 1, args.warmup, (time.perf_counter() - t0) * 1e3))
+        if args.compute_steps:
+            self.compute_only_step(record=False)  # warm-up of the calibration optimizer's state
+        steps = -(-args.steps // period) * period
+        self.per_step, self.rank0, self.phases = [], [], []
+        for i in range(max(steps, args.compute_steps)):
+            if i < steps:
+                self.dist.barrier()
+                t0 = time.perf_counter()
+                ph = self.train_step(t0)
+                d = time.perf_counter() - t0
+                slowest = self.max_over_ranks([d])[0]
+                self.per_step.append(slowest)
+                self.rank0.append(d)
+                self.phases.append({"forward_s": ph[0], "backward_compute_s": ph[1], "backward_s": ph[2],
+                                    "optimizer_s": ph[3]})
+                self.say("%s: step %d/%d: %.1f ms (slowest rank; rank 0 %.1f ms: forward %.1f, backward %.1f "
+                         "computing, %.1f with the allreduces, optimizer %.1f)"
+                         % (PROG, i + 1, steps, slowest * 1e3, d * 1e3, ph[0] * 1e3, ph[1] * 1e3, ph[2] * 1e3,
+                            ph[3] * 1e3))
+            if i < args.compute_steps:
+                self.compute_only_step()
+        # localsgd: one value per H-step window (each holds exactly one averaging), per step.
+        self.step_times = [sum(self.per_step[w:w + period]) / period for w in range(0, steps, period)]
 
-    # Compute in the timed steps themselves (slowest rank per step, median over steps): forward,
-    # and backward up to its last gradient, while DDP's allreduces run beside it.
-    ins = torch.tensor([[p["forward_s"] for p in phases], [p["backward_compute_s"] for p in phases]],
-                       dtype=torch.float64)
-    dist.all_reduce(ins, op=dist.ReduceOp.MAX)
-    in_step = {"forward_s": median(ins[0].tolist()), "backward_s": median(ins[1].tolist())}
+    def summarize_compute(self):
+        """The compute an SPMD plan should carry: ranks wait for each other at every collective and
+        a step ends with the last one, so per step the slowest rank, then the median over steps
+        (the mean over ranks is reported too); and the compute inside the timed steps themselves."""
+        torch, dist, args = self.torch, self.dist, self.args
+        ins = torch.tensor([[p["forward_s"] for p in self.phases], [p["backward_compute_s"] for p in self.phases]],
+                           dtype=torch.float64)
+        dist.all_reduce(ins, op=dist.ReduceOp.MAX)
+        self.in_step = {"forward_s": median(ins[0].tolist()), "backward_s": median(ins[1].tolist())}
+        self.compute = None
+        if args.compute_steps:
+            mine = torch.tensor([self.fwd, self.bwd, self.optim], dtype=torch.float64)
+            hi, tot = mine.clone(), mine.clone()
+            dist.all_reduce(hi, op=dist.ReduceOp.MAX)
+            dist.all_reduce(tot, op=dist.ReduceOp.SUM)
+            slow = [median(row) for row in hi.tolist()]
+            mean = [median(row) / self.world for row in tot.tolist()]
+            self.compute = {"forward_s": slow[0], "backward_s": slow[1], "optimizer_s": slow[2],
+                            "steps": args.compute_steps, "statistic": "per step the slowest rank, median over steps",
+                            "mean_over_ranks_s": {"forward": mean[0], "backward": mean[1], "optimizer": mean[2]}}
+            self.say("%s: compute only (%d steps, all ranks at once; slowest rank per step, median over steps): "
+                     "forward %.1f ms, backward %.1f ms, optimizer %.1f ms, total %.1f ms (mean over ranks %.1f / "
+                     "%.1f / %.1f ms)" % (PROG, args.compute_steps, slow[0] * 1e3, slow[1] * 1e3, slow[2] * 1e3,
+                                          sum(slow) * 1e3, mean[0] * 1e3, mean[1] * 1e3, mean[2] * 1e3))
+        self.say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, "
+                 "backward %.1f ms to the last gradient" % (PROG, self.in_step["forward_s"] * 1e3,
+                                                            self.in_step["backward_s"] * 1e3))
 
-    compute = None
-    if args.compute_steps:
-        # Ranks wait for each other at every collective and the step ends with the last one, so
-        # the compute an SPMD plan (identical ranks) should carry is the slowest rank's: per step
-        # the maximum over ranks, then the median over steps. The mean over ranks is reported too.
-        mine = torch.tensor([fwd, bwd, optim], dtype=torch.float64)
-        hi, tot = mine.clone(), mine.clone()
-        dist.all_reduce(hi, op=dist.ReduceOp.MAX)
-        dist.all_reduce(tot, op=dist.ReduceOp.SUM)
-        slow = [median(row) for row in hi.tolist()]
-        mean = [median(row) / world for row in tot.tolist()]
-        compute = {"forward_s": slow[0], "backward_s": slow[1], "optimizer_s": slow[2], "steps": args.compute_steps,
-                   "statistic": "per step the slowest rank, median over steps",
-                   "mean_over_ranks_s": {"forward": mean[0], "backward": mean[1], "optimizer": mean[2]}}
-        say("%s: compute only (%d steps, all ranks at once; slowest rank per step, median over steps): forward %.1f "
-            "ms, backward %.1f ms, optimizer %.1f ms, total %.1f ms (mean over ranks %.1f / %.1f / %.1f ms)"
-            % (PROG, args.compute_steps, slow[0] * 1e3, slow[1] * 1e3, slow[2] * 1e3, sum(slow) * 1e3,
-               mean[0] * 1e3, mean[1] * 1e3, mean[2] * 1e3))
-    say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, backward "
-        "%.1f ms to the last gradient" % (PROG, in_step["forward_s"] * 1e3, in_step["backward_s"] * 1e3))
-
-    memory = measure_memory(torch, dist, model, built, rss_before_model, world, trace is not None or
-                            args.compute_steps > 0)
-    if rank == 0:
-        knobs = ddp_variants.redsim_knobs(args, micro, period)
+    def write(self):
+        """The measured file (and the scaled trace), by rank 0; memory is gathered on every rank."""
+        args, b_ = self.args, self.built
+        memory = ddp_memory.gather(self.torch, self.dist, self.model, b_, self.rss_before_model, self.world,
+                                   self.trace is not None or args.compute_steps > 0)
+        if self.rank != 0:
+            return
+        knobs = ddp_variants.redsim_knobs(args, b_.micro, b_.period)
+        period = b_.period
         out = {
-            "step_times_s": step_times,
+            "step_times_s": self.step_times,
             "engine": {"name": "pytorch-ddp"},
             "source": ("bench/validate/ddp_steps.py: torch %s DistributedDataParallel over Gloo, %d ranks x %d "
                        "thread(s); step = barrier to the end of optimizer.step(), slowest rank%s"
-                       % (torch.__version__, world, threads,
+                       % (self.torch.__version__, self.world, self.threads,
                           "; one value per %d-step window, divided by %d" % (period, period) if period > 1 else "")),
-            "model": args.model,
-            "batch_size_per_rank": args.batch_size,
-            "input_shape": args.shape,
-            "variant": args.variant,
-            "bucket_cap_mb": args.bucket_mb,
-            "microbatches": micro,
-            "localsgd_period": period,
-            "world_size": world,
-            "threads_per_rank": threads,
-            "gloo_threads": args.gloo_threads or 2,
-            "warmup": args.warmup,
-            "per_step_s": per_step,
-            "rank0_step_s": rank0,
-            "rank0_phases": phases,
-            "compute_only": compute,
-            "compute_in_steps": in_step,
-            "optimizer": args.optimizer,
+            "model": args.model, "batch_size_per_rank": args.batch_size, "input_shape": args.shape,
+            "variant": args.variant, "bucket_cap_mb": args.bucket_mb, "microbatches": b_.micro,
+            "localsgd_period": period, "world_size": self.world, "threads_per_rank": self.threads,
+            "gloo_threads": args.gloo_threads or 2, "warmup": args.warmup,
+            "per_step_s": self.per_step, "rank0_step_s": self.rank0, "rank0_phases": self.phases,
+            "compute_only": self.compute, "compute_in_steps": self.in_step, "optimizer": args.optimizer,
             "powersgd_rank": args.powersgd_rank if args.variant == "powersgd" else None,
             "powersgd_start_iter": args.powersgd_start_iter if args.variant == "powersgd" else None,
-            "redsim_knobs": knobs,
-            "memory": memory,
+            "redsim_knobs": knobs, "memory": memory,
         }
+        capture = self.capture
         capture.write_atomically(args.out, json.dumps(out, indent=1) + "\n")
-        say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(step_times),
-                                                               median(step_times) * 1e3))
-        if trace is not None:
-            capture.write_atomically(args.trace_out, json.dumps(scale_trace(trace, compute, world, threads), indent=1) + "\n")
-            say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
-        say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
-            % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
-    dist.barrier()
-    # Tearing the Gloo group down has been seen to hang once (a transport thread spinning after
-    # the peers had gone): the results are written by now, so a rank stuck here for 30 s leaves.
-    def give_up():
-        print("%s: rank %d: process-group teardown hung for 30 s; exiting" % (PROG, rank), file=sys.stderr, flush=True)
+        self.say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(self.step_times),
+                                                                    median(self.step_times) * 1e3))
+        if self.trace is not None:
+            scaled = scale_trace(self.trace, self.compute, self.world, self.threads)
+            capture.write_atomically(args.trace_out, json.dumps(scaled, indent=1) + "\n")
+            self.say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
+        self.say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
+                 % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
+
+    def finish(self):
+        self.dist.barrier()
+        # Tearing the Gloo group down has been seen to hang once (a transport thread spinning after
+        # the peers had gone): the results are written by now, so a rank stuck here for 30 s leaves.
+        rank = self.rank
+
+        def give_up():
+            print("%s: rank %d: process-group teardown hung for 30 s; exiting" % (PROG, rank), file=sys.stderr,
+                  flush=True)
+            os._exit(0)
+
+        watchdog = threading.Timer(30.0, give_up)
+        watchdog.daemon = True
+        watchdog.start()
+        self.dist.destroy_process_group()
+        # Leave without the interpreter's teardown of torch's C++ objects, for the same reason.
+        sys.stdout.flush()
+        sys.stderr.flush()
         os._exit(0)
 
-    watchdog = threading.Timer(30.0, give_up)
-    watchdog.daemon = True
-    watchdog.start()
-    dist.destroy_process_group()
-    # Leave without the interpreter's teardown of torch's C++ objects, for the same reason.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
-
-def measure_memory(torch, dist, model, built, rss_before_model, world, extra_state):
-    """Every rank's held tensor bytes and resident memory (ddp_memory.py), gathered on all ranks."""
-    mine = ddp_memory.held(torch, model, built)
-    mine["rss_before_model_bytes"] = rss_before_model
-    mine["peak_rss_bytes"] = ddp_memory.peak_rss_bytes()
-    ranks = [None] * world
-    dist.all_gather_object(ranks, mine)
-    for r, m in enumerate(ranks):
-        m["rank"] = r
-    note = ("tensor bytes after the last timed step (ddp_memory.py); peak_rss_bytes: VmHWM then; "
-            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built")
-    if extra_state:
-        note += ("; the trace capture and/or the compute-only steps' optimizer ran in this process too, so the "
-                 "peak RSS includes them: measure memory with --compute-steps 0 and no --trace-out")
-    return {"ranks": ranks, "note": note}
+def run_rank(args):
+    r = RankRun(args)
+    if args.trace_out:
+        r.capture_trace()
+    r.build()
+    r.timed_steps()
+    r.summarize_compute()
+    r.write()
+    r.finish()
 
 
 def scale_trace(trace, compute, world, threads):
