@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times torch.distributed.all_reduce over Gloo of the same number of elements in fp32 and in
 fp16 (what fp16_compress_hook sends), and the hook's casts alone, to separate the wire's share
-of the fp16 hook's cost from Gloo's CPU-side fp16 summation and the casts (bench/validate/README.md).
+of the fp16 hook's cost from the casts (bench/validate/README.md); the casts' bandwidth, counted
+as redsim counts them, is what a CPU cluster file's device memory_GBps should say.
 
     realexec/testbed run --nodes 4 --ranks-per-node 1 --rate 400mbit -- \\
         /usr/bin/python3 bench/validate/gloo_half_allreduce.py [ELEMENTS]   (default 11,689,512: resnet18)
@@ -33,12 +34,20 @@ def main():
         return statistics.median(out) * 1e3
 
     x16 = x32.half()
-    casts = timed(lambda: x32.div(world).half().float())
+
+    def hook_casts():  # what fp16_compress_hook does around its allreduce (PyTorch 1.13)
+        c = x32.to(torch.float16).div_(world)
+        x32.copy_(c)
+
+    casts = timed(hook_casts)
     a32 = timed(lambda: dist.all_reduce(x32))
     a16 = timed(lambda: dist.all_reduce(x16))
     if rank == 0:
+        # redsim's model of the casts: 4 bytes read and 2 written per element, each way.
         print("%d elements, %d ranks: allreduce fp32 %.1f ms, fp16 %.1f ms (ratio %.2f; bytes ratio 0.50); "
-              "divide + cast to fp16 + cast back %.1f ms" % (n, world, a32, a16, a16 / a32, casts), flush=True)
+              "the hook's casts (to fp16, divide, copy back) %.1f ms: %.3f GB/s at redsim's 12 bytes per element "
+              "(a CPU cluster's memory_GBps)" % (n, world, a32, a16, a16 / a32, casts, 12 * n / casts / 1e6),
+              flush=True)
     dist.barrier()
     os._exit(0)
 
