@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
+#include "cli/run_memory.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
@@ -31,6 +32,7 @@
 #include "realexec/local_launcher.h"
 #include "realexec/memory_budget.h"
 #include "realexec/rank_runner.h"
+#include "strategies/memory_model.h"
 #include "strategies/strategy.h"
 
 namespace redsim::cli {
@@ -111,6 +113,7 @@ void print_measured(std::ostream& out, const ModelTrace& trace, const ClusterSpe
   out << "  buffers              " << o.scale.reason << "\n";
   out << "  verification         passed: " << m.buffers_checked
       << " collective results checked against the reference (every rank, every step)\n\n";
+  print_run_memory(out, o);
   out << "  collective                 tensors        bytes    start ms      end ms   busbw GB/s\n";
   const std::size_t n = s.collectives.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -153,7 +156,8 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
                                  : "each rank's CLOCK_MONOTONIC, aligned at each step's barrier (several hosts)"},
         {"hosts", m.hosts},
         {"compute", "busy-wait of each op's traced duration on the rank's compute-stream thread"},
-        {"collective_timeout_s", r.timeout_s}};
+        {"collective_timeout_s", r.timeout_s},
+        {"memory", run_memory_json(r)}};
     const ResultInputs inputs{o.trace_file, &trace, o.cluster_file, &cluster,
                               {{"name", r.backend}, {"kind", "measured"}, {"description", r.backend_description}}};
     const RedsimResult result{inputs, &knobs, &r.plan, &summary, &m.timeline, {}, std::move(measurement)};
@@ -278,7 +282,8 @@ void run_run(const RunOptions& o) {
     check_writable(o.timeline_file, "--timeline");
     check_writable(o.plan_file, "--plan");
   }
-  const rx::RunConfig cfg = run_config(o, scale);
+  rx::RunConfig cfg = run_config(o, scale);
+  cfg.model_state = rx::model_state_spec(trace, model_state_stage(knobs));
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   auto sink = [&](const rx::RunOutcome& r) { write_outputs(o, trace, cluster, knobs, r); };
 

@@ -124,6 +124,12 @@ Executor::Executor(const Plan& plan, Backend& backend, ExecOptions options)
     if (op_kind_is_collective(op.kind))
       buffers_[op.id] = backend_.allocate(static_cast<std::size_t>(layouts_[op.id].bytes()));
   if (!backend_.host_accessible()) staging_.resize(static_cast<std::size_t>(max_bytes));
+  // The model state, where the backend keeps tensors (host or device memory). Backends touch
+  // what they allocate, so every page is resident: the peak RSS the run reports includes it.
+  for (const std::int64_t b : {options_.hold.params_bytes, options_.hold.grads_bytes, options_.hold.optimizer_bytes}) {
+    if (b <= 0) continue;
+    state_blocks_.push_back({backend_.allocate(static_cast<std::size_t>(b)), static_cast<std::size_t>(b)});
+  }
 
   for (std::size_t s = 0; s < streams_.size(); ++s)
     if (!streams_[s]->ops.empty()) threads_.emplace_back([this, s] { stream_loop(s); });
@@ -140,6 +146,13 @@ Executor::~Executor() {
   streams_.clear();  // channel workers and communicators go before the buffers they used
   for (const auto& op : plan_.ops)
     if (buffers_[op.id] != nullptr) backend_.release(buffers_[op.id], static_cast<std::size_t>(layouts_[op.id].bytes()));
+  for (const auto& [p, b] : state_blocks_) backend_.release(p, b);
+}
+
+HeldMemory Executor::held() const {
+  HeldMemory h = options_.hold;
+  h.buffer_bytes = buffer_bytes_;
+  return h;
 }
 
 void Executor::stream_loop(std::size_t s) {

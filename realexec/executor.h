@@ -26,6 +26,7 @@
 #include "realexec/backend.h"
 #include "realexec/buffer_pattern.h"
 #include "realexec/exec_layout.h"
+#include "realexec/model_state.h"
 
 namespace redsim::realexec {
 
@@ -50,6 +51,10 @@ struct ExecOptions {
   // is changed, so verification must fail.
   int corrupt_op = -1;
   int corrupt_rank = -1;
+  // Parameters, gradients and optimizer state to hold (already at the buffer scale; buffer_bytes
+  // is ignored): allocated and touched for the executor's lifetime, so the process's resident
+  // memory holds them as a training process would (model_state.h).
+  HeldMemory hold;
 };
 
 struct StepRecord {
@@ -72,6 +77,8 @@ class Executor {
   StepRecord run_step(int step);
 
   std::int64_t buffer_bytes() const { return buffer_bytes_; }
+  // What this rank holds: the model state it allocated and its collective buffers.
+  HeldMemory held() const;
   const Plan& plan() const { return plan_; }
 
  private:
@@ -97,6 +104,7 @@ class Executor {
   std::vector<std::optional<ValuePattern>> patterns_;  // per op (collectives only)
   std::vector<void*> buffers_;              // per op (nullptr for compute ops)
   std::vector<char> staging_;               // host copy for device-memory backends
+  std::vector<std::pair<void*, std::size_t>> state_blocks_;  // parameters, gradients, optimizer state
   std::int64_t buffer_bytes_ = 0;
   std::vector<std::unique_ptr<StreamState>> streams_;
 

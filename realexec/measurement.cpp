@@ -59,6 +59,9 @@ std::vector<char> serialize_report(const RankReport& r) {
   w.put(static_cast<std::int32_t>(r.rank));
   w.put_string(r.host);
   w.put(r.buffers_checked);
+  for (const auto b : {r.held.params_bytes, r.held.grads_bytes, r.held.optimizer_bytes, r.held.buffer_bytes, r.peak_rss_bytes})
+    w.put(b);
+  w.put(r.state_scale);
   w.put(static_cast<std::uint32_t>(r.steps.size()));
   w.put(static_cast<std::uint32_t>(r.steps.empty() ? 0 : r.steps[0].ops.size()));
   for (const auto& s : r.steps) {
@@ -81,6 +84,10 @@ RankReport deserialize_report(const std::vector<char>& bytes, std::size_t op_cou
   r.rank = rd.get<std::int32_t>();
   r.host = rd.get_string();
   r.buffers_checked = rd.get<std::int64_t>();
+  for (std::int64_t* b : {&r.held.params_bytes, &r.held.grads_bytes, &r.held.optimizer_bytes, &r.held.buffer_bytes,
+                          &r.peak_rss_bytes})
+    *b = rd.get<std::int64_t>();
+  r.state_scale = rd.get<double>();
   const auto steps = rd.get<std::uint32_t>();
   const auto ops = rd.get<std::uint32_t>();
   if (steps > 0 && ops != op_count)
@@ -161,6 +168,9 @@ Measured assemble(const Plan& plan, const std::vector<RankReport>& reports) {
       if (s.ops.size() != plan.ops.size()) throw std::invalid_argument("rank " + std::to_string(r) + " timed a different plan");
     hosts.insert(rep.host);
     m.buffers_checked += rep.buffers_checked;
+    m.held.push_back(rep.held);
+    m.peak_rss_bytes.push_back(rep.peak_rss_bytes);
+    m.state_scale.push_back(rep.state_scale);
   }
   m.hosts.assign(hosts.begin(), hosts.end());
   m.shared_clock = hosts.size() == 1;

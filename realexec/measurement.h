@@ -25,6 +25,9 @@ struct RankReport {
   std::string host;  // host name and boot id: equal strings mean a shared CLOCK_MONOTONIC
   std::vector<StepRecord> steps;  // measured steps, warm-up excluded
   std::int64_t buffers_checked = 0;  // over every step, warm-up included
+  HeldMemory held;                   // what the rank's executor allocated
+  double state_scale = 1.0;          // the factor its model state was held at (rank_runner.cpp)
+  std::int64_t peak_rss_bytes = 0;   // the rank process's peak resident memory, after its steps
 };
 
 std::vector<char> serialize_report(const RankReport& report);
@@ -43,6 +46,9 @@ struct Measured {
   bool shared_clock = true;
   std::vector<std::string> hosts;  // distinct host identities
   std::int64_t buffers_checked = 0;  // over all ranks and steps
+  std::vector<HeldMemory> held;             // per rank, as its executor allocated
+  std::vector<std::int64_t> peak_rss_bytes;  // per rank process
+  std::vector<double> state_scale;           // per rank: its model state's factor
 };
 
 // reports: one per rank, in rank order. Throws std::invalid_argument if any is missing or

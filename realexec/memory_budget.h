@@ -20,7 +20,8 @@ struct BufferScale {
 };
 
 // requested: nullopt for "auto" (1 if the buffers fit, else the largest 2^-k that fits), or an
-// explicit factor in (0, 1]. per_rank_bytes: the unscaled buffer bytes one rank allocates;
+// explicit factor in (0, 1]. per_rank_bytes: the unscaled collective-buffer bytes one rank
+// allocates (the model state takes what is left: rank_runner.cpp);
 // budget_bytes: what one rank may use. Throws std::invalid_argument (with a one-line message)
 // if an explicit factor does not fit or the buffers cannot fit at any sensible scale.
 BufferScale decide_buffer_scale(std::optional<double> requested, std::int64_t per_rank_bytes, int ranks_on_host,

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
@@ -82,6 +83,25 @@ BufferScale agree_buffer_scale(TcpStore& store, const Plan& plan, const RankJob&
   s.factor = std::stod(status_line.substr(3));
   s.reason = reason;
   return s;
+}
+
+// The model state scaled by `factor` (each kind alike, so the strategy's proportions stay).
+HeldMemory scaled_held(HeldMemory h, double factor) {
+  if (factor == 1.0) return h;
+  for (std::int64_t* b : {&h.params_bytes, &h.grads_bytes, &h.optimizer_bytes})
+    *b = std::llround(static_cast<double>(*b) * factor);
+  return h;
+}
+
+// The collective buffers come first (they are what the run times); the model state is held at
+// the buffer scale if it fits beside them in what this rank may use, else at the largest
+// 2^-k below that which does (0: none fits). The run reports the factor with the bytes.
+double model_state_scale(std::int64_t state_bytes, std::int64_t buffer_bytes, double buffer_scale,
+                         std::int64_t budget_bytes) {
+  const double left = static_cast<double>(budget_bytes) - static_cast<double>(buffer_bytes) * buffer_scale;
+  double f = buffer_scale;
+  while (f > 1e-6 && static_cast<double>(state_bytes) * f > left) f /= 2;
+  return static_cast<double>(state_bytes) * f > left ? 0.0 : f;
 }
 
 class Progress {
@@ -217,6 +237,13 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
     eo.inject = cfg.inject;
     eo.corrupt_op = cfg.corrupt_op;
     eo.corrupt_rank = cfg.corrupt_rank;
+    double state_scale = 0;
+    if (cfg.model_state) {
+      const HeldMemory state = model_state_bytes(plan, *cfg.model_state, job.rank);
+      state_scale = model_state_scale(state.total_bytes(), collective_buffer_bytes(plan, 1.0), scale.factor,
+                                      backend->memory_budget_bytes(job.ranks_on_host));
+      eo.hold = scaled_held(state, state_scale);
+    }
     executor = std::make_unique<Executor>(plan, *backend, eo);
 
     RankReport report;
@@ -231,6 +258,9 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
       progress.step_done(step, local_end - rec.origin_s);
       if (step >= cfg.warmup_steps) report.steps.push_back(std::move(rec));
     }
+    report.held = executor->held();
+    report.state_scale = state_scale;
+    report.peak_rss_bytes = peak_rss_bytes();
     store->set("redsim/report/" + std::to_string(job.rank), serialize_report(report));
 
     if (job.rank == 0) {

@@ -14,6 +14,7 @@
 #include "realexec/launch_env.h"
 #include "realexec/measurement.h"
 #include "realexec/memory_budget.h"
+#include "realexec/model_state.h"
 
 namespace gloo::rendezvous {
 class Store;
@@ -56,6 +57,8 @@ struct RunConfig {
   int corrupt_op = -1;  // test-only, see ExecOptions
   int corrupt_rank = -1;
   bool progress = true;  // rank 0 prints step k/N
+  // The model state each rank holds beside its buffers (model_state.h); unset: none.
+  std::optional<ModelStateSpec> model_state;
 };
 
 struct RunOutcome {

@@ -27,7 +27,8 @@ GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank)
 
 // Device memory bandwidth in bytes per second for the hooks' elementwise kernels: three times
 // reduce_GBps when the cluster gives it (a reduction moves three operands), else the device's
-// datasheet HBM bandwidth by compute capability; 0 (free) when unknown.
+// datasheet HBM bandwidth by compute capability, else the device's memory_GBps (the framework's
+// copy bandwidth: a CPU's); 0 (free) when unknown.
 double hook_memory_Bps(const ClusterSpec& cluster);
 
 // Adds the hooked collectives of every bucket (on `comm` and, for PowerSGD's Q, `comm_q`) and

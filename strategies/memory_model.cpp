@@ -2,6 +2,12 @@
 
 namespace redsim {
 
+int model_state_stage(const Knobs& k) {
+  if (k.strategy == "zero") return k.zero_stage;
+  if (k.strategy == "fsdp" || k.strategy == "hsdp") return 3;
+  return 0;
+}
+
 std::int64_t adam_state_bytes_per_element(DType t) { return dtype_size_bytes(t) >= 4 ? 8 : 12; }
 
 RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage, std::int64_t comm_buffer_bytes) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/knobs.h"
 #include "core/plan.h"
 #include "core/trace.h"
 
@@ -14,6 +15,10 @@ namespace redsim {
 // zero_stage 0: every rank holds everything (DDP). comm_buffer_bytes: communication buffers the
 // strategy holds besides (DDP's bucket copies, ZeRO's reduce and allgather buckets).
 RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage, std::int64_t comm_buffer_bytes);
+
+// The ZeRO stage of a strategy's accounting: zero's --zero-stage; 3 for fsdp and hsdp (their
+// parameters rest sharded, SHARD_GRAD_OP too); 0 (everything replicated) for the DDP family.
+int model_state_stage(const Knobs& knobs);
 
 // Adam state bytes per element for a parameter of this dtype (12 for 16-bit, 8 for fp32).
 std::int64_t adam_state_bytes_per_element(DType param_dtype);

@@ -39,6 +39,25 @@ TEST_CASE("fp16 and bf16 hooks allreduce half the bytes and pay two casts at mem
   }
 }
 
+TEST_CASE("on a device of unknown compute capability the casts run at its memory_GBps", "[strategies][hooks]") {
+  const std::int64_t numel = 1'000'000;
+  auto trace = testing::uniform_trace(4, numel, 1e-3, 2e-3, 0);
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);  // a CPU rank: no reduce_GBps, no compute capability
+  Knobs k;
+  k.broadcast_buffers = false;
+  k.comm_hook = CommHook::fp16;
+  const auto cast_s = [&] {
+    double s = 0;
+    for (const auto& op : make_strategy("bucketed")->plan(trace, cluster, k).ops)
+      if (op.name.rfind("hook:", 0) == 0) s += op.duration_s;
+    return s;
+  };
+  CHECK(cast_s() == 0);  // nothing known: free, as before
+  cluster.device.memory_GBps = 2;
+  // Two casts per gradient, each reading 4 and writing 2 bytes per element, at 2 GB/s.
+  CHECK(cast_s() == Approx(2 * 4 * numel * 6.0 / 2e9));
+}
+
 TEST_CASE("PowerSGD allreduces (m + n) r per matrix and 1-D tensors whole", "[strategies][hooks]") {
   const std::int64_t side = 1000;
   auto trace = testing::uniform_trace(3, side * side, 1e-3, 2e-3, 0);

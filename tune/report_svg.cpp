@@ -47,7 +47,8 @@ std::string family_color(const std::string& fam, int shade) {
                                                               {"zero", {{30, 140, 60}}},
                                                               {"accumulate", {{220, 110, 20}}},
                                                               {"localsgd", {{140, 60, 170}}},
-                                                              {"fsdp", {{200, 40, 60}}}};
+                                                              {"fsdp", {{200, 40, 60}}},
+                                                              {"hsdp", {{150, 110, 40}}}};
   auto it = base.find(fam);
   std::array<int, 3> c = it == base.end() ? std::array<int, 3>{{0, 0, 0}} : it->second;
   const double t = std::min(0.6, 0.15 * shade);
@@ -63,7 +64,7 @@ const char* dash_of(int shade) {
 }
 
 // Families whose time does not depend on a bucket size: a horizontal line.
-bool no_buckets(const std::string& family) { return family == "flat" || family == "fsdp"; }
+bool no_buckets(const std::string& family) { return family == "flat" || family == "fsdp" || family == "hsdp"; }
 
 double nice_step(double range) {
   const double raw = range / 6;
@@ -112,7 +113,7 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
   double ymin = 1e300, ymax = 0;
   for (auto p : r.ranking) {
     const auto& c = r.candidate(p);
-    const std::string alg = c.family == "zero" || c.family == "fsdp" ? std::string("ring") : algorithm_label(c.knobs);
+    const std::string alg = c.family == "zero" || c.family == "fsdp" || c.family == "hsdp" ? std::string("ring") : algorithm_label(c.knobs);
     auto& s = series[{ford(c.family), c.knobs.channels, alg}];
     s.family = c.family;
     s.channels = c.knobs.channels;

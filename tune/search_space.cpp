@@ -17,7 +17,23 @@ std::vector<std::string> tune_families() { return {"flat", "bucketed", "zero", "
 std::vector<std::string> searchable_families() {
   auto f = tune_families();
   f.push_back("fsdp");
+  f.push_back("hsdp");
   return f;
+}
+
+std::vector<int> hsdp_group_sizes(const SearchAxes& a, const ClusterSpec& cluster) {
+  const int world = cluster.world_size();
+  std::vector<int> wanted = a.hsdp_shard_groups;
+  // By default the node (HYBRID_SHARD's usual group: NVLink inside, replicas across the NICs)
+  // and its power-of-two multiples, which trade allgather time for memory.
+  if (wanted.empty())
+    for (std::int64_t g = cluster.devices_per_node; g < world; g *= 2) wanted.push_back(static_cast<int>(g));
+  std::set<int> sizes;
+  for (int v : wanted) {
+    const int g = v == 0 ? cluster.devices_per_node : v;
+    if (g > 1 && g < world && world % g == 0) sizes.insert(g);
+  }
+  return {sizes.begin(), sizes.end()};
 }
 
 SearchAxes standard_axes(const TuneConstraints& c) {
@@ -106,9 +122,16 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   }
   if (wanted.empty()) wanted.insert(defaults.begin(), defaults.end());
 
-  if (wanted.count("fsdp") && (a.fsdp_wrap_elems.empty() || a.reshard_after_forward.empty() || a.backward_prefetches.empty()))
+  if ((wanted.count("fsdp") || wanted.count("hsdp")) && (a.fsdp_wrap_elems.empty() || a.reshard_after_forward.empty() || a.backward_prefetches.empty()))
     throw InputError("", "", "tune: the search space has no FSDP settings");
   Grid g;
+  const std::vector<int> hsdp_groups = wanted.count("hsdp") ? hsdp_group_sizes(a, cluster) : std::vector<int>{};
+  if (wanted.count("hsdp") && hsdp_groups.empty()) {
+    wanted.erase("hsdp");
+    g.notes.push_back("hsdp: not searched: no shard group of 2 or more ranks divides the " +
+                      std::to_string(cluster.world_size()) + " ranks into several groups (it would be fsdp or DDP)");
+    if (wanted.empty()) throw InputError("", "", "--strategies hsdp: no shard-group size fits this cluster");
+  }
   const int m = c.microbatches;
   if (m == 1 && wanted.count("accumulate")) {
     wanted.erase("accumulate");
@@ -120,8 +143,9 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   if (m > 1 && wanted.count("bucketed"))
     g.notes.push_back("bucketed: evaluated over " + std::to_string(m) +
                       " micro-batches, each synchronised (DDP without no_sync): accumulate with sync_every_microbatch");
-  if (m > 1 && (wanted.count("flat") || wanted.count("zero") || wanted.count("localsgd") || wanted.count("fsdp")))
-    g.notes.push_back("flat, zero, localsgd, fsdp: no gradient accumulation in their plans; compared by time per sample, "
+  if (m > 1 && (wanted.count("flat") || wanted.count("zero") || wanted.count("localsgd") || wanted.count("fsdp") ||
+                wanted.count("hsdp")))
+    g.notes.push_back("flat, zero, localsgd, fsdp, hsdp: no gradient accumulation in their plans; compared by time per sample, "
                       "i.e. " + std::to_string(m) + " of their steps per optimizer step of " + std::to_string(m) +
                       " micro-batches");
 
@@ -174,7 +198,7 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
            (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
            "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period) + "|" +
            std::to_string(k.fsdp_wrap_elems) + "|" + (k.reshard_after_forward ? "r" : "-") + "|" +
-           std::string(backward_prefetch_name(k.backward_prefetch));
+           std::string(backward_prefetch_name(k.backward_prefetch)) + "|" + std::to_string(k.shard_group);
   };
 
   for (const auto& family : all) {
@@ -229,21 +253,24 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
                 k.bucket_cap_bytes = bucket;
                 add(family, k, key(family, k));
               }
-    } else if (family == "fsdp") {
+    } else if (family == "fsdp" || family == "hsdp") {
       // Collectives are allgathers and reduce-scatters (rings in NCCL): no algorithm, no bucket
-      // size; each setting is a line of one point.
-      base.strategy = "fsdp";
-      for (int ch : channel_axis)
-        for (auto wrap : a.fsdp_wrap_elems)
-          for (bool reshard : a.reshard_after_forward)
-            for (auto pf : a.backward_prefetches) {
-              Knobs k = base;
-              k.channels = ch;
-              k.fsdp_wrap_elems = wrap;
-              k.reshard_after_forward = reshard;
-              k.backward_prefetch = pf;
-              add(family, k, key(family, k));
-            }
+      // size; each setting is a line of one point. fsdp shards over the world (group 0).
+      base.strategy = family;
+      const std::vector<int> groups = family == "hsdp" ? hsdp_groups : std::vector<int>{0};
+      for (int group : groups)
+        for (int ch : channel_axis)
+          for (auto wrap : a.fsdp_wrap_elems)
+            for (bool reshard : a.reshard_after_forward)
+              for (auto pf : a.backward_prefetches) {
+                Knobs k = base;
+                k.shard_group = group;
+                k.channels = ch;
+                k.fsdp_wrap_elems = wrap;
+                k.reshard_after_forward = reshard;
+                k.backward_prefetch = pf;
+                add(family, k, key(family, k));
+              }
     } else if (family == "localsgd") {
       base.strategy = "localsgd";
       for (auto alg : algorithms)
@@ -302,8 +329,9 @@ std::string describe_knobs(const Candidate& c) {
   if (c.family == "zero")
     return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", allgather " + format_bytes_binary(k.allgather_bucket_bytes) +
            ", stage " + std::to_string(k.zero_stage) + ", ring" + ch + wire;
-  if (c.family == "fsdp")
-    return std::string(k.reshard_after_forward ? "FULL_SHARD" : "SHARD_GRAD_OP") + ", prefetch " +
+  if (c.family == "fsdp" || c.family == "hsdp")
+    return (c.family == "hsdp" ? "shard group " + std::to_string(k.shard_group) + ", " : std::string()) +
+           std::string(k.reshard_after_forward ? "FULL_SHARD" : "SHARD_GRAD_OP") + ", prefetch " +
            std::string(backward_prefetch_name(k.backward_prefetch)) + ", wrap " +
            (k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params" : std::string("per layer")) + ", ring" + ch;
   if (c.family == "localsgd")

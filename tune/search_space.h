@@ -42,6 +42,10 @@ struct SearchAxes {
   std::vector<std::int64_t> fsdp_wrap_elems;            // 0 = a unit per trace layer
   std::vector<bool> reshard_after_forward;              // true = FULL_SHARD, false = SHARD_GRAD_OP
   std::vector<BackwardPrefetch> backward_prefetches;
+  // hsdp (searched only when asked for: --strategies hsdp), with the fsdp axes above: ranks per
+  // shard group, 0 = the devices of a node. Empty = the node and its power-of-two multiples;
+  // sizes that do not divide the world, or are 1 or the whole world (DDP, fsdp), are left out.
+  std::vector<int> hsdp_shard_groups;
   // On a cluster with NCCL collectives, search NCCL's settings (NCCL_ALGO auto and each algorithm
   // NCCL runs there, NCCL's channels) instead of `algorithms` and `channels`. False: take the
   // axes as given (a framework's defaults are one point: auto, auto).
@@ -57,7 +61,7 @@ SearchAxes standard_axes(const TuneConstraints& constraints);
 
 // The families searched by default, in canonical order (redsim's strategy order).
 std::vector<std::string> tune_families();
-// ... and every family the grid can hold: the defaults plus fsdp (searched when asked for).
+// ... and every family the grid can hold: the defaults plus fsdp and hsdp (searched when asked for).
 std::vector<std::string> searchable_families();
 
 struct Candidate {
@@ -87,5 +91,8 @@ std::string algorithm_label(const Knobs& k);  // "ring", or "auto"
 std::string channels_label(const Knobs& k);   // "8", or "auto"
 std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
 std::string format_GiB(std::int64_t bytes);  // binary: "74.51 GiB", "50.00 MiB"
+
+// The hsdp shard-group sizes the grid holds for these axes on this cluster, ascending.
+std::vector<int> hsdp_group_sizes(const SearchAxes& axes, const ClusterSpec& cluster);
 
 }  // namespace redsim::tune

@@ -29,7 +29,7 @@ std::vector<std::string> families_of(const std::string& target, int microbatches
   if (target == "horovod") f = {"flat", "bucketed", "accumulate"};
   if (target == "nccl") f = {"bucketed"};
   if (target == "deepspeed") f = {"zero", "fsdp"};
-  if (target == "fsdp") f = {"fsdp"};
+  if (target == "fsdp") f = {"fsdp", "hsdp"};  // HYBRID_SHARD is FSDP's sharding_strategy too
   (void)microbatches;  // with M = 1 build_grid leaves accumulate out, and says why
   return f;
 }

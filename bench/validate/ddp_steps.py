@@ -20,58 +20,12 @@ MASTER_ADDR, MASTER_PORT; realexec/testbed and torchrun set them). Inside a netw
 GLOO_SOCKET_IFNAME must name the namespace's interface (the testbed sets it), or Gloo binds to
 loopback. --local-ranks N starts N such ranks itself on 127.0.0.1 (GLOO_SOCKET_IFNAME=lo).
 
-Variants and the `redsim validate` knobs that model them (cli/knob_options.cpp):
+Variants (--variant), the `redsim validate` knobs that model each, and the PyTorch features that
+do not run here (FSDP, bf16_compress_hook): ddp_variants.py. Per-rank memory (tensor bytes and
+resident memory, in the measured file's "memory"): ddp_memory.py; memory_compare.py sets it
+against redsim's memory model.
 
-  --variant bucketed  --bucket-mb B            DDP(bucket_cap_mb=B), SGD(momentum 0.9)
-        redsim validate ... --strategy bucketed --bucket-mb B
-  --variant accumulate --bucket-mb B --microbatches M
-        M-1 micro-batches of --batch-size under ddp.no_sync(), then one synced, then the step
-        redsim validate ... --strategy accumulate --bucket-mb B --microbatches M
-  --variant zero --bucket-mb B
-        DDP(bucket_cap_mb=B) + ZeroRedundancyOptimizer(SGD) (parameters_as_bucket_view=False)
-        redsim validate ... --strategy zero --zero-stage 1 --bucket-mb B
-  --variant localsgd --bucket-mb B --localsgd-period H
-        DDP with post_localSGD_hook (PostLocalSGDState(start_localSGD_iter=0,
-        post_local_gradient_allreduce=False): no gradient sync at all) and
-        PostLocalSGDOptimizer(SGD, PeriodicModelAverager(period=H, warmup_steps=0))
-        redsim validate ... --strategy localsgd --localsgd-period H --bucket-mb B
-
-Where PyTorch's algorithm differs from redsim's model:
-
-  - Buckets. DDP 1.13 caps the first bucket at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB (redsim's
-    --first-bucket-mb, default 1) and rebuilds its buckets in gradient-ready order after the
-    first iteration (redsim's default --bucket-order execution); the warm-up steps cover that.
-  - Copies. With gradient_as_bucket_view=False (the default) DDP copies every gradient into its
-    bucket and back after the allreduce, and divides the bucket by the world size; redsim does
-    not model these copies (they are neither in the trace's compute nor in the collective).
-  - Gloo threads. ProcessGroupGloo runs collectives on 2 worker threads, so two buckets may be
-    in flight at once (on the testbed two concurrent rings are ~5% slower than the same two in
-    turn); redsim's comm stream is FIFO, one bucket at a time. --gloo-threads 1 gives DDP its own
-    Gloo group with one worker thread, which reduces the buckets in turn. DDP broadcasts the
-    module buffers (BatchNorm statistics) from rank 0 before every forward, one coalesced
-    broadcast per dtype, as redsim does (--no-broadcast-buffers turns it off in both).
-  - accumulate: DDP broadcasts the buffers before every micro-batch's forward (no_sync does not
-    stop that); redsim's accumulate plan broadcasts them once per step.
-  - zero: PyTorch's ZeroRedundancyOptimizer is ZeRO-1 on top of DDP: gradients are fully
-    allreduced in DDP's buckets, each rank steps SGD on its partition (parameters assigned
-    greedily by size, not contiguous ranges), then every parameter is broadcast from its owner
-    (one Gloo broadcast, a binomial tree, per tensor, all in flight, waited for at the end of
-    step()). redsim's zero reduces each gradient bucket to its owner (reduce / reduce-scatter)
-    and all-gathers the parameters, so PyTorch moves more bytes (allreduce + broadcasts vs
-    reduce + allgather): on the testbed its step() alone takes ~2.4 s for resnet18, and redsim
-    --strategy zero predicts about half of the measured step. Compare it with bucketed's
-    prediction plus the broadcasts, not as a check of redsim's zero.
-  - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
-    allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
-    DDP's buckets after the H-th step. A measured "step" is an H-step window divided by H (each
-    window holds exactly one averaging), the same per-step cost redsim reports; DDP still runs
-    its hook for every bucket (which returns the local gradient).
-  - Shared cores. On realexec/testbed all "nodes" share this machine's cores, and the kernel's
-    work for the shaped links and Gloo's reductions run on the same cores as the ranks' compute:
-    compute that overlaps communication runs ~30% slower, and DDP's communication inside a step
-    is slower than the same allreduces timed alone. redsim models compute and the network as
-    independent resources, so it under-predicts DDP's step on the testbed (bench/validate/
-    README.md has the numbers).
+Where PyTorch's algorithm differs from redsim's model, variant by variant: ddp_variants.py.
 
 What a step time is: every rank leaves a dist.barrier(), takes time.perf_counter(), runs the step
 (forward, loss, backward for each micro-batch, optimizer.step()) and takes the time again. On the
@@ -120,21 +74,18 @@ import contextlib
 import datetime
 import json
 import os
-import socket
-import statistics
-import subprocess
 import sys
 import threading
 import time
 
+import ddp_memory
+import ddp_variants
+from ddp_launch import UsageError, cpu_count, env_int, launch_local, median
+
 PROG = "ddp_steps"
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE_DIR = os.path.join(HERE, "..", "..", "traces", "capture")
-VARIANTS = ("bucketed", "accumulate", "zero", "localsgd")
-
-
-class UsageError(Exception):
-    pass
+VARIANTS = ddp_variants.VARIANTS
 
 
 def parse_args(argv):
@@ -149,8 +100,16 @@ def parse_args(argv):
                     help="one sample's shape (default 3,64,64: small compute, so communication dominates at 400 Mbit/s)")
     ap.add_argument("--variant", choices=VARIANTS, default="bucketed", help="default bucketed")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb in MiB (default 25)")
+    ap.add_argument("--first-bucket-mb", type=float, default=0,
+                    help="DDP's first bucket cap in MiB (default 0: PyTorch's 1 MiB, dist._DEFAULT_FIRST_BUCKET_BYTES)")
     ap.add_argument("--microbatches", type=int, default=4, help="accumulate: micro-batches per step, M (default 4)")
     ap.add_argument("--localsgd-period", type=int, default=4, help="localsgd: steps between averagings, H (default 4)")
+    ap.add_argument("--powersgd-rank", type=int, default=1, help="powersgd: matrix_approximation_rank (default 1)")
+    ap.add_argument("--powersgd-start-iter", type=int, default=2,
+                    help="powersgd: start_powerSGD_iter (default 2, the least PyTorch allows with error feedback; "
+                         "keep --warmup at or above it so the timed steps compress)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",
+                    help="sgd (momentum 0.9, default) or adam (whose state redsim's memory model counts)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2; DDP rebuilds buckets in the 2nd)")
     ap.add_argument("--steps", type=int, default=5,
                     help="timed steps (default 5; localsgd: rounded up to whole windows of H steps)")
@@ -175,7 +134,11 @@ def parse_args(argv):
         (args.batch_size >= 1, "--batch-size: expected a positive integer"),
         (args.bucket_mb > 0, "--bucket-mb: expected a positive size in MiB"),
         (args.microbatches >= 1, "--microbatches: expected at least 1"),
+        (args.first_bucket_mb >= 0, "--first-bucket-mb: expected 0 (PyTorch's default) or a size in MiB"),
         (args.localsgd_period >= 1, "--localsgd-period: expected at least 1"),
+        (args.powersgd_rank >= 1, "--powersgd-rank: expected at least 1"),
+        (args.powersgd_start_iter >= 2, "--powersgd-start-iter: expected at least 2 (PyTorch's minimum with error "
+                                        "feedback)"),
         (args.warmup >= 0, "--warmup: expected 0 or more"),
         (args.steps >= 1, "--steps: expected at least 1"),
         (args.compute_steps >= -1, "--compute-steps: expected 0 or more"),
@@ -202,107 +165,46 @@ def parse_args(argv):
 
 
 # ---------------------------------------------------------------------------------------------
-# --local-ranks N: start N ranks on 127.0.0.1 with torchrun's environment.
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def launch_local(args, argv):
-    n = args.local_ranks
-    child_argv = []
-    skip = False
-    for i, a in enumerate(argv):  # drop --local-ranks N / --local-ranks=N
-        if skip:
-            skip = False
-            continue
-        if a == "--local-ranks":
-            skip = True
-            continue
-        if a.startswith("--local-ranks="):
-            continue
-        child_argv.append(a)
-    port = free_port()
-    procs = []
-    for r in range(n):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
-                   NODE_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
-        env.pop("REDSIM_HOST_ADDR", None)
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + child_argv, env=env))
-    status = 0
-    live = list(procs)
-    while live:
-        for p in list(live):
-            rc = p.poll()
-            if rc is None:
-                continue
-            live.remove(p)
-            if rc != 0 and status == 0:
-                status = rc if rc > 0 else 128 - rc  # killed by a signal: 128 + its number
-                for q in live:  # a failed rank leaves the others blocked in a collective
-                    with contextlib.suppress(OSError):
-                        q.terminate()
-        time.sleep(0.05)
-    return status
-
-
-# ---------------------------------------------------------------------------------------------
 # One rank.
 
 
-def env_int(name):
-    v = os.environ.get(name)
-    if v is None or not v.strip().lstrip("-").isdigit():
-        raise UsageError("environment: %s is not set to an integer (run under torchrun/realexec/testbed, "
-                         "or give --local-ranks N)" % name)
-    return int(v)
+class RankRun:
+    """One rank of the job: the steps of run_rank, sharing the rank's state."""
 
+    def __init__(self, args):
+        self.args = args
+        self.rank, self.world = env_int("RANK"), env_int("WORLD_SIZE")
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+        self.on_host = self.world if os.environ.get("REDSIM_HOST_ADDR") else local_world
+        self.threads = args.threads or max(1, cpu_count() // max(1, self.on_host))
+        for name in ("MASTER_ADDR", "MASTER_PORT"):
+            if not os.environ.get(name):
+                raise UsageError("environment: %s is not set" % name)
+        sys.path.insert(0, os.path.abspath(CAPTURE_DIR))
+        import redsim_capture as capture  # traces/capture/redsim_capture.py
 
-def cpu_count():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        try:
+            import torch
+            import torch.distributed as dist
+            import torch.nn.functional as F
+        except Exception as e:  # ImportError, or a broken install
+            raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
+                             % (sys.executable, e))
+        self.capture, self.torch, self.dist, self.F = capture, torch, dist, F
+        torch.set_num_threads(self.threads)
+        self.say = (lambda *a: print(*a, flush=True)) if self.rank == 0 else (lambda *a: None)
+        dist.init_process_group("gloo", init_method="env://", rank=self.rank, world_size=self.world,
+                                timeout=datetime.timedelta(seconds=args.timeout_s))
+        self.rss_before_model = ddp_memory.rss_bytes()  # PyTorch, Gloo and the interpreter, no model yet
+        self.say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, "
+                 "input %s, variant %s" % (PROG, self.world, self.threads, cpu_count(), self.on_host, torch.__version__,
+                                           args.model, args.batch_size, "x".join(map(str, args.shape)), args.variant))
+        self.pg = self.gloo_group() if args.gloo_threads else None  # None: the default group (2 worker threads)
+        self.trace = None
+        self.fwd, self.bwd, self.optim = [], [], []
 
-
-def median(v):
-    return statistics.median(v) if v else 0.0
-
-
-def run_rank(args):
-    rank, world = env_int("RANK"), env_int("WORLD_SIZE")
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
-    on_host = world if os.environ.get("REDSIM_HOST_ADDR") else local_world
-    threads = args.threads or max(1, cpu_count() // max(1, on_host))
-    for name in ("MASTER_ADDR", "MASTER_PORT"):
-        if not os.environ.get(name):
-            raise UsageError("environment: %s is not set" % name)
-
-    sys.path.insert(0, os.path.abspath(CAPTURE_DIR))
-    import redsim_capture as capture  # traces/capture/redsim_capture.py
-
-    try:
-        import torch
-        import torch.distributed as dist
-        import torch.nn.functional as F
-        from torch.nn.parallel import DistributedDataParallel as DDP
-    except Exception as e:  # ImportError, or a broken install
-        raise UsageError("cannot import PyTorch with %s (%s): install python3-torch and python3-torchvision"
-                         % (sys.executable, e))
-    torch.set_num_threads(threads)
-    say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
-
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=args.timeout_s))
-    say("%s: %d rank(s), %d thread(s) each (%d cores, %d rank(s) on this machine); torch %s; %s, batch %d, input %s, "
-        "variant %s" % (PROG, world, threads, cpu_count(), on_host, torch.__version__, args.model, args.batch_size,
-                        "x".join(map(str, args.shape)), args.variant))
-
-    pg = None  # the default group (2 Gloo worker threads)
-    if args.gloo_threads:
+    def gloo_group(self):
+        dist, args = self.dist, self.args
         opts = dist.ProcessGroupGloo._Options()
         opts._timeout = datetime.timedelta(seconds=args.timeout_s)
         ifname = os.environ.get("GLOO_SOCKET_IFNAME")
@@ -310,240 +212,237 @@ def run_rank(args):
                          else dist.ProcessGroupGloo.create_default_device()]
         opts._threads = args.gloo_threads
         store = dist.PrefixStore("ddp_steps_gloo", dist.distributed_c10d._get_default_store())
-        pg = dist.ProcessGroupGloo(store, rank, world, opts)
+        return dist.ProcessGroupGloo(store, self.rank, self.world, opts)
 
-    # 1. The trace capture, on every rank at once (same contention); rank 0 keeps its trace.
-    trace = None
-    if args.trace_out:
+    def capture_trace(self):
+        """1. The trace capture, on every rank at once (same contention); rank 0 keeps its trace."""
+        args, capture = self.args, self.capture
         cap_args = argparse.Namespace(
             model=args.model, model_name=None, input_shape=",".join(map(str, args.shape)), batch_size=args.batch_size,
-            input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer="sgd", warmup=1,
-            iters=args.capture_iters, device="cpu", threads=threads, seed=args.seed, no_rescale=False,
+            input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer=args.optimizer, warmup=1,
+            iters=args.capture_iters, device="cpu", threads=self.threads, seed=args.seed, no_rescale=False,
             out=args.trace_out, raw_out=None)
         try:
-            trace, _raw, warnings, _totals = capture.run(cap_args)
+            self.trace, _raw, warnings, _totals = capture.run(cap_args)
         except capture.CaptureError as e:
             raise UsageError("trace capture: %s" % e)
         for w in warnings:
-            say("%s: capture warning: %s" % (PROG, w))
-        dist.barrier()
-        say("%s: captured the per-layer trace (%d layers)" % (PROG, len(trace["layers"])))
+            self.say("%s: capture warning: %s" % (PROG, w))
+        self.dist.barrier()
+        self.say("%s: captured the per-layer trace (%d layers)" % (PROG, len(self.trace["layers"])))
 
-    # 2. The model, the DDP wrapper and the variant's optimizer.
-    torch.manual_seed(args.seed)
-    try:
-        model = capture.build_model(args.model, torch)
-    except capture.CaptureError as e:
-        raise UsageError(str(e))
-    model.train()
-    ddp = DDP(model, bucket_cap_mb=args.bucket_mb, process_group=pg)
-    sgd = dict(lr=1e-3, momentum=0.9)  # as redsim_capture.py's --optimizer sgd
-    micro = args.microbatches if args.variant == "accumulate" else 1
-    period = args.localsgd_period if args.variant == "localsgd" else 1
-    if args.variant == "zero":
-        from torch.distributed.optim import ZeroRedundancyOptimizer
+    def build(self):
+        """2. The model, the DDP wrapper, the variant's optimizer, the batch and the gradient hooks."""
+        args, torch = self.args, self.torch
+        torch.manual_seed(args.seed)
+        try:
+            self.model = self.capture.build_model(args.model, torch)
+        except self.capture.CaptureError as e:
+            raise UsageError(str(e))
+        model = self.model
+        model.train()
+        self.built = ddp_variants.build(torch, model, args, self.pg)
+        if args.variant == "powersgd" and args.warmup < args.powersgd_start_iter:
+            self.say("%s: warning: --warmup %d < --powersgd-start-iter %d: the first timed steps allreduce "
+                     "uncompressed" % (PROG, args.warmup, args.powersgd_start_iter))
+        gen = torch.Generator().manual_seed(args.seed * 1000 + self.rank)
+        self.x = torch.randn([args.batch_size] + args.shape, generator=gen)
+        model.eval()  # the class count, from one sample (BatchNorm in train mode needs more than one)
+        with torch.no_grad():
+            classes = model(self.x[:1]).shape[1]
+        model.train()
+        self.y = torch.randint(0, classes, (args.batch_size,), generator=gen)
+        # The time each rank's backward finishes computing: the last gradient accumulated (hooks on
+        # the parameters' AccumulateGrad nodes, where DDP's reducer hooks in too). DDP's backward
+        # then still waits for its allreduces.
+        self.last_ready = [0.0]
+        self.grad_accs = []
 
-        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.SGD, **sgd)
-    elif args.variant == "localsgd":
-        from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
-            PostLocalSGDState, post_localSGD_hook)
-        from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
-        from torch.distributed.optim import PostLocalSGDOptimizer
+        def on_ready(*_):
+            self.last_ready[0] = time.perf_counter()
 
-        state = PostLocalSGDState(process_group=pg, subgroup=None, start_localSGD_iter=0,
-                                  post_local_gradient_allreduce=False)
-        ddp.register_comm_hook(state, post_localSGD_hook)
-        opt = PostLocalSGDOptimizer(optim=torch.optim.SGD(ddp.parameters(), **sgd),
-                                    averager=PeriodicModelAverager(period=period, warmup_steps=0))
-    else:
-        opt = torch.optim.SGD(ddp.parameters(), **sgd)
+        for p in model.parameters():
+            if p.requires_grad:
+                acc = p.expand_as(p).grad_fn.next_functions[0][0]
+                acc.register_hook(on_ready)
+                self.grad_accs.append(acc)
+        opt_class, opt_args = ddp_variants.make_optimizer(torch, args)
+        self.cal_opt = opt_class(model.parameters(), **opt_args) if args.compute_steps else None
 
-    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
-    x = torch.randn([args.batch_size] + args.shape, generator=gen)
-    model.eval()  # the class count, from one sample (BatchNorm in train mode needs more than one)
-    with torch.no_grad():
-        classes = model(x[:1]).shape[1]
-    model.train()
-    y = torch.randint(0, classes, (args.batch_size,), generator=gen)
-
-    # The time each rank's backward finishes computing: the last gradient accumulated (hooks on
-    # the parameters' AccumulateGrad nodes, where DDP's reducer hooks in too). DDP's backward
-    # then still waits for its allreduces.
-    last_ready = [0.0]
-    grad_accs = []
-
-    def on_ready(*_):
-        last_ready[0] = time.perf_counter()
-
-    for p in model.parameters():
-        if p.requires_grad:
-            acc = p.expand_as(p).grad_fn.next_functions[0][0]
-            acc.register_hook(on_ready)
-            grad_accs.append(acc)
-
-    def train_step(t0):
+    def train_step(self, t0):
         """One step; returns this rank's forward, backward compute (to the last gradient),
         backward (to the end of DDP's backward, its allreduces included) and optimizer seconds,
         summed over micro-batches."""
-        opt.zero_grad(set_to_none=True)
+        b_ = self.built
+        b_.opt.zero_grad(set_to_none=True)
         f = bc = b = 0.0
-        for m in range(micro):
-            ctx = ddp.no_sync() if m < micro - 1 else contextlib.nullcontext()
+        for m in range(b_.micro):
+            ctx = b_.ddp.no_sync() if m < b_.micro - 1 else contextlib.nullcontext()
             with ctx:
-                loss = F.cross_entropy(ddp(x), y)
+                loss = self.F.cross_entropy(b_.ddp(self.x), self.y)
                 t1 = time.perf_counter()
                 loss.backward()
                 t2 = time.perf_counter()
-            f, bc, b, t0 = f + (t1 - t0), bc + (last_ready[0] - t1), b + (t2 - t1), t2
-        opt.step()
+            f, bc, b, t0 = f + (t1 - t0), bc + (self.last_ready[0] - t1), b + (t2 - t1), t2
+        b_.opt.step()
         return [f, bc, b, time.perf_counter() - t0]
 
-    def max_over_ranks(values):
-        t = torch.tensor(values, dtype=torch.float64)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return t.tolist()
-
-    for i in range(args.warmup):
-        dist.barrier()
-        t0 = time.perf_counter()
-        train_step(t0)
-        d = time.perf_counter() - t0
-        say("%s: warm-up %d/%d: %.1f ms (rank 0)" % (PROG, i + 1, args.warmup, d * 1e3))
-
-    # 3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
-    #    broadcast) and a plain SGD over all parameters; the model's state is restored after each.
-    cal_opt = torch.optim.SGD(model.parameters(), **sgd) if args.compute_steps else None
-    fwd, bwd, optim = [], [], []
-
-    def compute_only_step(record=True):
+    def compute_only_step(self, record=True):
+        """3. Compute only, all ranks at once: the underlying module (no DDP hooks fire, no buffer
+        broadcast) and a plain optimizer over all parameters; the model's state is restored after."""
+        model, cal_opt = self.model, self.cal_opt
         saved = {k: v.clone() for k, v in model.state_dict().items()}
-        opt.zero_grad(set_to_none=True)
+        self.built.opt.zero_grad(set_to_none=True)
         cal_opt.zero_grad(set_to_none=True)
-        dist.barrier()
+        self.dist.barrier()
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x), y)
+        loss = self.F.cross_entropy(model(self.x), self.y)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
         cal_opt.step()
         t3 = time.perf_counter()
-        with torch.no_grad():
+        with self.torch.no_grad():
             model.load_state_dict(saved)
         cal_opt.zero_grad(set_to_none=True)
         if record:
-            fwd.append(t1 - t0)
-            bwd.append(t2 - t1)
-            optim.append(t3 - t2)
+            self.fwd.append(t1 - t0)
+            self.bwd.append(t2 - t1)
+            self.optim.append(t3 - t2)
 
-    if args.compute_steps:
-        compute_only_step(record=False)  # warm-up of the calibration optimizer's state
+    def max_over_ranks(self, values):
+        t = self.torch.tensor(values, dtype=self.torch.float64)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return t.tolist()
 
-    # 4. The timed steps, each followed by a compute-only step while there are any to run (so a
-    #    drift in the machine's load, which is shared, hits both alike).
-    steps = -(-args.steps // period) * period
-    per_step, rank0, phases = [], [], []
-    for i in range(max(steps, args.compute_steps)):
-        if i < steps:
-            dist.barrier()
+    def timed_steps(self):
+        """4. Warm-up, then the timed steps, each followed by a compute-only step while there are
+        any to run (so a drift in the machine's load, which is shared, hits both alike)."""
+        args, period = self.args, self.built.period
+        for i in range(args.warmup):
+            self.dist.barrier()
             t0 = time.perf_counter()
-            ph = train_step(t0)
-            d = time.perf_counter() - t0
-            slowest = max_over_ranks([d])[0]
-            per_step.append(slowest)
-            rank0.append(d)
-            phases.append({"forward_s": ph[0], "backward_compute_s": ph[1], "backward_s": ph[2], "optimizer_s": ph[3]})
-            say("%s: step %d/%d: %.1f ms (slowest rank; rank 0 %.1f ms: forward %.1f, backward %.1f computing, "
-                "%.1f with the allreduces, optimizer %.1f)" % (PROG, i + 1, steps, slowest * 1e3, d * 1e3, ph[0] * 1e3,
-                                                               ph[1] * 1e3, ph[2] * 1e3, ph[3] * 1e3))
-        if i < args.compute_steps:
-            compute_only_step()
-    # localsgd: one value per H-step window (each holds exactly one averaging), per step.
-    step_times = [sum(per_step[w:w + period]) / period for w in range(0, steps, period)]
+            self.train_step(t0)
+            self.say("%s: warm-up %d/%d: %.1f ms (rank 0)" % (PROG, i + 1, args.warmup, (time.perf_counter() - t0) * 1e3))
+        if args.compute_steps:
+            self.compute_only_step(record=False)  # warm-up of the calibration optimizer's state
+        steps = -(-args.steps // period) * period
+        self.per_step, self.rank0, self.phases = [], [], []
+        for i in range(max(steps, args.compute_steps)):
+            if i < steps:
+                self.dist.barrier()
+                t0 = time.perf_counter()
+                ph = self.train_step(t0)
+                d = time.perf_counter() - t0
+                slowest = self.max_over_ranks([d])[0]
+                self.per_step.append(slowest)
+                self.rank0.append(d)
+                self.phases.append({"forward_s": ph[0], "backward_compute_s": ph[1], "backward_s": ph[2],
+                                    "optimizer_s": ph[3]})
+                self.say("%s: step %d/%d: %.1f ms (slowest rank; rank 0 %.1f ms: forward %.1f, backward %.1f "
+                         "computing, %.1f with the allreduces, optimizer %.1f)"
+                         % (PROG, i + 1, steps, slowest * 1e3, d * 1e3, ph[0] * 1e3, ph[1] * 1e3, ph[2] * 1e3,
+                            ph[3] * 1e3))
+            if i < args.compute_steps:
+                self.compute_only_step()
+        # localsgd: one value per H-step window (each holds exactly one averaging), per step.
+        self.step_times = [sum(self.per_step[w:w + period]) / period for w in range(0, steps, period)]
 
-    # Compute in the timed steps themselves (slowest rank per step, median over steps): forward,
-    # and backward up to its last gradient, while DDP's allreduces run beside it.
-    ins = torch.tensor([[p["forward_s"] for p in phases], [p["backward_compute_s"] for p in phases]],
-                       dtype=torch.float64)
-    dist.all_reduce(ins, op=dist.ReduceOp.MAX)
-    in_step = {"forward_s": median(ins[0].tolist()), "backward_s": median(ins[1].tolist())}
+    def summarize_compute(self):
+        """The compute an SPMD plan should carry: ranks wait for each other at every collective and
+        a step ends with the last one, so per step the slowest rank, then the median over steps
+        (the mean over ranks is reported too); and the compute inside the timed steps themselves."""
+        torch, dist, args = self.torch, self.dist, self.args
+        ins = torch.tensor([[p["forward_s"] for p in self.phases], [p["backward_compute_s"] for p in self.phases]],
+                           dtype=torch.float64)
+        dist.all_reduce(ins, op=dist.ReduceOp.MAX)
+        self.in_step = {"forward_s": median(ins[0].tolist()), "backward_s": median(ins[1].tolist())}
+        self.compute = None
+        if args.compute_steps:
+            mine = torch.tensor([self.fwd, self.bwd, self.optim], dtype=torch.float64)
+            hi, tot = mine.clone(), mine.clone()
+            dist.all_reduce(hi, op=dist.ReduceOp.MAX)
+            dist.all_reduce(tot, op=dist.ReduceOp.SUM)
+            slow = [median(row) for row in hi.tolist()]
+            mean = [median(row) / self.world for row in tot.tolist()]
+            self.compute = {"forward_s": slow[0], "backward_s": slow[1], "optimizer_s": slow[2],
+                            "steps": args.compute_steps, "statistic": "per step the slowest rank, median over steps",
+                            "mean_over_ranks_s": {"forward": mean[0], "backward": mean[1], "optimizer": mean[2]}}
+            self.say("%s: compute only (%d steps, all ranks at once; slowest rank per step, median over steps): "
+                     "forward %.1f ms, backward %.1f ms, optimizer %.1f ms, total %.1f ms (mean over ranks %.1f / "
+                     "%.1f / %.1f ms)" % (PROG, args.compute_steps, slow[0] * 1e3, slow[1] * 1e3, slow[2] * 1e3,
+                                          sum(slow) * 1e3, mean[0] * 1e3, mean[1] * 1e3, mean[2] * 1e3))
+        self.say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, "
+                 "backward %.1f ms to the last gradient" % (PROG, self.in_step["forward_s"] * 1e3,
+                                                            self.in_step["backward_s"] * 1e3))
 
-    compute = None
-    if args.compute_steps:
-        # Ranks wait for each other at every collective and the step ends with the last one, so
-        # the compute an SPMD plan (identical ranks) should carry is the slowest rank's: per step
-        # the maximum over ranks, then the median over steps. The mean over ranks is reported too.
-        mine = torch.tensor([fwd, bwd, optim], dtype=torch.float64)
-        hi, tot = mine.clone(), mine.clone()
-        dist.all_reduce(hi, op=dist.ReduceOp.MAX)
-        dist.all_reduce(tot, op=dist.ReduceOp.SUM)
-        slow = [median(row) for row in hi.tolist()]
-        mean = [median(row) / world for row in tot.tolist()]
-        compute = {"forward_s": slow[0], "backward_s": slow[1], "optimizer_s": slow[2], "steps": args.compute_steps,
-                   "statistic": "per step the slowest rank, median over steps",
-                   "mean_over_ranks_s": {"forward": mean[0], "backward": mean[1], "optimizer": mean[2]}}
-        say("%s: compute only (%d steps, all ranks at once; slowest rank per step, median over steps): forward %.1f "
-            "ms, backward %.1f ms, optimizer %.1f ms, total %.1f ms (mean over ranks %.1f / %.1f / %.1f ms)"
-            % (PROG, args.compute_steps, slow[0] * 1e3, slow[1] * 1e3, slow[2] * 1e3, sum(slow) * 1e3,
-               mean[0] * 1e3, mean[1] * 1e3, mean[2] * 1e3))
-    say("%s: compute in the timed steps (slowest rank per step, median over steps): forward %.1f ms, backward "
-        "%.1f ms to the last gradient" % (PROG, in_step["forward_s"] * 1e3, in_step["backward_s"] * 1e3))
-
-    if rank == 0:
-        knobs = ["--strategy", args.variant, "--bucket-mb", "%g" % args.bucket_mb]
-        if args.variant == "accumulate":
-            knobs += ["--microbatches", str(micro)]
-        elif args.variant == "zero":
-            knobs = ["--strategy", "zero", "--zero-stage", "1", "--bucket-mb", "%g" % args.bucket_mb]
-        elif args.variant == "localsgd":
-            knobs += ["--localsgd-period", str(period)]
+    def write(self):
+        """The measured file (and the scaled trace), by rank 0; memory is gathered on every rank."""
+        args, b_ = self.args, self.built
+        memory = ddp_memory.gather(self.torch, self.dist, self.model, b_, self.rss_before_model, self.world,
+                                   self.trace is not None or args.compute_steps > 0)
+        if self.rank != 0:
+            return
+        knobs = ddp_variants.redsim_knobs(args, b_.micro, b_.period)
+        period = b_.period
         out = {
-            "step_times_s": step_times,
+            "step_times_s": self.step_times,
             "engine": {"name": "pytorch-ddp"},
             "source": ("bench/validate/ddp_steps.py: torch %s DistributedDataParallel over Gloo, %d ranks x %d "
                        "thread(s); step = barrier to the end of optimizer.step(), slowest rank%s"
-                       % (torch.__version__, world, threads,
+                       % (self.torch.__version__, self.world, self.threads,
                           "; one value per %d-step window, divided by %d" % (period, period) if period > 1 else "")),
-            "model": args.model,
-            "batch_size_per_rank": args.batch_size,
-            "input_shape": args.shape,
-            "variant": args.variant,
-            "bucket_cap_mb": args.bucket_mb,
-            "microbatches": micro,
-            "localsgd_period": period,
-            "world_size": world,
-            "threads_per_rank": threads,
-            "gloo_threads": args.gloo_threads or 2,
-            "warmup": args.warmup,
-            "per_step_s": per_step,
-            "rank0_step_s": rank0,
-            "rank0_phases": phases,
-            "compute_only": compute,
-            "compute_in_steps": in_step,
-            "redsim_knobs": knobs,
+            "model": args.model, "batch_size_per_rank": args.batch_size, "input_shape": args.shape,
+            "variant": args.variant, "bucket_cap_mb": args.bucket_mb, "microbatches": b_.micro,
+            "localsgd_period": period, "world_size": self.world, "threads_per_rank": self.threads,
+            "gloo_threads": args.gloo_threads or 2, "warmup": args.warmup,
+            "per_step_s": self.per_step, "rank0_step_s": self.rank0, "rank0_phases": self.phases,
+            "compute_only": self.compute, "compute_in_steps": self.in_step, "optimizer": args.optimizer,
+            "powersgd_rank": args.powersgd_rank if args.variant == "powersgd" else None,
+            "powersgd_start_iter": args.powersgd_start_iter if args.variant == "powersgd" else None,
+            "redsim_knobs": knobs, "memory": memory,
         }
+        capture = self.capture
         capture.write_atomically(args.out, json.dumps(out, indent=1) + "\n")
-        say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(step_times),
-                                                               median(step_times) * 1e3))
-        if trace is not None:
-            capture.write_atomically(args.trace_out, json.dumps(scale_trace(trace, compute, world, threads), indent=1) + "\n")
-            say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
-        say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
-            % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
-    dist.barrier()
-    # Tearing the Gloo group down has been seen to hang once (a transport thread spinning after
-    # the peers had gone): the results are written by now, so a rank stuck here for 30 s leaves.
-    def give_up():
-        print("%s: rank %d: process-group teardown hung for 30 s; exiting" % (PROG, rank), file=sys.stderr, flush=True)
+        self.say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(self.step_times),
+                                                                    median(self.step_times) * 1e3))
+        if self.trace is not None:
+            scaled = scale_trace(self.trace, self.compute, self.world, self.threads)
+            capture.write_atomically(args.trace_out, json.dumps(scaled, indent=1) + "\n")
+            self.say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
+        self.say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
+                 % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
+
+    def finish(self):
+        self.dist.barrier()
+        # Tearing the Gloo group down has been seen to hang once (a transport thread spinning after
+        # the peers had gone): the results are written by now, so a rank stuck here for 30 s leaves.
+        rank = self.rank
+
+        def give_up():
+            print("%s: rank %d: process-group teardown hung for 30 s; exiting" % (PROG, rank), file=sys.stderr,
+                  flush=True)
+            os._exit(0)
+
+        watchdog = threading.Timer(30.0, give_up)
+        watchdog.daemon = True
+        watchdog.start()
+        self.dist.destroy_process_group()
+        # Leave without the interpreter's teardown of torch's C++ objects, for the same reason.
+        sys.stdout.flush()
+        sys.stderr.flush()
         os._exit(0)
 
-    watchdog = threading.Timer(30.0, give_up)
-    watchdog.daemon = True
-    watchdog.start()
-    dist.destroy_process_group()
-    # Leave without the interpreter's teardown of torch's C++ objects, for the same reason.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+
+def run_rank(args):
+    r = RankRun(args)
+    if args.trace_out:
+        r.capture_trace()
+    r.build()
+    r.timed_steps()
+    r.summarize_compute()
+    r.write()
+    r.finish()
 
 
 def scale_trace(trace, compute, world, threads):
@@ -573,7 +472,7 @@ def main(argv=None):
     try:
         args = parse_args(argv)
         if args.local_ranks and "RANK" not in os.environ:
-            return launch_local(args, argv)
+            return launch_local(__file__, args.local_ranks, argv)
         return run_rank(args)
     except UsageError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)

@@ -1,6 +1,8 @@
 // Checks a `redsim run --out` result against the Plan it measured (rebuilt from the trace,
 // cluster and knobs the result names): every op of the Plan on every rank, in Plan order per
-// stream, each after its dependencies; verification passed; per-step times consistent.
+// stream, each after its dependencies; verification passed; per-step times consistent; the
+// memory each rank held adds up, over the ranks, to the model state counted from the trace's
+// tensors (each sharded element held by one rank per replica, the rest by every rank).
 // Usage: check_measured RESULT.json [--scaled]   (--scaled: the buffer scale must be below 1)
 // Prints one line per problem and exits 1 if there are any.
 #include <cmath>
@@ -12,9 +14,59 @@
 #include "core/json_in.h"
 #include "core/knobs_json.h"
 #include "core/trace_json.h"
+#include "strategies/fsdp.h"
+#include "strategies/memory_model.h"
 #include "strategies/strategy.h"
 
 using namespace redsim;
+
+namespace {
+
+// Sums over the ranks, from first principles: P parameter bytes, G gradient bytes and O Adam
+// bytes (8 per fp32 element, 12 per 16-bit one) of the trace; a kind the ZeRO stage shards is
+// held once per replica (hsdp: world / shard group replicas), the others by every rank.
+void check_memory(const json& mem, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
+                  const Plan& plan, double scale, std::vector<std::string>& bad) {
+  std::int64_t P = 0, G = 0, O = 0;
+  for (const auto& p : trace.params) {
+    P += p.numel * dtype_size_bytes(p.dtype);
+    if (!p.trainable) continue;
+    G += p.numel * dtype_size_bytes(p.dtype);
+    O += p.numel * (dtype_size_bytes(p.dtype) >= 4 ? 8 : 12);
+  }
+  const int N = cluster.world_size(), stage = model_state_stage(knobs);
+  const int replicas = knobs.strategy == "hsdp" ? N / hsdp_shard_group(cluster, knobs) : 1;
+  std::int64_t buffers = 0;
+  for (const auto& op : plan.ops) buffers += op_kind_is_collective(op.kind) ? op.bytes : 0;
+  const auto& ranks = mem.at("ranks");
+  if (static_cast<int>(ranks.size()) != N) bad.push_back("memory lists " + std::to_string(ranks.size()) + " ranks");
+  std::int64_t params = 0, grads = 0, optimizer = 0;
+  for (const auto& rk : ranks) {
+    params += rk.at("params_bytes").get<std::int64_t>();
+    grads += rk.at("grads_bytes").get<std::int64_t>();
+    optimizer += rk.at("optimizer_bytes").get<std::int64_t>();
+    const std::int64_t held = rk.at("total_bytes").get<std::int64_t>();
+    // Every held byte was written before the steps, so it was resident at once.
+    if (rk.at("peak_rss_bytes").get<std::int64_t>() < held)
+      bad.push_back("rank " + rk.at("rank").dump() + "'s peak RSS is below the " + std::to_string(held) + " bytes it held");
+    if (scale == 1.0 && rk.at("buffer_bytes").get<std::int64_t>() != buffers)
+      bad.push_back("rank " + rk.at("rank").dump() + " held " + rk.at("buffer_bytes").dump() + " bytes of buffers, the plan's collectives " +
+                    std::to_string(buffers));
+  }
+  for (const auto& rk : ranks)
+    if (rk.at("model_state_scale").get<double>() != 1.0) return;  // scaled: each kind rounded on its own
+  if (scale != 1.0) return;
+  const auto want = [&](const char* what, std::int64_t got, std::int64_t expected) {
+    if (got != expected)
+      bad.push_back(std::string("ranks held ") + std::to_string(got) + " bytes of " + what + " in all, expected " +
+                    std::to_string(expected));
+  };
+  want("parameters", params, (stage >= 3 ? replicas : N) * P);
+  want("gradients", grads, (stage >= 2 ? replicas : N) * G);
+  want("optimizer state", optimizer, (stage >= 1 ? replicas : N) * O);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -81,6 +133,7 @@ int main(int argc, char** argv) {
           bad.push_back(where + ": moved no bytes");
       }
     }
+    check_memory(m.at("memory"), trace, cluster, knobs, plan, scale, bad);
     if (r.at("summary").at("collectives").size() != static_cast<std::size_t>(collectives))
       bad.push_back("summary lists a different number of collectives");
   } catch (const std::exception& e) {

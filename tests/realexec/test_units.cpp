@@ -287,14 +287,22 @@ TEST_CASE("rank reports round-trip and align on a shared clock", "[realexec][mea
     s.ops[1] = {ar_issue, ar_issue, ar_end, 8, 8};
     return s;
   };
-  RankReport r0{0, "hostA", {step(100.0, 100.010, 100.010, 100.030), step(200.0, 200.010, 200.011, 200.050)}, 4};
-  RankReport r1{1, "hostA", {step(100.001, 100.012, 100.012, 100.031), step(200.002, 200.010, 200.020, 200.040)}, 4};
+  RankReport r0{0, "hostA", {step(100.0, 100.010, 100.010, 100.030), step(200.0, 200.010, 200.011, 200.050)}, 4, {}, 1.0, 0};
+  // Rank 1's holdings travel with its report: 1, 2, 3, 4 bytes by kind, 5 bytes of peak RSS.
+  RankReport r1{1, "hostA", {step(100.001, 100.012, 100.012, 100.031), step(200.002, 200.010, 200.020, 200.040)}, 4,
+                {1, 2, 3, 4}, 0.5, 5};
   auto back = deserialize_report(serialize_report(r1), 2);
   CHECK(back.rank == 1);
   CHECK(back.host == "hostA");
   REQUIRE(back.steps.size() == 2);
   CHECK(back.steps[1].ops[1].end_s == 200.040);
   CHECK(back.buffers_checked == 4);
+  CHECK(back.held.params_bytes == 1);
+  CHECK(back.held.grads_bytes == 2);
+  CHECK(back.held.optimizer_bytes == 3);
+  CHECK(back.held.buffer_bytes == 4);
+  CHECK(back.peak_rss_bytes == 5);
+  CHECK(back.state_scale == 0.5);
   CHECK_THROWS(deserialize_report(serialize_report(r1), 3));
 
   auto m = assemble(plan, {r0, back});

@@ -154,3 +154,60 @@ TEST_CASE("sizes print in the units the frameworks use", "[tune][space]") {
   CHECK(format_GiB(80'000'000'000LL) == "74.51 GiB");  // 80e9 / 2^30 = 74.5058
   CHECK(format_GiB(52'428'800) == "50.00 MiB");  // 50 x 2^20
 }
+
+TEST_CASE("hsdp is searched over the shard-group sizes that divide the world", "[tune][space][hsdp]") {
+  // 4 nodes x 2 devices: 8 ranks. Groups of the node (2) and twice it (4) split the world into
+  // 4 and 2 replicas; 8 would be fsdp, so the default axis holds exactly {2, 4}.
+  const auto cluster = testing::ideal_multi_node(4, 2, 1e10, 1e-6, 1e9, 1e-5);
+  TuneConstraints c;
+  c.strategies = {"hsdp"};
+  auto a = standard_axes(c);
+  a.channels = {1};
+  CHECK(hsdp_group_sizes(a, cluster) == std::vector<int>{2, 4});
+  const auto g = build_grid(a, c, cluster);
+  // Per group: every FSDP setting (wrap x reshard x prefetch), one channel count.
+  const std::size_t per_group = a.fsdp_wrap_elems.size() * a.reshard_after_forward.size() * a.backward_prefetches.size();
+  std::map<int, std::size_t> per_size;
+  for (const auto& p : g.points) {
+    CHECK(p.family == "hsdp");
+    CHECK(p.knobs.strategy == "hsdp");
+    ++per_size[p.knobs.shard_group];
+  }
+  CHECK(per_size == std::map<int, std::size_t>{{2, per_group}, {4, per_group}});
+  CHECK(g.lines.size() == g.points.size());  // no bucket axis: a line per setting
+
+  // Each point's plan shards within its group: the allgathers and reduce-scatters run in groups
+  // of shard_group ranks, the replicas' allreduce in groups of world / shard_group.
+  const auto trace = testing::uniform_trace(4, 1 << 16, 1e-4, 2e-4, 1e-4);
+  for (const auto& p : g.points) {
+    const auto plan = make_strategy(p.knobs.strategy)->plan(trace, cluster, p.knobs);
+    bool saw_allreduce = false;
+    for (const auto& op : plan.ops) {
+      if (op.kind == OpKind::allgather || op.kind == OpKind::reduce_scatter) CHECK(op.group_size == p.knobs.shard_group);
+      if (op.kind == OpKind::allreduce) {
+        saw_allreduce = true;
+        CHECK(op.group_size == 8 / p.knobs.shard_group);
+      }
+    }
+    CHECK(saw_allreduce);
+  }
+
+  // An explicit axis keeps only sizes that divide the world into several groups of 2 or more
+  // (0 = the node's 2 devices; 3 does not divide 8; 1 and 8 are DDP and fsdp).
+  a.hsdp_shard_groups = {0, 3, 8, 1};
+  CHECK(hsdp_group_sizes(a, cluster) == std::vector<int>{2});
+  // On one node of 4 devices the default (the node and its multiples) is the whole world: hsdp is
+  // left out with a note, and asking for it alone is an error; an explicit 2 still fits.
+  const auto one_node = testing::ideal_multi_node(1, 4, 1e10, 1e-6, 1e9, 1e-5);
+  a.hsdp_shard_groups = {};
+  CHECK(hsdp_group_sizes(a, one_node).empty());
+  CHECK_THROWS_AS(build_grid(a, c, one_node), InputError);
+  c.strategies = {"fsdp", "hsdp"};
+  const auto g1 = build_grid(a, c, one_node);
+  bool note = false;
+  for (const auto& n : g1.notes) note = note || n.rfind("hsdp: not searched", 0) == 0;
+  CHECK(note);
+  for (const auto& p : g1.points) CHECK(p.family == "fsdp");
+  a.hsdp_shard_groups = {2};
+  CHECK(hsdp_group_sizes(a, one_node) == std::vector<int>{2});
+}

@@ -66,6 +66,19 @@ TEST_CASE("pytorch_fsdp.py carries the simulated FSDP constructor arguments and 
   CHECK(has(py2, "BackwardPrefetch.BACKWARD_POST"));
   CHECK(has(py2, "size_based_auto_wrap_policy, min_num_params=100000000"));
   CHECK(has(py2, "keep the defaults"));  // 0.5% apart: within the model's noise
+
+  // hsdp: HYBRID_SHARD over a mesh of (8 / 4 = 2 replicas) x (4-rank shard groups).
+  k.strategy = "hsdp";
+  k.shard_group = 4;
+  const auto f3 = emit_target_snippets({section("fsdp", {"hsdp", k}, 0.100, 0.200)}, trace, cluster, 1);
+  const auto& py3 = find(f3, "pytorch_fsdp.py").contents;
+  CHECK(has(py3, "# Setting: hsdp: shard group 4, FULL_SHARD"));
+  CHECK(has(py3, "sharding_strategy=ShardingStrategy.HYBRID_SHARD,"));
+  CHECK(has(py3, "init_device_mesh(\"cuda\", (torch.distributed.get_world_size() // 4, 4))"));
+  CHECK(has(py3, "device_mesh=mesh,"));
+  k.reshard_after_forward = false;
+  const auto f4 = emit_target_snippets({section("fsdp", {"hsdp", k}, 0.100, 0.200)}, trace, cluster, 1);
+  CHECK(has(find(f4, "pytorch_fsdp.py").contents, "ShardingStrategy._HYBRID_SHARD_ZERO2"));
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 from an fsdp setting counts elements of the largest unit", "[tune][emit][targets]") {

@@ -40,7 +40,10 @@ TEST_CASE("each target's grid holds only what its framework runs", "[tune][targe
   CHECK_FALSE(any_hierarchical(ddp));  // neither DDP nor NCCL has it
   CHECK(any_hierarchical(horovod));    // HOROVOD_HIERARCHICAL_ALLREDUCE
   CHECK(families(ds) == std::set<std::string>{"zero", "fsdp"});
-  CHECK(families(fsdp) == std::set<std::string>{"fsdp"});
+  // FSDP's HYBRID_SHARD: a node of 2 devices is the one group that splits 4 ranks in replicas.
+  CHECK(families(fsdp) == std::set<std::string>{"fsdp", "hsdp"});
+  for (const auto& c : fsdp.points)
+    if (c.family == "hsdp") CHECK(c.knobs.shard_group == 2);
   // NCCL: DDP's buckets stay at its defaults; only the collective settings vary.
   CHECK(families(nccl) == std::set<std::string>{"bucketed"});
   for (const auto& c : nccl.points) {

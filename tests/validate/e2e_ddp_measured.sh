@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # redsim validate --measured against real PyTorch DDP (bench/validate/ddp_steps.py): 2 local Gloo
 # ranks train resnet18 on a tiny input (batch 2, 3x32x32) with the bucketed variant (and a trace
-# scaled to the job's compute, --trace-out) and the accumulate variant; redsim validate compares
+# scaled to the job's compute, --trace-out), the accumulate variant and fp16_compress_hook (with
+# each rank's memory checked against resnet18's parameter count); redsim validate compares
 # each measured file with its prediction on the local2 cluster (exit 0 at a huge --max-error: the
 # error itself is not asserted, the machine is shared) and rejects a measured file with a
 # non-positive step time (exit 2, one line). Skips (77) when /usr/bin/python3 lacks torch or
@@ -48,7 +49,29 @@ v --measured "$tmp/accumulate.json" --strategy accumulate --bucket-mb 25 --micro
 grep -Eq "step time +predicted [0-9.]+ ms +measured [0-9.]+ ms" "$tmp/out" || fail "validate accumulate: no step times"
 echo "ok: accumulate DDP measured and validated: $(grep -m1 "predicted" "$tmp/out" | tr -s " ")"
 
-# 3. A measured file with a non-positive step time: exit 2, one line naming the file and path.
+# 3. fp16_compress_hook (issue 18), with Adam: the measured file says which knobs model it and
+#    what every rank held. resnet18 has 11,689,512 fp32 parameters (torchvision's published
+#    count): 46,758,048 bytes of parameters, as many of gradients and of DDP buckets, twice that
+#    of Adam state (exp_avg, exp_avg_sq), plus 4-byte step counters, one per tensor (62).
+"$py" "$script" "${tiny[@]}" --variant fp16-hook --bucket-mb 25 --optimizer adam --compute-steps 0 \
+  --out "$tmp/fp16.json" >"$tmp/out" 2>"$tmp/err" || fail "ddp_steps.py fp16-hook"
+"$py" - "$tmp/fp16.json" <<'PY' || fail "fp16-hook: bad knobs or memory"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["redsim_knobs"] == ["--strategy", "bucketed", "--bucket-mb", "25", "--comm-hook", "fp16"], m["redsim_knobs"]
+P = 11_689_512 * 4
+ranks = m["memory"]["ranks"]
+assert len(ranks) == 2
+for r in ranks:
+    assert r["params_bytes"] == P and r["grads_bytes"] == P and r["bucket_bytes"] == P, r
+    assert 2 * P <= r["optimizer_bytes"] <= 2 * P + 62 * 8, r
+    assert r["hook_bytes"] == 0 and r["peak_rss_bytes"] > r["rss_before_model_bytes"] > 0, r
+PY
+v --measured "$tmp/fp16.json" --strategy bucketed --bucket-mb 25 --comm-hook fp16 --max-error 1000 ||
+  fail "validate fp16-hook: exit $?"
+echo "ok: fp16_compress_hook DDP measured (memory of both ranks checked) and validated"
+
+# 4. A measured file with a non-positive step time: exit 2, one line naming the file and path.
 "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["step_times_s"][1]=0; json.dump(d, open(sys.argv[2],"w"))' \
   "$tmp/bucketed.json" "$tmp/zero-step.json"
 rc=0; v --measured "$tmp/zero-step.json" --strategy bucketed --bucket-mb 25 || rc=$?

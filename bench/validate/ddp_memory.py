@@ -1,0 +1,91 @@
+"""What one rank of ddp_steps.py holds, measured: the bytes of the tensors PyTorch keeps for the
+model state (parameters, gradients, the optimizer state of this rank, DDP's gradient buckets, a
+comm hook's persistent state) and the process's resident memory (VmRSS before the model exists,
+VmHWM after the timed steps), for comparison with redsim's memory model (memory_compare.py).
+
+Tensor bytes are counted from the objects themselves after the last timed step, when gradients
+and optimizer state exist: parameters from the module, gradients from .grad, optimizer state
+from the optimizer that holds it (ZeroRedundancyOptimizer's local one: this rank's partition),
+DDP's buckets from DDP's own logging data (bucket_sizes, bytes: with gradient_as_bucket_view=False
+DDP keeps them besides the gradients), PowerSGD's error feedback and P/Q matrices from its state.
+A 16-bit hook's compressed copies live only while a bucket is in flight and are not counted.
+"""
+
+
+def _status_bytes(field):
+    """A VmXXX field of /proc/self/status in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def rss_bytes():
+    return _status_bytes("VmRSS")
+
+
+def peak_rss_bytes():
+    return _status_bytes("VmHWM")
+
+
+def _tensor_bytes(t):
+    return t.numel() * t.element_size()
+
+
+def _state_bytes(torch, obj):
+    """Bytes of every tensor in a (nested) dict/list/tuple of optimizer or hook state."""
+    if torch.is_tensor(obj):
+        return _tensor_bytes(obj)
+    if isinstance(obj, dict):
+        return sum(_state_bytes(torch, v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_state_bytes(torch, v) for v in obj)
+    return 0
+
+
+def bucket_bytes(ddp):
+    data = ddp._get_ddp_logging_data()
+    sizes = str(data.get("bucket_sizes", "") or "")
+    return sum(int(s) for s in sizes.split(",") if s.strip().isdigit())
+
+
+def hook_state_bytes(torch, state):
+    """PowerSGD: error feedback per bucket and the P and Q matrices it keeps warm between steps."""
+    if state is None:
+        return 0
+    total = 0
+    for name in ("error_dict", "p_memory_dict", "q_memory_dict"):
+        total += _state_bytes(torch, getattr(state, name, {}))
+    return total
+
+
+def held(torch, model, built):
+    params = list(model.parameters())
+    return {
+        "params_bytes": sum(_tensor_bytes(p) for p in params),
+        "grads_bytes": sum(_tensor_bytes(p.grad) for p in params if p.grad is not None),
+        "optimizer_bytes": _state_bytes(torch, dict(built.inner_opt.state)),
+        "bucket_bytes": bucket_bytes(built.ddp),
+        "hook_bytes": hook_state_bytes(torch, built.hook_state),
+    }
+
+
+def gather(torch, dist, model, built, rss_before_model, world, extra_state):
+    """Every rank's held tensor bytes and resident memory (ddp_memory.py), gathered on all ranks."""
+    mine = held(torch, model, built)
+    mine["rss_before_model_bytes"] = rss_before_model
+    mine["peak_rss_bytes"] = peak_rss_bytes()
+    ranks = [None] * world
+    dist.all_gather_object(ranks, mine)
+    for r, m in enumerate(ranks):
+        m["rank"] = r
+    note = ("tensor bytes after the last timed step (ddp_memory.py); peak_rss_bytes: VmHWM then; "
+            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built")
+    if extra_state:
+        note += ("; the trace capture and/or the compute-only steps' optimizer ran in this process too, so the "
+                 "peak RSS includes them: measure memory with --compute-steps 0 and no --trace-out")
+    return {"ranks": ranks, "note": note}
