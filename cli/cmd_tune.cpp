@@ -25,6 +25,7 @@
 #include "tune/report_svg.h"
 #include "tune/search_space.h"
 #include "tune/target_emitters.h"
+#include "tune/sim_cache.h"
 #include "tune/targets.h"
 #include "tune/tune_output.h"
 #include "tune/tuner.h"
@@ -237,6 +238,8 @@ void run_tune(const TuneCliOptions& o) {
   opt.prune_margin = o.prune_margin;
   opt.max_simulations = o.max_simulations;
   opt.sim.fidelity = parse_fidelity(o.fidelity);
+  // One cache for every target's search: a setting is simulated once however many targets run it.
+  opt.cache = std::make_shared<tune::SimCache>();
   auto progress = std::make_shared<Progress>();
   opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
 
