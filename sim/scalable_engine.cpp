@@ -10,6 +10,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/platform.h"
 #include "sim/scalable_model.h"
 
 namespace redsim {
@@ -215,6 +216,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   engine.set_config("network/model:CM02");
   engine.set_config("network/crosstraffic:0");
   engine.set_config("network/TCP-gamma:0");
+  set_context_config(engine);
 
   scalable::Model model(plan, cluster, allow_fold);
   for (const auto& op : plan.ops)
