@@ -25,6 +25,7 @@
 #include "tune/report_svg.h"
 #include "tune/search_space.h"
 #include "tune/target_emitters.h"
+#include "tune/model_error.h"
 #include "tune/sim_cache.h"
 #include "tune/targets.h"
 #include "tune/tune_output.h"
@@ -263,12 +264,21 @@ void run_tune(const TuneCliOptions& o) {
   tune::TuneInputs in{o.trace_file, o.cluster_file, &trace, &cluster, tune::target_constraints(sections[main].target, c)};
   const auto snippets = tune::emit_target_snippets(sections, trace, cluster, c.microbatches);
   // Render every output before writing any.
-  const std::string tuned = o.out_file.empty() ? std::string() : tune::tuned_json(result, in).dump(1) + "\n";
+  std::vector<const tune::TuneResult*> searched;
+  for (const auto& s : sections) searched.push_back(&s.result);
+  const auto model_error = tune::step_model_error(searched);
+  std::string tuned;
+  if (!o.out_file.empty()) {
+    auto j = tune::tuned_json(result, in);
+    j["step_model_error"] = tune::step_model_error_json(model_error);  // every target's guided search
+    tuned = j.dump(1) + "\n";
+  }
   const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
 
   std::cout << "fastest framework: " << sections[main].target << "\n";
   tune::print_ranked_table(std::cout, result, in, o.top, wall, opt.threads);
   print_sections(sections, skipped);
+  tune::print_step_model_error(std::cout, model_error);
   if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";
   if (!o.out_file.empty()) {
