@@ -271,6 +271,10 @@ void run_tune(const TuneCliOptions& o) {
   if (!o.out_file.empty()) {
     auto j = tune::tuned_json(result, in);
     j["step_model_error"] = tune::step_model_error_json(model_error);  // every target's guided search
+    // The rest of the file is this target's search: say which, so it is not read as all of them.
+    j["target"] = sections[main].target;
+    j["targets_searched"] = nlohmann::json::array();
+    for (const auto& s : sections) j["targets_searched"].push_back(s.target);
     tuned = j.dump(1) + "\n";
   }
   const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
