@@ -5,6 +5,12 @@
 //   ./build/bench/bench_tune --benchmark_counters_tabular=true
 //   REDSIM_BENCH_TUNE_NO_EXHAUSTIVE=1 ./build/bench/bench_tune   # guided only: the exhaustive GPT-2 XL
 //   reference takes hours here (tree allreduces over 8-16 channels are slow to simulate)
+// BM_TuneTargets is `redsim tune --target all` on the README's problem (GPT-2 XL on 16 DGX H100,
+// 80 GB, M = 1): the five targets' searches with their shared simulation cache, timed (wall_s),
+// then each target's exhaustive search (bounded by its guided best, as above; shared cache of its
+// own), untimed, for gap_<target>_pct. REDSIM_BENCH_TUNE_STRATEGIES=a,b narrows both, as
+// --strategies does.
+//   ./build/bench/bench_tune --benchmark_filter=Targets --benchmark_counters_tabular=true
 // Counters: simulations (guided), grid_points, sim_fraction (simulations / grid points),
 // exhaustive_sims, exhaustive_bounded_out (settings whose compute floor alone exceeds the guided
 // best, so they cannot be the optimum, skipped), exhaustive_wall_s, gap_pct (guided best vs
@@ -12,12 +18,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "core/cluster_json.h"
+#include "core/error.h"
 #include "core/trace_json.h"
+#include "tune/sim_cache.h"
+#include "tune/targets.h"
 #include "tune/tuner.h"
 
 namespace {
@@ -59,6 +70,51 @@ void BM_Tune(benchmark::State& state, const char* model, const char* cluster_nam
   state.counters["gap_pct"] = 100.0 * (guided.eval(guided.best).objective_s / ex.eval(ex.best).objective_s - 1.0);
 }
 
+void BM_TuneTargets(benchmark::State& state) {
+  using namespace redsim;
+  const auto trace = load_trace(REDSIM_SOURCE_DIR "/traces/gpt2-xl.json");
+  const auto cluster = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-h100-x16.json");
+  tune::TuneConstraints c;
+  c.memory_per_device_GB = 80;
+  if (const char* s = std::getenv("REDSIM_BENCH_TUNE_STRATEGIES")) {
+    std::string text = s;
+    for (std::size_t b = 0; b <= text.size();) {
+      const auto e = std::min(text.find(',', b), text.size());
+      c.strategies.push_back(text.substr(b, e - b));
+      b = e + 1;
+    }
+  }
+  std::vector<tune::TargetSection> guided;
+  int sims = 0;
+  for (auto _ : state) {
+    guided.clear();
+    tune::TuneOptions opt;
+    opt.cache = std::make_shared<tune::SimCache>();
+    for (const auto& t : tune::target_names()) {
+      try {
+        guided.push_back(tune::tune_target(trace, cluster, c, t, opt));
+      } catch (const InputError&) {  // the target runs none of the strategies given
+      }
+    }
+    sims = static_cast<int>(opt.cache->size());
+  }
+  state.counters["simulations"] = sims;
+  tune::TuneOptions ex;
+  ex.method = tune::SearchMethod::exhaustive;
+  ex.cache = std::make_shared<tune::SimCache>();
+  for (const auto& g : guided) {
+    ex.exhaustive_bound_s = g.best_s;  // nothing whose compute floor exceeds it can beat it
+    ex.sim.fidelity = g.result.fidelity;
+    const auto e = tune::tune_target(trace, cluster, c, g.target, ex);
+    const double gap_pct = 100.0 * (g.best_s / e.best_s - 1.0);
+    state.counters["gap_" + g.target + "_pct"] = gap_pct;
+    std::fprintf(stderr, "%-9s guided %.3f ms (%d simulations, %d reused), exhaustive %.3f ms (%zu settings bounded out): gap %.4f%%\n",
+                 g.target.c_str(), g.best_s * 1e3, g.result.simulations, g.result.reused, e.best_s * 1e3,
+                 e.result.bounded_out, gap_pct);
+  }
+}
+
+BENCHMARK(BM_TuneTargets)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Tune, resnet50_dgx_h100_x2, "resnet50", "dgx-h100-x2", 1, 4)
     ->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Tune, gpt2_xl_dgx_h100_x16, "gpt2-xl", "dgx-h100-x16", 4, 8)

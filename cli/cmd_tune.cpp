@@ -25,6 +25,8 @@
 #include "tune/report_svg.h"
 #include "tune/search_space.h"
 #include "tune/target_emitters.h"
+#include "tune/model_error.h"
+#include "tune/sim_cache.h"
 #include "tune/targets.h"
 #include "tune/tune_output.h"
 #include "tune/tuner.h"
@@ -237,6 +239,8 @@ void run_tune(const TuneCliOptions& o) {
   opt.prune_margin = o.prune_margin;
   opt.max_simulations = o.max_simulations;
   opt.sim.fidelity = parse_fidelity(o.fidelity);
+  // One cache for every target's search: a setting is simulated once however many targets run it.
+  opt.cache = std::make_shared<tune::SimCache>();
   auto progress = std::make_shared<Progress>();
   opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
 
@@ -260,12 +264,25 @@ void run_tune(const TuneCliOptions& o) {
   tune::TuneInputs in{o.trace_file, o.cluster_file, &trace, &cluster, tune::target_constraints(sections[main].target, c)};
   const auto snippets = tune::emit_target_snippets(sections, trace, cluster, c.microbatches);
   // Render every output before writing any.
-  const std::string tuned = o.out_file.empty() ? std::string() : tune::tuned_json(result, in).dump(1) + "\n";
+  std::vector<const tune::TuneResult*> searched;
+  for (const auto& s : sections) searched.push_back(&s.result);
+  const auto model_error = tune::step_model_error(searched);
+  std::string tuned;
+  if (!o.out_file.empty()) {
+    auto j = tune::tuned_json(result, in);
+    j["step_model_error"] = tune::step_model_error_json(model_error);  // every target's guided search
+    // The rest of the file is this target's search: say which, so it is not read as all of them.
+    j["target"] = sections[main].target;
+    j["targets_searched"] = nlohmann::json::array();
+    for (const auto& s : sections) j["targets_searched"].push_back(s.target);
+    tuned = j.dump(1) + "\n";
+  }
   const std::string svg = o.report_file.empty() ? std::string() : tune::tune_report_svg(result, in);
 
   std::cout << "fastest framework: " << sections[main].target << "\n";
   tune::print_ranked_table(std::cout, result, in, o.top, wall, opt.threads);
   print_sections(sections, skipped);
+  tune::print_step_model_error(std::cout, model_error);
   if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";
   if (!o.out_file.empty()) {

@@ -9,6 +9,8 @@ include(GNUInstallDirs)
 set_target_properties(redsim PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS redsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS traces/capture/redsim_capture.py realexec/testbed DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/redsim)
+# The capture's modules, which redsim_capture.py imports from its own directory.
+install(DIRECTORY traces/capture/capture_lib DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/redsim PATTERN "__pycache__" EXCLUDE)
 
 set(REDSIM_SHARE ${CMAKE_INSTALL_DATADIR}/redsim)
 # Cluster presets with their schema and sources, example tuned configs.

@@ -12,6 +12,10 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 using Dir = sg4::LinkInRoute::Direction;
+// Actor stack size: ample for the engines' actor bodies (loops over ops and simcalls; the
+// solver runs on the maestro's stack), and under glibc's dynamic mmap threshold once reused.
+constexpr int kActorStackKiB = 256;
+
 constexpr const char* kLinkNames[] = {"dev", "pcie", "nic", "leaf", "socket", "nvlink", "gpupcie"};
 }  // namespace
 
@@ -47,6 +51,11 @@ SimPlatform build_platform(const ClusterSpec& c, const RankPairs& pairs) {
   }
   zone->seal();
   return p;
+}
+
+void set_context_config(simgrid::s4u::Engine& engine) {
+  engine.set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
+  engine.set_config("contexts/guard-size:0");
 }
 
 }  // namespace redsim

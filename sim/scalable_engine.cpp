@@ -12,6 +12,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/platform.h"
 #include "sim/scalable_model.h"
 
 namespace redsim {
@@ -243,10 +244,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   engine.set_config("network/model:CM02");
   engine.set_config("network/crosstraffic:0");
   engine.set_config("network/TCP-gamma:0");
-  // An actor per channel per collective: a 256 KiB stack (guard page kept) makes creating them
-  // cheaper than the default 8 MiB, mapped and unmapped for each; their frames are small (state
-  // lives on the heap).
-  engine.set_config("contexts/stack-size:256");
+  set_context_config(engine);
 
   scalable::Model model(plan, cluster, allow_fold);
   for (const auto& op : plan.ops)

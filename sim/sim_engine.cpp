@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "sim/child_process.h"
 #include "sim/grouped_collectives.h"
+#include "sim/platform.h"
 #include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
 #include "sim/sim_collective.h"
@@ -210,6 +211,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
   engine.set_config("network/model:CM02");
   engine.set_config("network/crosstraffic:0");
   engine.set_config("network/TCP-gamma:0");
+  set_context_config(engine);
 
   RankPairs pairs;
   for (const auto& op : plan.ops)

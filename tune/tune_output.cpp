@@ -183,6 +183,7 @@ json tuned_json(const TuneResult& r, const TuneInputs& in) {
                  {"grid_points", r.grid.points.size()},
                  {"grid_points_that_fit", r.feasible_points},
                  {"simulations", r.simulations},
+                 {"reused_simulations", r.reused},  // from other targets' searches (TuneOptions::cache)
                  {"fraction_of_grid_simulated",
                   r.grid.points.empty() ? 0.0 : static_cast<double>(r.simulations) / static_cast<double>(r.grid.points.size())},
                  {"budget", r.budget},
@@ -206,6 +207,7 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
                 r.grid.points.empty() ? 0.0 : 100.0 * r.simulations / static_cast<double>(r.grid.points.size()),
                 r.feasible_points, r.rounds);
   out << line;
+  if (r.reused > 0) out << ", " << r.reused << " more from other targets' simulations";
   if (wall_s >= 0) {
     std::snprintf(line, sizeof line, ", %.1f s on %d thread(s)", wall_s, threads);
     out << line;

@@ -12,6 +12,7 @@
 #include "core/step_summary.h"
 #include "strategies/strategy.h"
 #include "tune/parallel.h"
+#include "tune/search.h"
 
 namespace redsim::tune {
 
@@ -35,71 +36,9 @@ std::optional<std::pair<std::size_t, double>> best_predicted(const TuneResult& r
   return best;
 }
 
-namespace {
+}  // namespace redsim::tune
 
-class Search {
- public:
-  Search(const ModelTrace& trace, const ClusterSpec& cluster, const TuneOptions& opt, TuneResult& r)
-      : trace_(trace), cluster_(cluster), opt_(opt), r_(r), sim_(opt.sim),
-        threads_(opt.threads > 0 ? opt.threads : default_threads()) {}
-
-  void prepare(bool keep_compact);
-  void run_exhaustive();
-  void run_guided();
-  void finish();
-
- private:
-  Plan plan_of(std::size_t point) const {
-    const auto& k = r_.grid.points[point].knobs;
-    return make_strategy(k.strategy)->plan(trace_, cluster_, k);
-  }
-  // Simulates the points whose plans have not been simulated yet (each distinct plan once).
-  void evaluate(const std::vector<std::size_t>& points, const std::string& phase);
-  void report(const std::string& phase, int sims, bool end_of_round = false) {
-    if (!opt_.on_progress) return;
-    TuneProgress p;
-    p.phase = phase;
-    p.simulations = sims;
-    p.budget = r_.budget;
-    p.round = r_.rounds;
-    p.end_of_round = end_of_round;
-    if (incumbent_) p.best_objective_s = r_.eval(*incumbent_).objective_s;
-    std::lock_guard<std::mutex> lock(progress_mu_);
-    opt_.on_progress(p);
-  }
-  void update_incumbent() {
-    for (std::size_t p = 0; p < r_.points.size(); ++p)
-      if (r_.points[p].fits && r_.evaluated(p) && (!incumbent_ || better(r_, p, *incumbent_))) incumbent_ = p;
-  }
-  void predict_all();
-  ClassMap class_map(std::size_t p) const;
-  std::vector<std::uint32_t> classes_of(std::size_t p) const;
-  std::vector<std::size_t> calibration_batch(const std::set<std::uint32_t>& known) const;
-
-  const ModelTrace& trace_;
-  const ClusterSpec& cluster_;
-  const TuneOptions& opt_;
-  TuneResult& r_;
-  SimOptions sim_;  // with the fidelity resolved
-  int threads_;
-  std::mutex progress_mu_;
-  std::optional<std::size_t> incumbent_;
-  std::map<TimingKey, std::size_t> eval_of_key_;
-  std::vector<std::vector<CollectiveSample>> samples_;  // per evaluation
-  struct Group {
-    std::vector<std::size_t> points;  // settings sharing one plan structure
-    CompactPlan compact;              // of the first point's plan
-    int channels = 1;                 // the first point's channels and algorithm
-    Algorithm algorithm = Algorithm::ring;
-    bool verify = false;
-  };
-  std::vector<Group> groups_;
-  std::vector<std::size_t> group_of_;  // per point
-  std::vector<std::size_t> rep_;       // per point that fits: the first point with its timing key
-  std::vector<std::uint64_t> predicted_version_;        // per point: model version of its prediction
-  std::map<std::uint32_t, std::uint64_t> class_version_;
-};
-
+namespace redsim::tune::detail {
 namespace {
 
 // On a cluster with ideal collectives, points whose knobs differ only in channels and algorithm
@@ -227,6 +166,32 @@ std::vector<std::uint32_t> Search::classes_of(std::size_t p) const {
   return out;
 }
 
+void Search::add_evaluation(std::size_t point, Evaluation e, std::vector<CollectiveSample> samples) {
+  e.objective_s = e.time_per_sample_s * r_.objective_samples;
+  eval_of_key_[r_.points[point].key] = r_.evaluations.size();
+  r_.evaluations.push_back(e);
+  samples_.push_back(std::move(samples));
+}
+
+// Every simulation another search of this run already made of a setting of this grid: free
+// results, and free calibration for the step model. In canonical point order, so deterministic.
+void Search::adopt_cached() {
+  if (!opt_.cache) return;
+  for (std::size_t p = 0; p < r_.points.size(); ++p) {
+    if (!r_.points[p].fits || rep_[p] != p) continue;
+    const CachedSimulation* c = opt_.cache->find(sim_.fidelity, r_.points[p].key);
+    if (!c) continue;
+    add_evaluation(p, c->evaluation, c->samples);
+    ++r_.reused;
+  }
+  if (r_.reused == 0) return;
+  for (auto& s : r_.points) {
+    auto it = s.fits ? eval_of_key_.find(s.key) : eval_of_key_.end();
+    if (it != eval_of_key_.end()) s.evaluation = it->second;
+  }
+  update_incumbent();
+}
+
 void Search::evaluate(const std::vector<std::size_t>& points, const std::string& phase) {
   std::vector<std::size_t> todo;
   std::set<TimingKey> seen;
@@ -237,7 +202,8 @@ void Search::evaluate(const std::vector<std::size_t>& points, const std::string&
   std::vector<std::vector<CollectiveSample>> samples(todo.size());
   std::atomic<int> done{0};
   const int before = r_.simulations;
-  const bool want_samples = r_.method == SearchMethod::guided;
+  // Samples feed the step model: this search's if guided, a later search's if shared.
+  const bool want_samples = r_.method == SearchMethod::guided || opt_.cache;
   parallel_for(todo.size(), threads_, [&](std::size_t i) {
     const Plan plan = plan_of(todo[i]);
     if (!(timing_key(plan) == r_.points[todo[i]].key) || !same_memory(plan.memory, r_.points[todo[i]].memory))
@@ -251,7 +217,6 @@ void Search::evaluate(const std::vector<std::size_t>& points, const std::string&
     e.comm_time_s = s.comm_time_s;
     e.exposed_comm_s = s.exposed_comm_s;
     e.time_per_sample_s = s.time_per_sample_s;
-    e.objective_s = s.time_per_sample_s * r_.objective_samples;
     e.bytes_sent_per_rank = s.bytes_sent_per_rank;
     e.steps_in_plan = plan.steps;
     if (want_samples) samples[i] = collective_samples(plan, tl);
@@ -259,9 +224,11 @@ void Search::evaluate(const std::vector<std::size_t>& points, const std::string&
   });
   // Results are merged in the batch's (canonical) order, whatever order they finished in.
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    eval_of_key_[r_.points[todo[i]].key] = r_.evaluations.size();
-    r_.evaluations.push_back(evals[i]);
-    samples_.push_back(std::move(samples[i]));
+    const auto& st = r_.points[todo[i]];
+    if (opt_.cache) opt_.cache->put(sim_.fidelity, st.key, {evals[i], samples[i]});
+    evals[i].estimate_s = st.predicted_s;  // this search's own estimate, not shared
+    evals[i].corrected_estimate_s = st.model_s;
+    add_evaluation(todo[i], evals[i], std::move(samples[i]));
   }
   r_.simulations += static_cast<int>(todo.size());
   for (auto& s : r_.points) {
@@ -296,175 +263,6 @@ void Search::run_exhaustive() {
   }
 }
 
-std::vector<std::size_t> Search::calibration_batch(const std::set<std::uint32_t>& known) const {
-  std::set<std::uint32_t> scheduled = known;
-  std::vector<std::size_t> batch;
-  for (const auto& line : r_.grid.lines) {
-    std::vector<std::size_t> pts;
-    for (auto p : line)
-      if (r_.points[p].fits) pts.push_back(p);
-    if (pts.empty()) continue;
-    auto missing = [&](std::size_t p) {
-      for (auto c : classes_of(p))
-        if (!scheduled.count(c)) return true;
-      return false;
-    };
-    // The middle of the line first (a bucket size in the middle of the log grid), else the first
-    // point that needs a class nobody has simulated yet.
-    std::optional<std::size_t> pick;
-    const std::size_t mid = pts[pts.size() / 2];
-    if (missing(mid)) {
-      pick = mid;
-    } else {
-      for (auto p : pts)
-        if (missing(p)) {
-          pick = p;
-          break;
-        }
-    }
-    if (!pick) continue;
-    for (auto c : classes_of(*pick)) scheduled.insert(c);
-    batch.push_back(*pick);
-  }
-  return batch;
-}
-
-void Search::predict_all() {
-  CollectiveCostModel model;
-  std::map<std::uint32_t, std::uint64_t> counts;
-  for (const auto& ss : samples_)
-    for (const auto& s : ss) {
-      model.add(s);
-      ++counts[s.cls];
-    }
-  model.finish();
-  class_version_ = counts;
-  std::vector<std::size_t> todo;
-  std::vector<std::uint64_t> versions;
-  for (std::size_t p = 0; p < r_.points.size(); ++p) {
-    if (!r_.points[p].fits || rep_[p] != p) continue;
-    std::uint64_t v = 0;
-    for (auto c : classes_of(p)) {
-      auto it = class_version_.find(c);
-      v = v * 1000003ull + (it == class_version_.end() ? 0 : it->second);
-    }
-    if (v == predicted_version_[p] && r_.points[p].predicted_s) continue;
-    todo.push_back(p);
-    versions.push_back(v);
-  }
-  parallel_for(todo.size(), threads_, [&](std::size_t i) {
-    const auto& c = groups_[group_of_[todo[i]]].compact;
-    r_.points[todo[i]].predicted_s = predict_end(c, model, class_map(todo[i])) * c.objective_per_end;
-  });
-  for (std::size_t i = 0; i < todo.size(); ++i) predicted_version_[todo[i]] = versions[i];
-  for (std::size_t p = 0; p < r_.points.size(); ++p)
-    if (r_.points[p].fits && rep_[p] != p) r_.points[p].predicted_s = r_.points[rep_[p]].predicted_s;
-}
-
-void Search::run_guided() {
-  r_.budget = opt_.max_simulations > 0
-                  ? opt_.max_simulations
-                  : std::max(24, static_cast<int>(std::ceil(0.15 * static_cast<double>(r_.feasible_points))));
-  // 1. Calibration: one simulation per collective class (a line's middle point).
-  std::set<std::uint32_t> known;
-  for (;;) {
-    auto batch = calibration_batch(known);
-    const auto room = static_cast<std::size_t>(std::max(0, r_.budget - r_.simulations));
-    if (batch.size() > room) {
-      batch.resize(room);
-      r_.budget_exhausted = true;
-    }
-    if (batch.empty()) break;
-    evaluate(batch, "calibrating");
-    for (const auto& ss : samples_)
-      for (const auto& s : ss) known.insert(s.cls);
-    // A class the plans name but whose simulation issued none of it cannot be learnt: stop.
-    bool progress = false;
-    for (auto p : batch)
-      for (auto c : classes_of(p))
-        if (known.count(c)) progress = true;
-    if (!progress) break;
-    ++r_.rounds;
-    report("calibrating", r_.simulations, true);
-  }
-  // 2. Rounds of bracketing along lines, guided and pruned by the model.
-  const double margin = std::max(0.0, opt_.prune_margin);
-  for (;;) {
-    predict_all();
-    if (!incumbent_) break;
-    const double best = r_.eval(*incumbent_).objective_s;
-    struct Proposal {
-      double value;
-      std::size_t point;
-    };
-    std::vector<Proposal> proposals;
-    for (const auto& line : r_.grid.lines) {
-      std::vector<std::size_t> pts;
-      for (auto p : line)
-        if (r_.points[p].fits) pts.push_back(p);
-      if (pts.empty()) continue;
-      // Predictions corrected by the residual of the nearest simulated point on the line.
-      std::vector<double> value(pts.size());
-      std::vector<std::size_t> simulated;
-      for (std::size_t i = 0; i < pts.size(); ++i)
-        if (r_.evaluated(pts[i])) simulated.push_back(i);
-      for (std::size_t i = 0; i < pts.size(); ++i) {
-        double v = r_.points[pts[i]].predicted_s.value_or(0.0);
-        if (!simulated.empty()) {
-          std::size_t nearest = simulated.front();
-          for (auto s : simulated)
-            if ((s > i ? s - i : i - s) < (nearest > i ? nearest - i : i - nearest)) nearest = s;
-          const auto& np = r_.points[pts[nearest]];
-          v += r_.eval(pts[nearest]).objective_s - np.predicted_s.value_or(0.0);
-        }
-        value[i] = v;
-        r_.points[pts[i]].model_s = v;
-      }
-      auto consider = [&](std::size_t lo, std::size_t hi) {  // unsimulated positions in [lo, hi)
-        std::optional<std::size_t> arg;
-        for (std::size_t i = lo; i < hi; ++i)
-          if (!r_.evaluated(pts[i]) && (!arg || value[i] < value[*arg])) arg = i;
-        if (!arg) return;
-        const auto p = pts[*arg];
-        if (value[*arg] < best * (1 + margin) && r_.points[p].compute_floor_s < best) proposals.push_back({value[*arg], p});
-      };
-      if (simulated.empty()) {
-        consider(0, pts.size());
-        continue;
-      }
-      std::size_t b = simulated.front();
-      for (auto s : simulated)
-        if (better(r_, pts[s], pts[b])) b = s;
-      std::size_t left = 0, right = pts.size();
-      for (auto s : simulated) {
-        if (s < b) left = s + 1;
-        if (s > b && right == pts.size()) right = s;
-      }
-      consider(left, b);
-      consider(b + 1, right);
-    }
-    if (proposals.empty()) break;
-    std::sort(proposals.begin(), proposals.end(), [](const Proposal& a, const Proposal& b) {
-      return a.value != b.value ? a.value < b.value : a.point < b.point;
-    });
-    // Distinct plans only, at most a round's worth, within the budget.
-    std::vector<std::size_t> batch;
-    std::set<TimingKey> keys;
-    const int room = r_.budget - r_.simulations;
-    for (const auto& pr : proposals) {
-      if (static_cast<int>(batch.size()) >= std::min(kRoundSize, room)) break;
-      if (keys.insert(r_.points[pr.point].key).second) batch.push_back(pr.point);
-    }
-    if (batch.empty()) {
-      r_.budget_exhausted = true;
-      break;
-    }
-    evaluate(batch, "searching");
-    ++r_.rounds;
-    report("searching", r_.simulations, true);
-  }
-}
-
 void Search::finish() {
   r_.ranking.clear();
   for (std::size_t p = 0; p < r_.points.size(); ++p)
@@ -475,7 +273,11 @@ void Search::finish() {
 }
 
 
-}  // namespace
+}  // namespace redsim::tune::detail
+
+namespace redsim::tune {
+
+using detail::Search;
 
 TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const TuneConstraints& constraints,
                 const SearchAxes& axes, const TuneOptions& options) {
@@ -486,6 +288,7 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
   r.objective_samples = static_cast<double>(trace.batch_size_per_rank) * cluster.world_size() * constraints.microbatches;
   Search s(trace, cluster, options, r);
   s.prepare(options.method == SearchMethod::guided);
+  s.adopt_cached();
   if (r.feasible_points == 0) {
     std::size_t least = 0;
     for (std::size_t p = 1; p < r.points.size(); ++p)

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,8 @@
 #include "tune/step_model.h"
 
 namespace redsim::tune {
+
+class SimCache;  // tune/sim_cache.h
 
 enum class SearchMethod { guided, exhaustive };
 std::string_view search_method_name(SearchMethod m);
@@ -48,6 +51,10 @@ struct Evaluation {
   double time_per_sample_s = 0;
   std::int64_t bytes_sent_per_rank = 0;
   int steps_in_plan = 1;
+  // Guided search: the step model's estimate of this setting just before it was simulated (raw,
+  // and corrected by its line's nearest simulated point), to report the model's error.
+  std::optional<double> estimate_s;
+  std::optional<double> corrected_estimate_s;
 };
 
 struct PointState {
@@ -88,6 +95,9 @@ struct TuneOptions {
   // The engine's options. fidelity auto is resolved once for the whole search (scalable if any
   // point of the grid needs it, else exact), so that every point is simulated alike.
   SimOptions sim = default_sim_options();
+  // Simulations shared with other searches of the same trace and cluster (tune --target all):
+  // adopted before searching, added to after each round. Empty: none shared.
+  std::shared_ptr<SimCache> cache;
   // Called (serialised) after each simulation and each round; may be empty.
   std::function<void(const TuneProgress&)> on_progress;
 };
@@ -101,7 +111,8 @@ struct TuneResult {
   std::vector<Evaluation> evaluations;  // per distinct simulated plan, in simulation order
   std::vector<std::size_t> ranking;     // simulated points that fit, best first
   std::size_t best = 0;                 // == ranking.front()
-  int simulations = 0;                  // distinct plans simulated
+  int simulations = 0;                  // distinct plans simulated by this search
+  int reused = 0;                       // distinct plans whose simulation came from TuneOptions::cache
   std::size_t feasible_points = 0;      // grid points that fit in memory
   int budget = 0;                       // guided: the simulation budget
   std::size_t bounded_out = 0;          // exhaustive with a bound: settings skipped by it

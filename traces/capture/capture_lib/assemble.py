@@ -1,0 +1,238 @@
+"""Turns the hooked and un-hooked iterations into a redsim trace and the raw measurements."""
+import collections
+import statistics
+
+from .common import PROG, cpu_name, fail, trace_dtype
+
+def attribute(iteration, nlayers, owner_of_param):
+    """Per-layer forward and backward seconds of one hooked iteration, and gradient-ready times.
+
+    Forward: walk the layers' forward ends in time order; each end is charged the time since the
+    previous end (from the start of forward), and the loss (after the last end) goes to the
+    layer that ended last. Backward: the same over the backward ends (a layer's output node
+    finished, or one of its parameters' gradients was accumulated), from the start of backward;
+    whatever runs after the last of them is reported, not charged.
+    """
+    events = iteration["events"]
+    r = {
+        "fwd": [0.0] * nlayers,
+        "bwd": [0.0] * nlayers,
+        "own_fwd": [0.0] * nlayers,
+        "own_bwd": [0.0] * nlayers,
+        "calls": [0] * nlayers,
+        "first_start": {},
+        "ready": {},
+        "order": [],
+    }
+    open_fwd = collections.defaultdict(list)
+    open_bwd = collections.defaultdict(list)
+    fwd_ends = []
+    bwd_ends = []
+    t_bwd0 = iteration["forward"]
+    for kind, i, t in events:
+        if kind == "fwd_start":
+            r["calls"][i] += 1
+            r["first_start"].setdefault(i, t)
+            open_fwd[i].append(t)
+        elif kind == "fwd_end":
+            if open_fwd[i]:
+                r["own_fwd"][i] += t - open_fwd[i].pop()
+            fwd_ends.append((t, i))
+        elif kind == "bwd_start":
+            open_bwd[i].append(t)
+        elif kind == "bwd_end":
+            if open_bwd[i]:
+                r["own_bwd"][i] += t - open_bwd[i].pop()
+            bwd_ends.append((t, i))
+        elif kind == "ready":
+            r["ready"][i] = t - t_bwd0
+            r["order"].append(i)
+            bwd_ends.append((t, owner_of_param[i]))
+    prev, last = 0.0, None
+    for t, i in sorted(fwd_ends, key=lambda e: e[0]):
+        r["fwd"][i] += max(0.0, t - prev)
+        prev, last = max(prev, t), i
+    if last is not None:
+        r["fwd"][last] += max(0.0, t_bwd0 - prev)
+    prev = t_bwd0
+    for t, i in sorted(bwd_ends, key=lambda e: e[0]):
+        r["bwd"][i] += max(0.0, t - prev)
+        prev = max(prev, t)
+    r["bwd_tail"] = max(0.0, t_bwd0 + iteration["backward"] - prev)
+    return r
+
+
+def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape):
+    nlayers = len(layers)
+    warnings = []
+    owner_of_param = [owner[id(p)] for _, p in params]
+    per_iter = [attribute(it, nlayers, owner_of_param) for it in hooked]
+
+    # Forward execution order of the layers: first forward pre-hook, in the first measured iteration.
+    first = per_iter[0]
+    ran = sorted(first["first_start"], key=lambda i: first["first_start"][i])
+    ran_set = set(ran)
+    owning = set(owner.values())
+    never = [i for i in range(nlayers) if i not in ran_set and i in owning]
+    if never:
+        warnings.append(
+            "%d parameter-owning module(s) never ran in forward (%s); listed last with zero times"
+            % (len(never), ", ".join(layers[i][0] for i in never[:5]) + (", ..." if len(never) > 5 else ""))
+        )
+    layer_order = ran + never
+    orders = [tuple(p["order"]) for p in per_iter]
+    observed = collections.Counter(orders).most_common(1)[0][0]
+    if len(set(orders)) > 1:
+        warnings.append("the gradient-ready order differed between iterations; the most frequent one is written")
+
+    def mean(values):
+        return statistics.fmean(values) if values else 0.0
+
+    fwd_s = [mean([p["fwd"][i] for p in per_iter]) for i in range(nlayers)]
+    bwd_s = [mean([p["bwd"][i] for p in per_iter]) for i in range(nlayers)]
+    own_fwd_s = [mean([p["own_fwd"][i] for p in per_iter]) for i in range(nlayers)]
+    own_bwd_s = [mean([p["own_bwd"][i] for p in per_iter]) for i in range(nlayers)]
+    hooked_fwd = mean([it["forward"] for it in hooked])
+    hooked_bwd = mean([it["backward"] for it in hooked])
+    hooked_opt = mean([it["optimizer"] for it in hooked])
+    plain_fwd = mean([it["forward"] for it in plain])
+    plain_bwd = mean([it["backward"] for it in plain])
+    plain_opt = mean([it["optimizer"] for it in plain])
+    bwd_tail = mean([p["bwd_tail"] for p in per_iter])
+
+    fwd_scale = bwd_scale = 1.0
+    if not args.no_rescale:
+        fwd_scale = plain_fwd / hooked_fwd if hooked_fwd > 0 else 1.0
+        bwd_scale = plain_bwd / hooked_bwd if hooked_bwd > 0 else 1.0
+    optimizer_s = plain_opt if not args.no_rescale else hooked_opt
+
+    trainable_idx = [i for i, (_, p) in enumerate(params) if p.requires_grad]
+    seen = set(observed)
+    missing = [i for i in reversed(trainable_idx) if i not in seen]
+    if missing:
+        warnings.append(
+            "%d trainable parameter(s) got no gradient (unused in forward): %s; appended to grad_ready_order"
+            % (len(missing), ", ".join(params[i][0] for i in missing[:5]) + (", ..." if len(missing) > 5 else ""))
+        )
+    grad_order = list(observed) + missing
+
+    if device.type == "cuda":
+        dev_name = torch.cuda.get_device_name(device)
+        timing = "CUDA events on the current stream"
+    else:
+        dev_name = "CPU %s (%d threads)" % (cpu_name(), torch.get_num_threads())
+        timing = "time.perf_counter"
+    model_name = args.model_name or args.model
+    versions = "torch %s" % torch.__version__
+    try:
+        import torchvision
+
+        versions += ", torchvision %s" % torchvision.__version__
+    except Exception:
+        pass
+    source = (
+        "captured by traces/capture/redsim_capture.py (%s) on %s: %s, batch %d, input %s, %s parameters, "
+        "%d warm-up + %d measured iterations, means; timestamps by %s. Layers are leaf modules and "
+        "parameter-owning modules in forward execution order (forward pre/post hooks); each layer's "
+        "forward and backward time runs from the previous timestamp to its own end (backward ends: "
+        "pre/post hooks on the autograd node of the layer's output, and gradient accumulation), so work "
+        "outside modules is charged to the next layer to end. grad_ready_order is the observed order, "
+        "from %s. Layer times rescaled to un-hooked iterations (forward x%.3f, backward x%.3f)%s. "
+        "Optimizer: %s step. Measured per step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms "
+        "(un-hooked); with hooks %.3f / %.3f / %.3f ms."
+        % (
+            versions,
+            dev_name,
+            args.model,
+            args.batch_size,
+            "x".join(str(d) for d in shape),
+            args.dtype,
+            args.warmup,
+            args.iters,
+            timing,
+            rec.ready_mechanism or "no trainable parameters",
+            fwd_scale,
+            bwd_scale,
+            " (not applied: --no-rescale)" if args.no_rescale else "",
+            opt_text,
+            plain_fwd * 1e3,
+            plain_bwd * 1e3,
+            plain_opt * 1e3,
+            hooked_fwd * 1e3,
+            hooked_bwd * 1e3,
+            hooked_opt * 1e3,
+        )
+    )
+    if warnings:
+        source += " Warnings: " + "; ".join(warnings) + "."
+
+    trace = collections.OrderedDict()
+    trace["format"] = "redsim-trace"
+    trace["version"] = 1
+    trace["model"] = model_name
+    trace["source"] = source
+    trace["reference_device"] = dev_name
+    trace["batch_size_per_rank"] = args.batch_size
+    trace["optimizer_s"] = optimizer_s
+    trace["layers"] = [
+        {"name": layers[i][0], "forward_s": fwd_s[i] * fwd_scale, "backward_s": bwd_s[i] * bwd_scale}
+        for i in layer_order
+    ]
+    trace["params"] = []
+    for name, p in params:
+        e = collections.OrderedDict(
+            [
+                ("name", name),
+                ("numel", p.numel()),
+                ("dtype", trace_dtype(p.dtype, "parameter " + name)),
+                ("layer", layers[owner[id(p)]][0]),
+            ]
+        )
+        if not p.requires_grad:
+            e["trainable"] = False
+        trace["params"].append(e)
+    trace["grad_ready_order"] = [params[i][0] for i in grad_order]
+    trace["buffers"] = []
+    for name, b in buffers:
+        if b.numel() == 0:
+            warnings.append("buffer %s has no elements; left out" % name)
+            continue
+        trace["buffers"].append({"name": name, "numel": b.numel(), "dtype": trace_dtype(b.dtype, "buffer " + name)})
+
+    ready_mean = {i: mean([p["ready"][i] for p in per_iter if i in p["ready"]]) for i in observed}
+    raw = collections.OrderedDict()
+    raw["format"] = "redsim-capture-raw"
+    raw["version"] = 1
+    raw["model"] = model_name
+    raw["device"] = dev_name
+    raw["torch"] = torch.__version__
+    raw["batch_size"] = args.batch_size
+    raw["input_shape"] = shape
+    raw["iterations"] = {"warmup": args.warmup, "measured": args.iters}
+    raw["timing"] = timing
+    raw["grad_ready_mechanism"] = rec.ready_mechanism
+    raw["per_step_s"] = {
+        "unhooked": {"forward": plain_fwd, "backward": plain_bwd, "optimizer": plain_opt},
+        "hooked": {"forward": hooked_fwd, "backward": hooked_bwd, "optimizer": hooked_opt},
+        "backward_after_last_gradient_s": bwd_tail,
+    }
+    raw["scale"] = {"forward": fwd_scale, "backward": bwd_scale}
+    raw["layers"] = [
+        {
+            "name": layers[i][0],
+            "type": type(layers[i][1]).__name__,
+            "calls": per_iter[0]["calls"][i],
+            "forward_s": fwd_s[i],
+            "backward_s": bwd_s[i],
+            "own_forward_s": own_fwd_s[i],
+            "own_backward_s": own_bwd_s[i],
+        }
+        for i in layer_order
+    ]
+    # Observed gradient-ready times (hooked clock, mean over iterations), from the start of backward.
+    raw["grad_ready"] = [{"name": params[i][0], "ready_s": ready_mean[i]} for i in observed]
+    raw["per_iteration_grad_ready"] = [
+        [{"name": params[i][0], "ready_s": p["ready"][i]} for i in p["order"]] for p in per_iter
+    ]
+    raw["warnings"] = warnings
+    return trace, raw, warnings, (plain_fwd, plain_bwd, plain_opt)
