@@ -45,7 +45,11 @@ void cut(const ModelTrace& trace, const ZeroPartition& part, std::size_t p, std:
   const auto elem = dtype_size_bytes(trace.params[p].dtype);
   const std::int64_t lo = std::max(begin, off), hi = std::min(end, off + trace.params[p].bytes());
   const int world = static_cast<int>(part.bounds.size()) - 1;
-  for (int r = 0; r < world && lo < hi; ++r) {
+  if (lo >= hi) return;
+  // The first owner whose range ends after lo (bounds are sorted): owners before it hold none of
+  // [lo, hi), and scanning them made a 131,072-rank plan quadratic.
+  const auto first = std::upper_bound(part.bounds.begin() + 1, part.bounds.end(), lo) - (part.bounds.begin() + 1);
+  for (int r = static_cast<int>(first); r < world && part.bounds[static_cast<std::size_t>(r)] < hi; ++r) {
     const std::int64_t a = std::max(lo, part.bounds[static_cast<std::size_t>(r)]);
     const std::int64_t b = std::min(hi, part.bounds[static_cast<std::size_t>(r) + 1]);
     if (a < b) out.push_back({r, ParamSlice{p, (a - off) / elem, (b - a) / elem}});
