@@ -103,7 +103,7 @@ void run_simulate(const SimulateOptions& o) {
   auto knobs = resolve_knobs(o.knobs);
   const Fidelity requested = parse_fidelity(o.fidelity);
   if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
-  if (!o.timeline_ranks.empty()) chosen_ranks(o, cluster, false);  // bad ranks: exit 2 before simulating
+  const auto out_ranks = chosen_ranks(o, cluster, false);  // bad ranks: exit 2 before simulating
   auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
   check_plan_for_sim(plan, cluster);
   const Fidelity used = resolve_fidelity(plan, cluster, requested);
@@ -114,8 +114,7 @@ void run_simulate(const SimulateOptions& o) {
   if (!o.out_file.empty()) {
     const RedsimResult result{
         result_inputs(o, trace, cluster, fidelity_name(used)), &knobs, &plan, &summary, &timeline, {}, {}};
-    const auto ranks = chosen_ranks(o, cluster, false);
-    write_file_atomically(o.out_file, [&](const OutputSink& out) { write_folded_result(result, ranks, out); });
+    write_file_atomically(o.out_file, [&](const OutputSink& out) { write_folded_result(result, out_ranks, out); });
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {

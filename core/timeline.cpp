@@ -8,26 +8,21 @@
 
 namespace redsim {
 
+std::size_t OpTimingHash::operator()(const OpTiming& t) const {
+  static_assert(sizeof(OpTiming) % sizeof(std::uint64_t) == 0);
+  std::uint64_t words[sizeof(OpTiming) / sizeof(std::uint64_t)];
+  std::memcpy(words, &t, sizeof words);
+  std::uint64_t h = 1469598103934665603ULL;
+  for (auto w : words) h = (h ^ w) * 1099511628211ULL;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
 bool operator==(const OpTiming& a, const OpTiming& b) {
   // Bitwise, so folding never merges records that print differently (and is deterministic).
   return std::memcmp(&a, &b, sizeof(OpTiming)) == 0;
 }
 
 namespace {
-
-struct RecordHash {
-  std::size_t operator()(const OpTiming& t) const {
-    static_assert(sizeof(OpTiming) % sizeof(std::uint64_t) == 0);
-    std::uint64_t words[sizeof(OpTiming) / sizeof(std::uint64_t)];
-    std::memcpy(words, &t, sizeof words);
-    std::uint64_t h = 1469598103934665603ULL;
-    for (auto w : words) h = (h ^ w) * 1099511628211ULL;
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
-};
-struct RecordEq {
-  bool operator()(const OpTiming& a, const OpTiming& b) const { return a == b; }
-};
 
 constexpr std::size_t kMaxIndexed = 65535;  // distinct records an index of uint16 can address
 
@@ -71,7 +66,7 @@ void Timeline::set_op(std::size_t op, const std::vector<OpTiming>& per_rank) {
   }
   // Indexed when the distinct records are few enough that index + records beat a record per rank.
   const std::size_t limit = std::min(kMaxIndexed, per_rank.size() / 4);
-  std::unordered_map<OpTiming, std::uint16_t, RecordHash, RecordEq> seen;
+  std::unordered_map<OpTiming, std::uint16_t, OpTimingHash> seen;
   std::vector<OpTiming> distinct;
   std::vector<std::uint16_t> index(per_rank.size());
   for (std::size_t q = 0; q < per_rank.size(); ++q) {

@@ -21,6 +21,10 @@ struct OpTiming {
 };
 
 bool operator==(const OpTiming& a, const OpTiming& b);
+// Hashes the bits operator== compares, for grouping equal records.
+struct OpTimingHash {
+  std::size_t operator()(const OpTiming& t) const;
+};
 
 class Timeline {
  public:

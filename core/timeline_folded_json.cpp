@@ -2,8 +2,6 @@
 // record once with the ranks it stands for as [first, last] ranges. Written piece by piece, so
 // a step at 131,072 ranks never exists whole as a JSON document.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -13,19 +11,6 @@
 namespace redsim {
 
 namespace {
-
-struct RecordHash {
-  std::size_t operator()(const OpTiming& t) const {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (double d : {t.ready_s, t.start_s, t.end_s}) {
-      std::uint64_t bits;
-      std::memcpy(&bits, &d, sizeof bits);
-      h = (h ^ bits) * 1099511628211ULL;
-    }
-    for (auto b : {t.bytes_sent, t.bytes_received}) h = (h ^ static_cast<std::uint64_t>(b)) * 1099511628211ULL;
-    return static_cast<std::size_t>(h);
-  }
-};
 
 struct RecordGroup {
   OpTiming record;
@@ -40,7 +25,7 @@ std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const
     groups.push_back({tl.op_records(op)[0], rank_ranges(ranks)});
     return groups;
   }
-  std::unordered_map<OpTiming, std::size_t, RecordHash> index;
+  std::unordered_map<OpTiming, std::size_t, OpTimingHash> index;
   for (int r : ranks) {
     const OpTiming& t = tl.at(r, op);
     auto [it, fresh] = index.emplace(t, groups.size());
@@ -107,12 +92,6 @@ std::vector<int> read_ranges(const JsonIn& node, int world_size) {
   return ranks;
 }
 
-double time_field(const JsonIn& v) {
-  const double t = v.number();
-  if (std::fabs(t) > 1e9) v.fail("a time in seconds within 1e9 of the step's start");
-  return t;
-}
-
 // One op's records onto the rows of the included ranks (row_of: rank -> row, -1 if not included).
 void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, std::size_t rows, Timeline& tl) {
   if (op.at("op").integer() != static_cast<std::int64_t>(i)) op.at("op").fail("op " + std::to_string(i) + " (ops in plan order)");
@@ -120,12 +99,7 @@ void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, st
   std::vector<char> seen(rows, 0);
   std::size_t covered = 0;
   for (const auto& rec : op.at("records").items()) {
-    OpTiming t;
-    t.start_s = time_field(rec.at("start_s"));
-    t.end_s = time_field(rec.at("end_s"));
-    t.ready_s = rec.find("ready_s") ? time_field(rec.at("ready_s")) : t.start_s;
-    if (auto b = rec.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
-    if (auto b = rec.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+    const OpTiming t = op_timing_from_json(rec);
     for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()))) {
       const int row = row_of[static_cast<std::size_t>(r)];
       if (row < 0 || seen[static_cast<std::size_t>(row)]) rec.at("ranks").fail("each included rank once per op");

@@ -44,6 +44,20 @@ double time_s(const JsonIn& v) {
   return t;
 }
 
+}  // namespace
+
+OpTiming op_timing_from_json(const JsonIn& o) {
+  OpTiming t;
+  t.start_s = time_s(o.at("start_s"));
+  t.end_s = time_s(o.at("end_s"));
+  t.ready_s = o.find("ready_s") ? time_s(o.at("ready_s")) : t.start_s;
+  if (auto b = o.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
+  if (auto b = o.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+  return t;
+}
+
+namespace {
+
 void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
     throw InputError(ops.file(), ops.path(),
@@ -54,12 +68,7 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
     const JsonIn& o = items[i];
     if (auto id = o.find("op"); id && id->integer() != static_cast<std::int64_t>(i))
       id->fail("op " + std::to_string(i) + " (ops in plan order)");
-    auto& t = tl.mutable_at(row, i);
-    t.start_s = time_s(o.at("start_s"));
-    t.end_s = time_s(o.at("end_s"));
-    t.ready_s = o.find("ready_s") ? time_s(o.at("ready_s")) : t.start_s;
-    if (auto b = o.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
-    if (auto b = o.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+    tl.mutable_at(row, i) = op_timing_from_json(o);
   }
 }
 

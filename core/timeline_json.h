@@ -29,6 +29,10 @@ nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, cons
 // repeated or out of range, when the job's world size is not the plan's, or when a rank's ops are
 // not the plan's ops. "rank" defaults to the row's index, "world_size" to the number of rows,
 // "ready_s" to "start_s", bytes to 0.
+// One record's members (start_s, end_s; ready_s defaults to start_s, bytes to 0), times within
+// 1e9 s of the step's start; shared by both versions' readers.
+OpTiming op_timing_from_json(const JsonIn& record);
+
 // Version 1 (per rank, as measured runs write it) and version 2 (folded, as simulate writes it).
 RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
 

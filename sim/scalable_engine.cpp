@@ -54,12 +54,6 @@ FlowPlatform build_flow_platform(const ClusterSpec& cluster, const scalable::Rou
     return link;
   };
   for (std::size_t id = 0; id < routes.routes().size(); ++id) {
-    if (!routes.for_flows(static_cast<std::uint32_t>(id))) {  // computed only: no flow starts there
-      fp.sources.push_back(nullptr);
-      fp.pace.push_back(nullptr);
-      fp.latency_s.push_back(routes.latency_s(static_cast<std::uint32_t>(id)));
-      continue;
-    }
     auto* host = zone->create_host("f" + std::to_string(id), 1e9);
     std::vector<sg4::LinkInRoute> lr;
     sg4::Link* pace = nullptr;

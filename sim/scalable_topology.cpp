@@ -39,23 +39,18 @@ EdgeLinks RouteTable::describe_between(int src, int dst, const Fold& fold, std::
   return e;
 }
 
-std::uint32_t RouteTable::intern(const Route& route, bool paced, bool for_flows) {
+std::uint32_t RouteTable::intern(const Route& route, bool paced) {
   const auto id = static_cast<std::uint32_t>(routes_.size());
   if (paced) {
     add_route(route, true);
-    for_flows_.push_back(1);
     return id;
   }
   std::vector<std::uint64_t> key;
   key.reserve(route.size());
   for (const auto& l : route) key.push_back(l.key());
   auto it = ids_.find(key);
-  if (it != ids_.end()) {
-    for_flows_[it->second] = static_cast<char>(for_flows_[it->second] || for_flows);
-    return it->second;
-  }
+  if (it != ids_.end()) return it->second;
   add_route(route, false);
-  for_flows_.push_back(for_flows ? 1 : 0);
   ids_.emplace(std::move(key), id);
   return id;
 }

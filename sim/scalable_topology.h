@@ -42,13 +42,10 @@ struct EdgeLinks {
 class RouteTable {
  public:
   explicit RouteTable(const ClusterSpec& cluster) : cluster_(cluster) {}
-  // `for_flows` false: the route only enters computed sharing (fair_rates), never a SimGrid flow,
-  // so the engine gives it no host (a computed tree at 131,072 ranks has millions of routes).
-  std::uint32_t intern(const Route& route, bool paced = false, bool for_flows = true);
-  std::uint32_t between(int src, int dst, const Fold& fold, bool paced = false, bool for_flows = true) {
-    return intern(route_between(cluster_, src, dst, fold), paced, for_flows);
+  std::uint32_t intern(const Route& route, bool paced = false);
+  std::uint32_t between(int src, int dst, const Fold& fold, bool paced = false) {
+    return intern(route_between(cluster_, src, dst, fold), paced);
   }
-  bool for_flows(std::uint32_t id) const { return for_flows_[id] != 0; }
   // Describes src -> dst without interning the route: appends its dense link ids to `links`.
   EdgeLinks describe_between(int src, int dst, const Fold& fold, std::vector<std::uint32_t>& links);
   const std::vector<Route>& routes() const { return routes_; }
@@ -80,7 +77,6 @@ class RouteTable {
   std::vector<Route> routes_;
   std::vector<double> latency_s_;
   std::vector<char> paced_;
-  std::vector<char> for_flows_;
   std::vector<int> hw_;
   std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, Hash> ids_;
   std::unordered_map<std::uint64_t, std::uint32_t> link_ids_;
