@@ -50,6 +50,17 @@ struct FrameworkSpec {
   bool bucket_copy = false;
 };
 
+// How compute and communication slow each other on one device (NCCL kernels take SMs and
+// memory bandwidth from the compute kernels beside them, and the other way round): each factor
+// is how many times longer that work takes while the other runs; 1 = no interference. Applied
+// as a rate while both run (sim/interference.h), so only the overlapped part is stretched.
+// Fitted by `calibrate --from-profile`.
+struct InterferenceSpec {
+  double compute_slowdown = 1.0;     // compute (and framework) ops while a collective runs
+  double collective_slowdown = 1.0;  // collectives while compute runs
+  bool active() const { return compute_slowdown != 1.0 || collective_slowdown != 1.0; }
+};
+
 struct IntraNodeSpec {
   IntraFabric fabric = IntraFabric::nvswitch;
   // nvswitch: each device's port into the switch; pcie: each device's PCIe link; nvlink: one
@@ -91,6 +102,7 @@ struct ClusterSpec {
   InterNodeSpec inter;
   CollectiveLibrary library = CollectiveLibrary::ideal;
   FrameworkSpec framework;
+  InterferenceSpec interference;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).

@@ -16,6 +16,7 @@ constexpr double kMinBandwidth = 1e-6;   // GB/s or Gb/s: 1 kB/s
 constexpr double kMaxBandwidth = 1e6;    // GB/s or Gb/s: 1 PB/s, far above any link
 constexpr double kMaxLatencyUs = 1e6;    // 1 s
 constexpr double kMinSpeedup = 1e-3, kMaxSpeedup = 1e3;
+constexpr double kMaxInterferenceSlowdown = 10;  // 10x: far beyond the ~2x reported for GEMMs next to NCCL
 
 double in_range(const JsonIn& v, double lo, double hi, bool zero_ok, const char* what) {
   const double x = v.number();
@@ -76,6 +77,17 @@ void read_framework(const JsonIn& f, ClusterSpec& c) {
   c.framework.bucket_copy = f.boolean_or("bucket_copy", false);
   if (c.framework.bucket_copy && !(c.device.memory_GBps > 0))
     f.at("bucket_copy").fail("$.device.memory_GBps > 0 (the copies run at the device's memory bandwidth), or false");
+}
+
+void read_interference(const JsonIn& f, ClusterSpec& c) {
+  f.expect_object();
+  f.allow_only({"compute_slowdown", "collective_slowdown"});
+  auto factor = [&](const char* key) {
+    auto v = f.find(key);
+    return v ? in_range(*v, 1.0, kMaxInterferenceSlowdown, false, "a slowdown factor (1 = none)") : 1.0;
+  };
+  c.interference.compute_slowdown = factor("compute_slowdown");
+  c.interference.collective_slowdown = factor("collective_slowdown");
 }
 
 // The link matrix of an "nvlink" fabric: devices_per_node rows of non-negative link counts,
@@ -174,7 +186,8 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
 ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
-                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind", "framework"});
+                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind", "framework",
+                "interference"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -200,6 +213,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
     j.at("collective_library").fail("\"ideal\": the NCCL model needs device.compute_capability (e.g. 8.0 for A100)");
   if (c.nodes > 1 || j.find("inter_node")) read_inter(j.at("inter_node"), c);
   if (auto f = j.find("framework")) read_framework(*f, c);
+  if (auto f = j.find("interference")) read_interference(*f, c);
   return c;
 }
 
@@ -229,6 +243,9 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.device.memory_GBps > 0) j["device"]["memory_GBps"] = c.device.memory_GBps;
   if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy)
     j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};
+  if (c.interference.active())
+    j["interference"] = {{"compute_slowdown", c.interference.compute_slowdown},
+                         {"collective_slowdown", c.interference.collective_slowdown}};
   if (c.devices_per_node > 1) {
     const char* fabric = c.intra.fabric == IntraFabric::pcie ? "pcie" : c.intra.fabric == IntraFabric::nvlink ? "nvlink" : "nvswitch";
     json in = {{"fabric", fabric}, {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps}, {"latency_us", c.intra.latency_us}};

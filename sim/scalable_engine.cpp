@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/interference.h"
 #include "sim/platform.h"
 #include "sim/scalable_model.h"
 
@@ -297,6 +299,10 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
     computed.emplace(key, std::move(c));
   };
 
+  // Every rank's device is alike (SPMD): one activity stands for all (sim/interference.h).
+  std::optional<DeviceActivity> device;
+  if (cluster.interference.active()) device.emplace(cluster.interference);
+
   auto stream_loop = [&](std::size_t stream) {
     std::vector<double> end_s(W);
     std::vector<std::int64_t> sent(W), received(W);
@@ -316,6 +322,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       std::fill(end_s.begin(), end_s.end(), 0.0);
       std::fill(sent.begin(), sent.end(), 0);
       std::fill(received.begin(), received.end(), 0);
+      const double mark = collective && device ? device->begin_collective() : 0;
       if (collective && op.group_size > 0) {
         run_grouped(op, grouped.at(id), ready, end_s, sent, received);
       } else if (collective) {
@@ -323,9 +330,13 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         const auto& mech = model.mech(op);
         if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
         if (world > 1) run_collective(op, end_s, sent, received);
+      } else if (device) {
+        device->run_compute(op.duration_s);
       } else if (op.duration_s > 0) {
         sg4::this_actor::sleep_for(op.duration_s);
       }
+      const double network_end = sg4::Engine::get_clock();
+      if (collective && device) device->finish_collective(mark);
       const double end = sg4::Engine::get_clock();
       // Grouped ops come with wire bytes already.
       const Mechanics op_mech = collective && op.group_size <= 0 ? model.mech(op) : Mechanics{};
@@ -336,7 +347,10 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         t.start_s = ready;
         // A rank that leaves a chain or tree early is shown ending early, but its next op waits
         // for the collective's slowest rank (see sim/README.md).
-        t.end_s = collective && world > 1 ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)])) : end;
+        // Interference's make-up time (end - network_end) comes after each rank's network part.
+        t.end_s = collective && world > 1
+                      ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)]) + (end - network_end))
+                      : end;
         // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
         t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
         t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "sim/child_process.h"
 #include "sim/grouped_collectives.h"
+#include "sim/interference.h"
 #include "sim/platform.h"
 #include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
@@ -191,11 +192,13 @@ std::vector<std::vector<sg4::BarrierPtr>> collective_barriers(const Plan& plan) 
 // A grouped collective: the member waits for its group, then takes as long as its place in the
 // group took when the group was simulated alone (sim/grouped_collectives.h).
 void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>& barriers, const GroupedTiming& g,
-                 OpTiming& t) {
+                 OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[static_cast<std::size_t>(group_index(op, rank))]->wait();
   t.start_s = sg4::Engine::get_clock();
+  const double mark = device ? device->begin_collective() : 0;
   const auto i = static_cast<std::size_t>(group_member_index(op, rank));
   if (g.duration_s[i] > 0) sg4::this_actor::sleep_for(g.duration_s[i]);
+  if (device) device->finish_collective(mark);
   t.bytes_sent = g.bytes_sent[i];
   t.bytes_received = g.bytes_received[i];
 }
@@ -222,6 +225,12 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
   Timeline tl("simulated", world, plan.ops.size());
   std::vector<RankState> ranks(static_cast<std::size_t>(world));
   for (auto& r : ranks) r.done.assign(plan.ops.size(), 0);
+  // Without interference compute is a plain execution, as before (sim/interference.h).
+  std::vector<DeviceActivity> devices;
+  if (cluster.interference.active()) {
+    devices.reserve(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) devices.emplace_back(cluster.interference);  // a mutex each
+  }
   const auto barriers = collective_barriers(plan);
 
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
@@ -229,6 +238,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
 
   auto stream_loop = [&](int rank, std::size_t stream) {
     auto& rs = ranks[static_cast<std::size_t>(rank)];
+    DeviceActivity* device = devices.empty() ? nullptr : &devices[static_cast<std::size_t>(rank)];
     for (auto id : stream_ops[stream]) {
       const auto& op = plan.ops[id];
       {
@@ -242,19 +252,24 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       auto& t = tl.mutable_at(rank, id);
       t.ready_s = sg4::Engine::get_clock();
       if (op_kind_is_collective(op.kind) && op.group_size > 0) {
-        run_grouped(op, rank, barriers[id], grouped.at(id), t);
+        run_grouped(op, rank, barriers[id], grouped.at(id), t, device);
       } else if (op_kind_is_collective(op.kind)) {
         if (!barriers[id].empty()) barriers[id][0]->wait();
         t.start_s = sg4::Engine::get_clock();
+        const double mark = device ? device->begin_collective() : 0;
         const auto& mech = ctx.mechanics(op);
         // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
         if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
         auto tally = sim_collective_for(op).run(op, rank, ctx);
+        if (device) device->finish_collective(mark);
         t.bytes_sent = ctx.wire_bytes(mech, tally.bytes_sent);
         t.bytes_received = ctx.wire_bytes(mech, tally.bytes_received);
       } else {
         t.start_s = t.ready_s;
-        if (op.duration_s > 0) sg4::this_actor::execute(op.duration_s * SimPlatform::kHostSpeedFlops);
+        if (device)
+          device->run_compute(op.duration_s);
+        else if (op.duration_s > 0)
+          sg4::this_actor::execute(op.duration_s * SimPlatform::kHostSpeedFlops);
       }
       t.end_s = sg4::Engine::get_clock();
       {

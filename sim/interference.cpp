@@ -1,0 +1,72 @@
+#include "sim/interference.h"
+
+#include <mutex>
+
+namespace redsim {
+namespace sg4 = simgrid::s4u;
+
+DeviceActivity::DeviceActivity(const InterferenceSpec& spec) : spec_(spec) {}
+
+double DeviceActivity::compute_busy_s() const {
+  return busy_before_s_ + (computing_ > 0 ? sg4::Engine::get_clock() - busy_since_s_ : 0.0);
+}
+
+template <class Slowed>
+void DeviceActivity::run_at_rate(double work_s, double slowdown, Slowed slowed) {
+  if (work_s <= 0) return;
+  if (slowdown == 1.0) {
+    sg4::this_actor::sleep_for(work_s);
+    return;
+  }
+  std::unique_lock<sg4::Mutex> lock(*mutex_);
+  double left_s = work_s;
+  // Each change of the other side's activity wakes the loop to apply the new rate.
+  while (left_s > 0) {
+    const double rate = slowed() ? 1.0 / slowdown : 1.0;
+    const double t0 = sg4::Engine::get_clock();
+    if (changed_->wait_until(lock, t0 + left_s / rate) == std::cv_status::timeout) return;
+    left_s -= (sg4::Engine::get_clock() - t0) * rate;
+  }
+}
+
+void DeviceActivity::run_compute(double work_s) {
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (computing_++ == 0) busy_since_s_ = sg4::Engine::get_clock();
+  }
+  changed_->notify_all();
+  run_at_rate(work_s, spec_.compute_slowdown, [this] { return collectives_ > 0; });
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (--computing_ == 0) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
+  }
+  changed_->notify_all();
+}
+
+double DeviceActivity::begin_collective() {
+  double mark = 0;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    ++collectives_;
+    mark = compute_busy_s();
+  }
+  changed_->notify_all();
+  return mark;
+}
+
+void DeviceActivity::finish_collective(double mark) {
+  double lost_s = 0;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    // The network part ran at full speed; beside compute it should have run at 1/slowdown.
+    lost_s = (compute_busy_s() - mark) * (1.0 - 1.0 / spec_.collective_slowdown);
+  }
+  run_at_rate(lost_s, spec_.collective_slowdown, [this] { return computing_ > 0; });
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    --collectives_;
+  }
+  changed_->notify_all();
+}
+
+}  // namespace redsim

@@ -1,0 +1,44 @@
+// Compute/communication interference on one device (core/cluster.h, InterferenceSpec), applied
+// the same way by both fidelities: while a collective runs on the device, compute progresses at
+// 1/compute_slowdown of its speed; while compute runs, a collective progresses at
+// 1/collective_slowdown. Compute is timed here as a rate; a collective's network part is
+// simulated at full speed and the progress it lost beside compute is made up afterwards, at the
+// same rate rule. So on an otherwise idle device a collective of D seconds that has compute
+// beside it throughout takes D x collective_slowdown, and compute beside a collective throughout
+// takes its duration x compute_slowdown.
+#pragma once
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "core/cluster.h"
+
+namespace redsim {
+
+class DeviceActivity {
+ public:
+  explicit DeviceActivity(const InterferenceSpec& spec);
+
+  // A compute op of `work_s` seconds alone: returns when it is done, slowed while a collective runs.
+  void run_compute(double work_s);
+  // Around a collective: begin when it starts (the mark it returns goes to finish); finish after
+  // its network part, which makes up the progress lost to compute since begin (itself slowed
+  // while compute runs). Several collectives (streams) may run at once.
+  double begin_collective();
+  void finish_collective(double mark);
+
+ private:
+  double compute_busy_s() const;  // compute's busy time so far, for the overlap of a collective
+  // Runs `work_s` at 1/slowdown while `slowed()` holds, else at full speed, waking when it changes.
+  template <class Slowed>
+  void run_at_rate(double work_s, double slowdown, Slowed slowed);
+
+  InterferenceSpec spec_;
+  int collectives_ = 0;
+  int computing_ = 0;
+  double busy_before_s_ = 0;  // compute busy time up to busy_since_s_
+  double busy_since_s_ = 0;
+  simgrid::s4u::MutexPtr mutex_ = simgrid::s4u::Mutex::create();
+  simgrid::s4u::ConditionVariablePtr changed_ = simgrid::s4u::ConditionVariable::create();
+};
+
+}  // namespace redsim

@@ -1,0 +1,108 @@
+// Compute/communication interference (core/cluster.h InterferenceSpec, sim/interference.h)
+// changes simulated time by exactly its closed form, identically in both fidelities.
+//
+// Two ranks on an ideal star: a compute op of C seconds and an allreduce that alone takes
+// D = S / B (a 2-rank ring: each rank sends and receives half the buffer twice) start together.
+// With compute slowdown f and collective slowdown g, each progresses at 1/f or 1/g of its speed
+// while the other runs:
+//   g only, C > D g: the collective runs slowed throughout and ends at D g;
+//   g only, C < D:   it runs slowed for C, then alone: C + (D - C/g) = D + C (1 - 1/g);
+//   f only, C > D:   compute runs slowed for D: D + (C - D/f) = C + D (1 - 1/f);
+//   f and g, C > D g: the collective ends at D g, compute at D g + (C - D g / f).
+#include <catch2/catch.hpp>
+
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "sim/sim_engine.h"
+#include "tests/test_support.h"
+
+using namespace redsim;
+
+namespace {
+
+constexpr double kBandwidthBps = 1e9;
+constexpr std::int64_t kBytes = 1'000'000;  // D = 1 ms alone
+constexpr double kAloneS = 1e-3;
+
+Plan compute_beside_allreduce(double compute_s) {
+  Plan p = testing::single_allreduce_plan(2, kBytes, 1);
+  PlanOp c;
+  c.name = "fwd:layer";
+  c.kind = OpKind::forward;
+  c.stream = p.stream_index("compute");
+  c.duration_s = compute_s;
+  p.add(c);
+  return p;
+}
+
+struct Ends {
+  double collective_s, compute_s;
+};
+
+Ends ends(double compute_s, double f, double g, Fidelity fidelity) {
+  auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
+  cluster.interference.compute_slowdown = f;
+  cluster.interference.collective_slowdown = g;
+  const Plan plan = compute_beside_allreduce(compute_s);
+  const Timeline tl = simulate(plan, cluster, SimOptions{false, fidelity});
+  for (int r = 0; r < 2; ++r) {  // both ranks alike
+    CHECK(tl.at(r, 0).end_s == Approx(tl.at(0, 0).end_s).epsilon(1e-12));
+    CHECK(tl.at(r, 1).end_s == Approx(tl.at(0, 1).end_s).epsilon(1e-12));
+  }
+  return {tl.at(0, 0).end_s, tl.at(0, 1).end_s};
+}
+
+}  // namespace
+
+TEST_CASE("interference stretches only the overlapped work, by its closed form", "[sim][interference]") {
+  const Fidelity fid = GENERATE(Fidelity::exact, Fidelity::scalable);
+  INFO((fid == Fidelity::exact ? "exact" : "scalable"));
+  {
+    const double D = kAloneS;
+    SECTION("no interference: each takes its own time") {
+      const auto e = ends(5e-3, 1, 1, fid);
+      CHECK(e.collective_s == Approx(D).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(5e-3).epsilon(1e-9));
+    }
+    SECTION("collective slowed by compute throughout") {
+      const auto e = ends(5e-3, 1, 1.5, fid);
+      CHECK(e.collective_s == Approx(D * 1.5).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(5e-3).epsilon(1e-9));
+    }
+    SECTION("collective slowed while a short compute runs, then alone") {
+      const double C = 0.4e-3, g = 2.0;
+      const auto e = ends(C, 1, g, fid);
+      CHECK(e.collective_s == Approx(D + C * (1 - 1 / g)).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(C).epsilon(1e-9));
+    }
+    SECTION("compute slowed while the collective runs") {
+      const double C = 5e-3, f = 1.25;
+      const auto e = ends(C, f, 1, fid);
+      CHECK(e.collective_s == Approx(D).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(C + D * (1 - 1 / f)).epsilon(1e-9));
+    }
+    SECTION("both at once") {
+      const double C = 5e-3, f = 1.25, g = 1.5;
+      const auto e = ends(C, f, g, fid);
+      CHECK(e.collective_s == Approx(D * g).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(D * g + (C - D * g / f)).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("interference factors are read strictly", "[core][cluster][interference]") {
+  auto j = cluster_to_json(testing::ideal_star(2, kBandwidthBps, 0));
+  j["interference"] = {{"compute_slowdown", 1.2}, {"collective_slowdown", 1.1}};
+  const auto c = cluster_from_json(j, "c.json");
+  CHECK(c.interference.compute_slowdown == 1.2);
+  CHECK(c.interference.collective_slowdown == 1.1);
+  CHECK(cluster_from_json(cluster_to_json(c), "c.json").interference.compute_slowdown == 1.2);  // round trip
+
+  auto bad = j;
+  bad["interference"]["compute_slowdown"] = 0.5;  // would speed compute up
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.interference.compute_slowdown") !=
+        std::string::npos);
+  bad = j;
+  bad["interference"]["sm_share"] = 0.2;
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("sm_share") != std::string::npos);
+}
