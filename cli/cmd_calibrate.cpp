@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "cli/calibrate_nccl_tests.h"
+#include "cli/calibrate_profile.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -55,6 +56,7 @@ struct CalibrateOptions {
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
+  std::vector<std::string> profiles;
   std::string cluster_file;
 };
 
@@ -218,12 +220,17 @@ void run_launched(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, st
 }
 
 void run_calibrate(const CalibrateOptions& o) {
+  if (!o.profiles.empty()) {
+    if (o.ranks > 0 || !o.testbed.empty() || !o.nccl_tests_logs.empty())
+      throw InputError("", "", "--from-profile fits traces from elsewhere: give neither --ranks, --testbed nor --from-nccl-tests");
+    return calibrate_from_profiles({o.profiles, o.cluster_file, o.out_file, o.name});
+  }
   if (!o.nccl_tests_logs.empty()) {
     if (o.ranks > 0 || !o.testbed.empty())
       throw InputError("", "", "--from-nccl-tests fits logs from elsewhere: give neither --ranks nor --testbed");
     return calibrate_from_nccl_tests({o.nccl_tests_logs, o.cluster_file, o.out_file, o.name});
   }
-  if (!o.cluster_file.empty()) throw InputError("", "", "--cluster goes with --from-nccl-tests");
+  if (!o.cluster_file.empty()) throw InputError("", "", "--cluster goes with --from-nccl-tests or --from-profile");
   check_options(o);
   rx::MicrobenchConfig cfg;
   cfg.backend = o.backend;
@@ -255,7 +262,11 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--from-nccl-tests", o->nccl_tests_logs,
                   "instead of measuring: fit --cluster's link bandwidths and latencies to these nccl-tests logs "
                   "(all_reduce_perf, reduce_scatter_perf, all_gather_perf, broadcast_perf, reduce_perf output)");
-  cmd->add_option("--cluster", o->cluster_file, "with --from-nccl-tests: the cluster file the logs ran on");
+  cmd->add_option("--from-profile", o->profiles,
+                  "instead of measuring: fit --cluster's interference (compute and collectives slowing each other) and "
+                  "per-bucket framework overhead to PyTorch profiler (Kineto) traces of real DDP steps (.json or .json.gz)");
+  cmd->add_option("--cluster", o->cluster_file,
+                  "with --from-nccl-tests or --from-profile: the cluster file the logs or traces ran on");
   cmd->add_option("--out", o->out_file, "write the fitted cluster file here (atomically)")->required();
   cmd->add_option("--name", o->name, "the cluster's name (default calibrated-KxR)");
   cmd->add_option("--max-bytes", o->max_bytes,

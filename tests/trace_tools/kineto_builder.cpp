@@ -205,7 +205,7 @@ class Builder {
         launch(t, kMainTid, corr);
       }
     }
-    kernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_" + std::to_string(n) + ">(Params)",
+    kernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_" + std::to_string(c.id >= 0 ? c.id : n) + ">(Params)",
            base_ + c.start_us, c.dur_us, kComputeStream, corr, {{"External id", 0}, {"grid", {108, 1, 1}}});
     events_.push_back({{"ph", "f"},
                        {"id", corr},

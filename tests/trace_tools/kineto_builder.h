@@ -18,6 +18,7 @@ enum class KPhase { forward, backward, optimizer };
 struct KCompute {
   double launch_us = 0, start_us = 0, dur_us = 0;  // from the step's start
   KPhase phase = KPhase::backward;
+  int id = -1;  // the kernel's name suffix: equal ids are the same kernel (default: its index in the step)
 };
 
 struct KComm {

@@ -1,0 +1,92 @@
+// Reads the profiles and fits (trace_tools/profile_fit.h), asking the collective model for each
+// collective's time alone on the part of the cluster the job ran on (sim/collective_sweep.h),
+// prints what was fitted from how much evidence, and writes the cluster atomically.
+#include "cli/calibrate_profile.h"
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <tuple>
+
+#include "collectives/cluster_subset.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "sim/collective_sweep.h"
+#include "trace_tools/profile_fit.h"
+
+namespace redsim::cli {
+namespace {
+
+// One sweep per (kind, dtype, world): the sizes of that kind the profiles hold.
+std::vector<double> predict_alone(const ClusterSpec& base, const std::string& cluster_file,
+                                  const std::vector<CollectiveQuery>& queries) {
+  std::map<std::tuple<OpKind, DType, int>, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    groups[{queries[i].kind, queries[i].dtype, queries[i].world}].push_back(i);
+  std::vector<double> us(queries.size(), 0.0);
+  for (const auto& [key, idx] : groups) {
+    const auto [kind, dtype, world] = key;
+    ClusterSpec job;
+    try {
+      job = cluster_subset(base, world);
+    } catch (const InputError& e) {
+      throw InputError(cluster_file, "$", "a cluster the profiled job of " + std::to_string(world) +
+                                              " ranks fits on (" + e.what() + ")");
+    }
+    SweepOptions o;
+    o.ops = {kind};
+    o.dtype = dtype;
+    for (auto i : idx) o.sizes.push_back(queries[i].bytes);
+    const auto rows = collective_sweep(job, o);
+    for (std::size_t k = 0; k < idx.size() && k < rows.size(); ++k) us[idx[k]] = rows[k].time_us;
+  }
+  return us;
+}
+
+void print_fit(const ProfileFit& fit) {
+  std::cout << "  " << fit.files << " profile(s): " << fit.compute_kernels << " compute kernels, " << fit.nccl_kernels
+            << " NCCL kernels, " << fit.buckets << " gradient buckets in " << fit.steps << " step(s)\n\n"
+            << "  fitted                               before      after  estimates  quartiles        note\n";
+  for (const auto& p : fit.params) {
+    char line[256];
+    if (p.fitted)
+      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %7.3f..%-7.3f  %s\n", p.name.c_str(), p.before,
+                    p.after, p.evidence, p.q1, p.q3, p.note.c_str());
+    else
+      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %-16s  not fitted: %s\n", p.name.c_str(), p.before,
+                    p.after, p.evidence, "-", p.note.c_str());
+    std::cout << line;
+  }
+  for (const auto& w : fit.warnings) std::cout << "  note: " << w << "\n";
+}
+
+}  // namespace
+
+void calibrate_from_profiles(const ProfileCalibration& o) {
+  if (o.cluster_file.empty())
+    throw InputError("", "", "--from-profile needs --cluster FILE: the cluster the profiled job ran on");
+  std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
+  for (const auto& t : o.traces) inputs.push_back({"--from-profile", t});
+  check_outputs_distinct(inputs, {{"--out", o.out_file}});
+  const ClusterSpec base = load_cluster(o.cluster_file);
+  std::cout << "redsim calibrate: " << o.traces.size() << " profiler trace(s) on " << o.cluster_file << " (" << base.name
+            << ")\n";
+  std::cout << std::flush;
+  std::cerr << "reading the profiles and simulating their collectives alone...\n";
+  const ProfileFit fit = fit_profiles(base, o.traces, [&](const std::vector<CollectiveQuery>& q) {
+    return predict_alone(base, o.cluster_file, q);
+  });
+  print_fit(fit);
+  ClusterSpec c = fit.cluster;
+  c.name = o.name.empty() ? base.name + "-fitted" : o.name;
+  std::string traces;
+  for (const auto& t : o.traces) traces += (traces.empty() ? "" : ", ") + t;
+  c.source = base.source + " Interference and bucket overhead fitted by redsim calibrate --from-profile to " + traces + ".";
+  const auto j = cluster_to_json(c);
+  (void)cluster_from_json(j, o.out_file);  // what is written must load
+  write_file_atomically(o.out_file, j.dump(1) + "\n");
+  std::cout << "\ncluster: " << o.out_file << "\n";
+}
+
+}  // namespace redsim::cli

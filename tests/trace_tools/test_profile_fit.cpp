@@ -1,0 +1,177 @@
+// calibrate --from-profile's fit (trace_tools/profile_fit.h) recovers known interference factors
+// and per-bucket overhead from synthetic profiler traces built to the simulator's rule
+// (sim/interference.h): work beside the other kind for a fraction phi of its time d runs at 1/s
+// there, so its time alone is d0 = d (1 - phi + phi / s).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/test_support.h"
+#include "tests/trace_tools/kineto_builder.h"
+#include "tests/trace_tools/tool_runner.h"
+#include "trace_tools/kineto_import.h"
+#include "trace_tools/profile_fit.h"
+
+using namespace redsim;
+using namespace redsim::testing;
+
+namespace {
+
+constexpr double kF = 1.25, kG = 1.5;        // compute and collective slowdowns built in
+constexpr double kLaunchUs = 5, kOverheadUs = 30;  // the cluster's launch cost and the framework's
+// Kineto's microsecond timestamps near 1.7e12 hold durations to about 2e-4 us, hence 1e-6 below.
+// The model's time alone for a collective of `bytes` (the test's predictor): any size law works,
+// since the fit divides by it.
+double alone_us(std::int64_t bytes) { return 10 + static_cast<double>(bytes) / 1e4; }
+
+// One DDP step: kernels 20 and 21 run alone in forward and again in backward beside bucket 0's
+// allreduce, which compute covers throughout; bucket 1's allreduce runs alone after backward.
+// Both allreduces start kLaunchUs + kOverheadUs after their gradients are ready.
+KStep interference_step(std::int64_t number) {
+  KStep s;
+  s.number = number;
+  s.length_us = 1500;
+  const double ar0_start = 850 + kLaunchUs + kOverheadUs;  // bucket 0 is ready when b1 ends at 850
+  const double ar0_dur = alone_us(262'144 * 4) * kG;
+  const double ar0_end = ar0_start + ar0_dur;
+  const double phi20 = (960 - ar0_start) / 80, phi21 = (ar0_end - 960) / 100;  // kernel 20: 880-960, 21: 960-1060
+  auto add = [&](double launch, double start, double dur, KPhase phase, int id) {
+    s.compute.push_back({launch, start, dur, phase, id});
+  };
+  add(20, 100, 80 * (1 - phi20 + phi20 / kF), KPhase::forward, 20);  // alone
+  add(30, 200, 100 * (1 - phi21 + phi21 / kF), KPhase::forward, 21);
+  add(40, 300, 80, KPhase::forward, 22);
+  add(400, 500, 150, KPhase::backward, 30);
+  add(420, 700, 150, KPhase::backward, 31);
+  add(440, 880, 80, KPhase::backward, 20);  // beside bucket 0's allreduce
+  add(450, 960, 100, KPhase::backward, 21);
+  add(460, 1070, 130, KPhase::backward, 32);  // ends at 1200: bucket 1 ready
+  add(1250, 1300, 40, KPhase::optimizer, 40);
+  add(1260, 1350, 40, KPhase::optimizer, 41);
+  s.comm.push_back({430, ar0_start, ar0_dur, "allreduce", 262'144, "Float", KPhase::backward});
+  s.comm.push_back({470, 1200 + kLaunchUs + kOverheadUs, alone_us(4000), "allreduce", 1000, "Float", KPhase::backward});
+  return s;
+}
+
+std::string write_trace(const nlohmann::json& j, const std::string& name) {
+  const auto path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+std::vector<double> predict(const std::vector<CollectiveQuery>& qs) {
+  std::vector<double> us;
+  for (const auto& q : qs) {
+    CHECK(q.world == 8);  // the built trace's group
+    us.push_back(alone_us(q.bytes));
+  }
+  return us;
+}
+
+const FittedParam& param(const ProfileFit& f, const std::string& name) {
+  for (const auto& p : f.params)
+    if (p.name == name) return p;
+  FAIL("no parameter " << name);
+  return f.params.front();
+}
+
+}  // namespace
+
+TEST_CASE("the profile fit recovers the slowdowns and the per-bucket overhead it was built with",
+          "[trace_tools][calibrate][interference]") {
+  const auto file = write_trace(build_kineto({interference_step(1), interference_step(2)}, KBuild{}), "redsim_fit_a.json");
+  auto cluster = ideal_star(8, 1e11, 0);
+  cluster.collective_launch_us = kLaunchUs;
+  const ProfileFit fit = fit_profiles(cluster, {file}, predict);
+  CHECK(fit.steps == 2);
+  CHECK(fit.buckets == 4);
+  const auto& f = param(fit, "$.interference.compute_slowdown");
+  CHECK(f.fitted);
+  CHECK(f.evidence == 4);  // kernels 20 and 21 in each step
+  CHECK(f.after == Approx(kF).epsilon(1e-6));
+  const auto& g = param(fit, "$.interference.collective_slowdown");
+  CHECK(g.fitted);
+  CHECK(g.evidence == 2);
+  CHECK(g.after == Approx(kG).epsilon(1e-6));
+  const auto& o = param(fit, "$.framework.bucket_overhead_us");
+  CHECK(o.evidence == 4);
+  CHECK(o.after == Approx(kOverheadUs).epsilon(1e-6));
+  CHECK(fit.cluster.interference.compute_slowdown == f.after);
+  CHECK(fit.cluster.interference.collective_slowdown == g.after);
+  CHECK(fit.cluster.framework.bucket_overhead_us == o.after);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("without the evidence a parameter needs, the fit keeps the cluster's value and says why",
+          "[trace_tools][calibrate][interference]") {
+  // example_step: no compute kernel runs both alone and beside a collective, and every gradient
+  // allreduce has compute beside it or none.
+  const auto file = write_trace(build_kineto({example_step(1, 0)}, KBuild{}), "redsim_fit_b.json");
+  auto cluster = ideal_star(8, 1e11, 0);
+  cluster.interference.compute_slowdown = 1.1;
+  const ProfileFit fit = fit_profiles(cluster, {file}, predict);
+  const auto& f = param(fit, "$.interference.compute_slowdown");
+  CHECK_FALSE(f.fitted);
+  CHECK(f.after == 1.1);
+  CHECK(f.note.find("alone and beside") != std::string::npos);
+  CHECK(fit.cluster.interference.compute_slowdown == 1.1);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("a malformed profile is refused naming the file", "[trace_tools][calibrate]") {
+  const auto path = (std::filesystem::temp_directory_path() / "redsim_fit_bad.json").string();
+  std::ofstream(path) << "{\"traceEvents\": [ {\"ph\": \"X\", \"name\": 3} ]}";
+  const auto err = error_of([&] { fit_profiles(ideal_star(8, 1e11, 0), {path}, predict); });
+  CHECK(err.find(path) != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+// The README's example profile (tests/data/profiles/) is this builder's output, no more.
+const std::string kExampleProfile = std::string(REDSIM_SOURCE_DIR) + "/tests/data/profiles/synthetic_ddp_rank3.json.gz";
+nlohmann::json example_profile() { return build_kineto({interference_step(1), interference_step(2)}, KBuild{}); }
+
+TEST_CASE("(re)writes the example profile: run by hand with its name", "[.generate]") {
+  write_gzip(kExampleProfile, example_profile().dump());
+}
+
+TEST_CASE("the example profile is the builder's two interference steps", "[trace_tools][calibrate]") {
+  CHECK(nlohmann::json::parse(read_text_file_maybe_gzip(kExampleProfile)) == example_profile());
+}
+
+TEST_CASE("redsim calibrate --from-profile writes a cluster that simulates, and refuses bad input with exit 2",
+          "[trace_tools][calibrate][cli]") {
+  TempDir dir;
+  const std::string h100 = std::string(REDSIM_SOURCE_DIR) + "/configs/dgx-h100.json";
+  auto r = run_redsim("calibrate --from-profile " + quote(kExampleProfile) + " --cluster " + quote(h100) +
+                          " --out " + quote(dir / "fitted.json"),
+                      dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("$.interference.compute_slowdown") && Catch::Contains("4 gradient buckets"));
+  const auto fitted = nlohmann::json::parse(read_file(dir / "fitted.json"));
+  const auto given = nlohmann::json::parse(read_file(h100));
+  // Kernel against kernel: independent of the cluster's collective model.
+  CHECK(fitted["interference"]["compute_slowdown"].get<double>() == Approx(kF).epsilon(1e-6));
+  // The built gap less this cluster's own launch cost.
+  CHECK(fitted["framework"]["bucket_overhead_us"].get<double>() ==
+        Approx(kLaunchUs + kOverheadUs - given["collective_launch_us"].get<double>()).epsilon(1e-6));
+  CHECK(fitted["interference"]["collective_slowdown"].get<double>() >= 1.0);
+
+  r = run_redsim("simulate --trace " + quote(std::string(REDSIM_SOURCE_DIR) + "/traces/gpt2-xl.json") + " --cluster " +
+                     quote(dir / "fitted.json") + " --strategy bucketed",
+                 dir);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+
+  r = run_redsim("calibrate --from-profile " + quote(kExampleProfile) + " --out " + quote(dir / "x.json"), dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--cluster"));
+  write_file(dir / "bad.json", "{\"traceEvents\": 5}");
+  r = run_redsim("calibrate --from-profile " + quote(dir / "bad.json") + " --cluster " + quote(h100) + " --out " +
+                     quote(dir / "x.json"),
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("bad.json") && Catch::Contains("$.traceEvents"));
+  CHECK_FALSE(std::filesystem::exists(dir / "x.json"));
+}
