@@ -53,6 +53,7 @@ struct CalibrateOptions {
   int iters = 5;
   int warmup = 1;
   double timeout_s = 300;
+  double interference_ms = 500;
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
@@ -120,6 +121,24 @@ void print_collective_fit(const CollectiveCalibration& c, const std::string& pol
               c.points_counted, c.points.size(), c.rms_relative_error * 100, c.max_abs_relative_error * 100);
 }
 
+// Measured slowdowns become the cluster's; below 1 (the other work did not slow it) is noise.
+void apply_interference(const rx::InterferenceMeasurement& m, ClusterSpec& c) {
+  auto factor = [](double x) { return std::isfinite(x) && x > 1 ? std::min(x, 10.0) : 1.0; };
+  c.interference.compute_slowdown = factor(m.compute_slowdown());
+  c.interference.collective_slowdown = m.collectives_beside > 0 ? factor(m.collective_slowdown()) : 1.0;
+  std::printf("\ninterference: compute x%.3f beside an allreduce of %lld B, the allreduce x%.3f beside compute%s\n",
+              c.interference.compute_slowdown, static_cast<long long>(m.collective_bytes),
+              c.interference.collective_slowdown,
+              m.collectives_beside > 0 ? "" : " (none ended while compute ran: not measured)");
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "; interference measured on every rank at once: a %.0f ms matrix-multiply load ran %.3fx as long beside "
+                "a %lld B allreduce loop, the allreduce %.3fx",
+                m.compute_alone_s * 1e3, m.compute_slowdown(), static_cast<long long>(m.collective_bytes),
+                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0);
+  c.source += note;
+}
+
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
   std::vector<CollectiveSample> sweep;
   for (const auto& p : result.collectives) sweep.push_back({p.kind, p.bytes, p.ranks, p.time_s});
@@ -130,7 +149,8 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   (void)fit_link(result.point_to_point, rx::LinkClass::inter_node, o.fit_min_bytes);  // printed as a check on the NIC fit
 
   const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
-  const ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
+  ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
+  if (result.interference) apply_interference(*result.interference, c);
   const auto j = cluster_to_json(c);
   (void)cluster_from_json(j, o.out_file);  // what is written must load
   write_file_atomically(o.out_file, j.dump(1) + "\n");
@@ -238,6 +258,9 @@ void run_calibrate(const CalibrateOptions& o) {
   cfg.max_bytes = static_cast<std::int64_t>(o.max_bytes);
   cfg.iters = o.iters;
   cfg.warmup = o.warmup;
+  // The load is CPU arithmetic: beside Gloo it is what the ranks' compute meets; beside NCCL it
+  // would say nothing of GPU kernels (fit those from a profile, --from-profile).
+  cfg.interference_target_s = o.backend == "gloo" ? o.interference_ms / 1e3 : 0;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   if (!o.testbed.empty())
     run_in_testbed(o, cfg);
@@ -283,6 +306,11 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iters", o->iters, "timed iterations per point")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "untimed iterations per point")->capture_default_str();
+  cmd->add_option("--interference-ms", o->interference_ms,
+                  "gloo: time a compute load of about this many ms alone and beside an allreduce loop on every rank "
+                  "at once, and write the slowdowns as the cluster's interference (0: skip)")
+      ->check(CLI::Range(0.0, 60000.0))
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();
   cmd->add_option("--rate-label", o->rate, "(set by --testbed) the shaped rate, recorded in the cluster's source")
       ->group("");

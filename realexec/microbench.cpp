@@ -144,6 +144,19 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
       if (job.world_size > per_host)
         sweep_point_to_point(*backend, *comm, buf.data, job, cfg, LinkClass::inter_node, per_host,
                              result.point_to_point);
+      if (cfg.interference_target_s > 0) {
+        if (job.rank == 0 && cfg.progress) std::printf("\ncompute beside an allreduce, on every rank at once...\n");
+        std::fflush(stdout);
+        result.interference = measure_interference(*backend, *comm, buf.data, std::min<std::int64_t>(cfg.max_bytes, 4 << 20),
+                                                   cfg.interference_target_s);
+        const auto& m = *result.interference;
+        if (job.rank == 0 && cfg.progress)
+          std::printf("compute load     alone %9.1f ms  beside %9.1f ms  x%.3f\n"
+                      "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  x%.3f  (%d beside)\n",
+                      m.compute_alone_s * 1e3, m.compute_beside_s * 1e3, m.compute_slowdown(),
+                      static_cast<long long>(m.collective_bytes), m.collective_alone_s * 1e3, m.collective_beside_s * 1e3,
+                      m.collective_slowdown(), m.collectives_beside);
+      }
       backend->barrier();
       if (job.rank == 0) sink(result);
     }

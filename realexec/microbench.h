@@ -13,7 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "core/plan.h"
+#include "realexec/interference_bench.h"
 #include "realexec/rank_runner.h"
 
 namespace redsim::realexec {
@@ -28,6 +31,9 @@ struct MicrobenchConfig {
                                OpKind::broadcast};
   std::int64_t p2p_max_bytes = 16LL << 20;  // a point-to-point sweep stops here (or at max_bytes)
   bool progress = true;  // rank 0 prints one line per point
+  // Compute beside a collective (realexec/interference_bench.h): about this long a load, beside
+  // an allreduce of min(max_bytes, 4 MiB); 0 = not measured.
+  double interference_target_s = 0.5;
 };
 
 struct BenchPoint {
@@ -53,6 +59,7 @@ struct PointToPointPoint {
 struct MicrobenchResult {
   std::vector<BenchPoint> collectives;
   std::vector<PointToPointPoint> point_to_point;
+  std::optional<InterferenceMeasurement> interference;
 };
 
 using BenchSink = std::function<void(const MicrobenchResult&)>;

@@ -9,8 +9,9 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; }
 unset RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
 
-"$redsim" calibrate --ranks 2 --max-bytes 262144 --fit-min-bytes 4096 --iters 3 --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" ||
-  fail "calibrate --ranks 2"
+"$redsim" calibrate --ranks 2 --max-bytes 262144 --fit-min-bytes 4096 --iters 3 --interference-ms 200 \
+  --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --ranks 2"
+cp "$tmp/out" "$tmp/c.out"
 grep -q "busbw_GBps" "$tmp/out" || fail "no busbw column"
 grep -q "residuals over" "$tmp/out" || fail "no residuals"
 [ "$(grep -c '^reduce_scatter' "$tmp/out")" -ge 1 ] || fail "no reduce_scatter points"
@@ -22,6 +23,17 @@ grep -q "^intra_node link, point to point" "$tmp/out" || fail "no point-to-point
   fail "the calibrated cluster file does not simulate"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['devices_per_node']==2 and d['intra_node']['link_bandwidth_GBps']>0" "$tmp/c.json" ||
   fail "cluster file content"
+grep -q "^interference: compute x" "$tmp/c.out" || fail "no interference line"
+# Slowdowns are measured; whatever they are, they are factors from 1 (none) to 10.
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); i=d.get('interference', {})
+assert all(1 <= i.get(k, 1) <= 10 for k in ('compute_slowdown','collective_slowdown')), i
+assert 'interference measured on every rank at once' in d['source']" "$tmp/c.json" || fail "interference in the cluster file"
+"$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 0 --out "$tmp/c0.json" >"$tmp/out" 2>"$tmp/err" ||
+  fail "calibrate --interference-ms 0"
+! grep -q "^interference:" "$tmp/out" || fail "--interference-ms 0 still measured interference"
+python3 -c "import json,sys; assert 'interference' not in json.load(open(sys.argv[1]))" "$tmp/c0.json" ||
+  fail "--interference-ms 0 wrote interference"
 echo "ok: calibrate --ranks 2 wrote a loadable cluster file"
 
 bad() {
@@ -39,6 +51,7 @@ bad no-ranks "give --ranks N" --out "$tmp/x.json"
 bad testbed "--testbed" --testbed nodes=1 --out "$tmp/x.json"
 bad fit-min "--fit-min-bytes" --ranks 2 --max-bytes 262144 --out "$tmp/x.json"
 bad fit "--fit: expected ring|all" --ranks 2 --fit some --out "$tmp/x.json"
+bad interference "--interference-ms" --ranks 2 --interference-ms -1 --out "$tmp/x.json"
 # --backend nccl without a GPU (or without NCCL in this build): one line naming the backend,
 # status 1 (no device) or 2 (not built), and no output file.
 if ! command -v nvidia-smi >/dev/null 2>&1; then

@@ -1,0 +1,94 @@
+#include "realexec/interference_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "realexec/clock.h"
+
+namespace redsim::realexec {
+
+float compute_load_unit(int seed) {
+  constexpr int n = 128;
+  static thread_local std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[static_cast<std::size_t>(i)] = static_cast<float>((i + seed) % 7) * 0.25f;
+    b[static_cast<std::size_t>(i)] = static_cast<float>((i * 3 + seed) % 5) * 0.5f;
+  }
+  std::fill(c.begin(), c.end(), 0.0f);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) {
+      const float aik = a[static_cast<std::size_t>(i * n + k)];
+      for (int j = 0; j < n; ++j) c[static_cast<std::size_t>(i * n + j)] += aik * b[static_cast<std::size_t>(k * n + j)];
+    }
+  float sum = 0;
+  for (float x : c) sum += x;
+  return sum;
+}
+
+namespace {
+
+volatile float g_sink = 0;  // where the compute load's results go
+
+double run_compute(int units) {
+  const double t0 = now_s();
+  float s = 0;
+  for (int u = 0; u < units; ++u) s += compute_load_unit(u);
+  g_sink = s;
+  return now_s() - t0;
+}
+
+// Every rank agrees on one count: rank 0's, broadcast (ranks time their own loads slightly apart).
+int agreed(Communicator& comm, Backend& backend, int value) {
+  std::vector<float> host(1, static_cast<float>(value));
+  void* dev = backend.allocate(sizeof(float));
+  backend.copy_to_buffer(dev, host.data(), sizeof(float));
+  comm.broadcast(dev, 1, DType::fp32, 0);
+  backend.copy_from_buffer(host.data(), dev, sizeof(float));
+  backend.release(dev, sizeof(float));
+  return static_cast<int>(std::lround(host[0]));
+}
+
+}  // namespace
+
+InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
+                                             double target_s) {
+  InterferenceMeasurement m;
+  const std::int64_t count = bytes / 4;
+  m.collective_bytes = count * 4;
+  // Size the compute load to about target_s alone (rank 0's count, for all).
+  backend.barrier();
+  const double unit_s = std::max(1e-6, run_compute(4) / 4);
+  const int units = agreed(comm, backend, std::max(8, static_cast<int>(target_s / unit_s)));
+  backend.barrier();
+  m.compute_alone_s = run_compute(units);
+  // The collective alone, then enough of them to outlast the compute load even slowed 3x.
+  comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);  // warm-up
+  backend.barrier();
+  const int probe = 4;
+  double t0 = now_s();
+  for (int i = 0; i < probe; ++i) comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);
+  m.collective_alone_s = (now_s() - t0) / probe;
+  const int loops = agreed(comm, backend, std::max(4, static_cast<int>(std::ceil(3 * m.compute_alone_s / m.collective_alone_s))));
+  backend.barrier();
+  // Both at once: each allreduce's end is stamped; those that ended while compute ran count.
+  std::vector<double> ends(static_cast<std::size_t>(loops));
+  t0 = now_s();
+  std::thread comm_thread([&] {
+    for (int i = 0; i < loops; ++i) {
+      comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);
+      ends[static_cast<std::size_t>(i)] = now_s();
+    }
+  });
+  m.compute_beside_s = run_compute(units);
+  const double compute_end = t0 + m.compute_beside_s;
+  comm_thread.join();
+  const auto beside = std::count_if(ends.begin(), ends.end(), [&](double e) { return e <= compute_end; });
+  m.collectives_beside = static_cast<int>(beside);
+  m.collective_beside_s = beside > 0 ? (ends[static_cast<std::size_t>(beside - 1)] - t0) / static_cast<double>(beside) : 0;
+  backend.barrier();
+  return m;
+}
+
+}  // namespace redsim::realexec

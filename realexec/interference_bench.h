@@ -1,0 +1,33 @@
+// How compute and a collective slow each other on this machine's ranks, for redsim calibrate
+// (core/cluster.h, InterferenceSpec): every rank at once runs a fixed compute load alone, then a
+// collective loop alone, then both together (the collective on a second thread, as DDP's
+// communication runs beside backward). The compute load is a blocked single-precision matrix
+// multiply on one thread: dense arithmetic with cache traffic, like the convolution and GEMM
+// kernels of a training step, not a model's own kernels.
+#pragma once
+#include <cstdint>
+
+#include "realexec/backend.h"
+
+namespace redsim::realexec {
+
+struct InterferenceMeasurement {
+  std::int64_t collective_bytes = 0;  // the allreduce looped beside compute
+  double compute_alone_s = 0, compute_beside_s = 0;        // the whole compute load
+  double collective_alone_s = 0, collective_beside_s = 0;  // per allreduce
+  int collectives_beside = 0;                              // allreduces that ended while compute ran
+  // Slowdowns (>= 1 when the other work slows this one; below 1 is noise).
+  double compute_slowdown() const { return compute_beside_s / compute_alone_s; }
+  double collective_slowdown() const { return collective_beside_s / collective_alone_s; }
+};
+
+// Collective over every rank; rank 0's own times are returned (every rank measures alike).
+// `buf` holds at least `bytes` of backend memory.
+InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
+                                             double target_s);
+
+// One unit of the compute load: a 128x128x128 matrix multiply; returns a value that depends
+// on every result, so the work cannot be optimised away.
+float compute_load_unit(int seed);
+
+}  // namespace redsim::realexec
