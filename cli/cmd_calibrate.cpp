@@ -130,12 +130,16 @@ void apply_interference(const rx::InterferenceMeasurement& m, ClusterSpec& c) {
               c.interference.compute_slowdown, static_cast<long long>(m.collective_bytes),
               c.interference.collective_slowdown,
               m.collectives_beside > 0 ? "" : " (none ended while compute ran: not measured)");
-  char note[256];
+  std::printf("a rank computes at %.3f of one process alone on this machine: simulate a trace captured in a plain "
+              "process with --compute-scale %.3f\n",
+              m.rank_speed(), m.rank_speed());
+  char note[384];
   std::snprintf(note, sizeof note,
                 "; interference measured on every rank at once: a %.0f ms matrix-multiply load ran %.3fx as long beside "
-                "a %lld B allreduce loop, the allreduce %.3fx",
+                "a %lld B allreduce loop, the allreduce %.3fx; a rank computed at %.3f of one process alone "
+                "(--compute-scale for traces captured in a plain process)",
                 m.compute_alone_s * 1e3, m.compute_slowdown(), static_cast<long long>(m.collective_bytes),
-                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0);
+                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0, m.rank_speed());
   c.source += note;
 }
 

@@ -62,6 +62,8 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   const double unit_s = std::max(1e-6, run_compute(4) / 4);
   const int units = agreed(comm, backend, std::max(8, static_cast<int>(target_s / unit_s)));
   backend.barrier();
+  if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
+  backend.barrier();
   m.compute_alone_s = run_compute(units);
   // The collective alone, then enough of them to outlast the compute load even slowed 3x.
   comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);  // warm-up

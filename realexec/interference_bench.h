@@ -13,12 +13,17 @@ namespace redsim::realexec {
 
 struct InterferenceMeasurement {
   std::int64_t collective_bytes = 0;  // the allreduce looped beside compute
-  double compute_alone_s = 0, compute_beside_s = 0;        // the whole compute load
+  double compute_lone_s = 0;  // the load on rank 0 while every other rank waits: one process alone
+  double compute_alone_s = 0, compute_beside_s = 0;        // the whole compute load, every rank at once
   double collective_alone_s = 0, collective_beside_s = 0;  // per allreduce
   int collectives_beside = 0;                              // allreduces that ended while compute ran
   // Slowdowns (>= 1 when the other work slows this one; below 1 is noise).
   double compute_slowdown() const { return compute_beside_s / compute_alone_s; }
   double collective_slowdown() const { return collective_beside_s / collective_alone_s; }
+  // How fast a rank computes beside its peers against one process alone on the machine (below 1
+  // where ranks share cores, as the testbed's namespaces do): --compute-scale for traces captured
+  // in a plain process.
+  double rank_speed() const { return compute_lone_s / compute_alone_s; }
 };
 
 // Collective over every rank; rank 0's own times are returned (every rank measures alike).

@@ -151,9 +151,12 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
                                                    cfg.interference_target_s);
         const auto& m = *result.interference;
         if (job.rank == 0 && cfg.progress)
-          std::printf("compute load     alone %9.1f ms  beside %9.1f ms  x%.3f\n"
+          std::printf("compute load     one rank alone %9.1f ms, every rank at once %9.1f ms (a rank runs at %.3f of a "
+                      "lone process)\n"
+                      "compute load     alone %9.1f ms  beside %9.1f ms  x%.3f\n"
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  x%.3f  (%d beside)\n",
-                      m.compute_alone_s * 1e3, m.compute_beside_s * 1e3, m.compute_slowdown(),
+                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.rank_speed(), m.compute_alone_s * 1e3,
+                      m.compute_beside_s * 1e3, m.compute_slowdown(),
                       static_cast<long long>(m.collective_bytes), m.collective_alone_s * 1e3, m.collective_beside_s * 1e3,
                       m.collective_slowdown(), m.collectives_beside);
       }
