@@ -156,6 +156,10 @@ json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl, const std::v
         args["algorithm"] = algorithm_name(op.algorithm);
         if (op.protocol) args["protocol"] = protocol_name(*op.protocol);
         args["issued_us"] = t.ready_s * kUsPerS;
+      } else if (tl.source == "simulated" && t.end_s - t.start_s > op.duration_s * (1 + 1e-9) + 1e-12) {
+        // Slowed beside collectives (the cluster's interference): what it would take alone.
+        args["alone_us"] = op.duration_s * kUsPerS;
+        args["slowed_by_collectives_us"] = (t.end_s - t.start_s - op.duration_s) * kUsPerS;
       }
       events.push_back({{"ph", "X"},
                         {"name", op.name},

@@ -13,6 +13,7 @@
 
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/timeline_json.h"
 #include "sim/sim_engine.h"
 #include "tests/test_support.h"
 
@@ -105,4 +106,21 @@ TEST_CASE("interference factors are read strictly", "[core][cluster][interferenc
   bad = j;
   bad["interference"]["sm_share"] = 0.2;
   CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("sm_share") != std::string::npos);
+}
+
+TEST_CASE("the Perfetto trace shows what interference added to a compute op", "[sim][interference][perfetto]") {
+  auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
+  cluster.interference.compute_slowdown = 1.25;
+  const Plan plan = compute_beside_allreduce(5e-3);
+  const Timeline tl = simulate(plan, cluster, SimOptions{false, Fidelity::exact});
+  const auto trace = timeline_to_chrome_trace(plan, tl);
+  int seen = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("name", "") == "fwd:layer" && e.value("ph", "") == "X") {
+      seen += 1;
+      CHECK(e["args"]["alone_us"].get<double>() == Approx(5000).epsilon(1e-9));
+      // D (1 - 1/f) with D = 1 ms beside the allreduce
+      CHECK(e["args"]["slowed_by_collectives_us"].get<double>() == Approx(1000 * (1 - 1 / 1.25)).epsilon(1e-6));
+    }
+  CHECK(seen == 2);
 }
