@@ -103,6 +103,33 @@ TEST_CASE("the profile fit recovers the slowdowns and the per-bucket overhead it
   std::filesystem::remove(file);
 }
 
+// A step where bucket 0's allreduce runs alone: backward's kernels all end before it starts.
+KStep alone_step(std::int64_t number) {
+  KStep s;
+  s.number = number;
+  s.length_us = 1500;
+  s.compute.push_back({20, 100, 80, KPhase::forward, 22});
+  s.compute.push_back({400, 500, 150, KPhase::backward, 30});
+  s.compute.push_back({420, 700, 150, KPhase::backward, 31});
+  s.compute.push_back({1250, 1300, 40, KPhase::optimizer, 40});
+  s.comm.push_back({430, 850 + kLaunchUs + kOverheadUs, alone_us(262'144 * 4), "allreduce", 262'144, "Float",
+                    KPhase::backward});
+  return s;
+}
+
+TEST_CASE("a collective of the same size that ran alone is the reference, whatever the model says",
+          "[trace_tools][calibrate][interference]") {
+  const auto file = write_trace(build_kineto({interference_step(1), alone_step(2)}, KBuild{}), "redsim_fit_c.json");
+  // A predictor with no size law at all: only the same-size comparison can give g.
+  const auto flat = [](const std::vector<CollectiveQuery>& qs) { return std::vector<double>(qs.size(), 1.0); };
+  const ProfileFit fit = fit_profiles(ideal_star(8, 1e11, 0), {file}, flat);
+  const auto& g = param(fit, "$.interference.collective_slowdown");
+  CHECK(g.fitted);
+  CHECK(g.evidence == 1);
+  CHECK(g.after == Approx(kG).epsilon(1e-6));
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("without the evidence a parameter needs, the fit keeps the cluster's value and says why",
           "[trace_tools][calibrate][interference]") {
   // example_step: no compute kernel runs both alone and beside a collective, and every gradient
