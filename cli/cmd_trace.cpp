@@ -89,6 +89,7 @@ struct ImportArgs {
   bool average = false;
   std::string model;
   std::int64_t batch_size = 1;
+  double compute_slowdown = 1.0;
   CLI::Option* step_opt = nullptr;
 };
 
@@ -104,6 +105,9 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
             << "optimizer:  " << ms(imp.optimizer_end_s - imp.optimizer_start_s) << "\n"
             << "step:       " << ms(summary.step_time_s) << " (first kernel to last), exposed communication "
             << ms(summary.exposed_comm_s) << "\n";
+  if (imp.taken_out.slowdown > 1)
+    std::cout << "alone:      " << ms(imp.taken_out.total_s()) << " per step taken out of compute that ran beside "
+              << "NCCL kernels (compute slowdown " << fmt("%.4g", imp.taken_out.slowdown) << ")\n";
   std::int64_t total = 0;
   for (const auto& b : imp.buckets) total += b.numel * dtype_size_bytes(b.dtype);
   std::cout << "buckets:    " << imp.buckets.size() << " gradient allreduces"
@@ -153,6 +157,7 @@ void run_import(const ImportArgs& a) {
     throw InputError("", "", "--batch-size: expected a positive integer, got " + std::to_string(a.batch_size));
   o.model = a.model;
   o.batch_size_per_rank = a.batch_size;
+  o.compute_slowdown = a.compute_slowdown;
   // Everything is read and checked before anything is written.
   check_outputs_distinct({{"--kineto", a.kineto_file}}, {{"--out", a.out_file}, {"--measured", a.measured_file}});
   const KinetoImport imp = import_kineto_file(a.kineto_file, o);
@@ -227,6 +232,12 @@ void add_import(CLI::App& trace) {
   cmd->add_option("--model", a->model, "model name written into the trace (default: from the file name)");
   cmd->add_option("--batch-size", a->batch_size,
                   "samples per rank per step the profiled job ran (not in a profiler trace)")
+      ->capture_default_str();
+  cmd->add_option("--compute-slowdown", a->compute_slowdown,
+                  "take this interference out of the compute: kernels that ran beside NCCL kernels are timed as if "
+                  "alone (the cluster's interference.compute_slowdown, as calibrate --from-profile fits it; 1 = as "
+                  "measured)")
+      ->check(CLI::Range(1.0, 10.0))
       ->capture_default_str();
   cmd->callback([a] { run_import(*a); });
 }

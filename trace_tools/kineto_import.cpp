@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_in.h"
 #include "core/trace_json.h"
+#include "trace_tools/kernel_overlap.h"
 #include "trace_tools/kineto_events.h"
 #include "trace_tools/kineto_steps.h"
 
@@ -17,6 +18,12 @@ namespace redsim {
 
 using nlohmann::json;
 using namespace kineto;
+
+double InterferenceTakenOut::total_s() const {
+  double s = forward_s + backward_tail_s + optimizer_s;
+  for (double x : interval_s) s += x;
+  return s;
+}
 
 std::string read_text_file_maybe_gzip(const std::string& file, std::size_t max_bytes) {
   // gzread passes a file that is not gzip-compressed through unchanged.
@@ -74,6 +81,39 @@ void average_phases(const std::vector<StepResult>& steps, KinetoImport& imp) {
   double busy = 0;
   for (const auto& r : steps) busy += r.bwd_busy;
   imp.backward_busy_s = busy / static_cast<double>(steps.size()) * kSPerUs;
+}
+
+// 7b. The compute slowdown taken out of each layer (KinetoImportOptions::compute_slowdown).
+void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>& steps, double slowdown,
+                           KinetoImport& imp) {
+  InterferenceTakenOut& out = imp.taken_out;
+  out.interval_s.assign(steps.front().buckets.size(), 0.0);
+  out.slowdown = slowdown;
+  if (!(slowdown > 1)) return;
+  const auto nccl = busy_by_device(ev, true);
+  const double per_step_s = kSPerUs / static_cast<double>(steps.size());
+  for (const auto& r : steps) {
+    std::vector<std::pair<double, double>> lost;  // (end, us given up) of each compute kernel beside NCCL
+    for (const auto& k : ev.kernels) {
+      if (k.nccl || k.end() <= r.origin || k.end() > r.last_end) continue;
+      const double phi = overlap_fraction(k, nccl);
+      if (phi > 0) lost.push_back({k.end(), k.span->dur * phi * (1 - 1 / slowdown)});
+    }
+    // A kernel's loss is taken from the layer it ended in: (a, b].
+    const auto within = [&](double a, double b) {
+      double us = 0;
+      for (const auto& [end, l] : lost) us += end > a && end <= b ? l : 0;
+      return us * per_step_s;
+    };
+    out.forward_s += within(r.fwd_start, r.fwd_end);
+    double prev = r.bwd_start;
+    for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+      out.interval_s[b] += within(prev, r.buckets[b].ready);
+      prev = r.buckets[b].ready;
+    }
+    out.backward_tail_s += within(prev, r.bwd_end);
+    out.optimizer_s += within(r.opt_start, r.opt_end);
+  }
 }
 
 // The buckets, as the first step names them and every step times them; returns how many show no dtype.
@@ -218,6 +258,14 @@ std::string trace_source(const KinetoImport& imp, const std::string& file) {
       "clock; backward_tail is the backward after the last bucket; forward_pass is the whole forward; "
       "optimizer_s spans the optimizer step's kernels. Real parameter names, per-layer times and buffers "
       "other than broadcast ones are not in a profiler trace.";
+  if (imp.taken_out.slowdown > 1) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  " Compute as it would run alone: kernels that ran beside NCCL kernels were sped up by the compute "
+                  "slowdown %.4g over their overlap (%.3f ms per step taken out).",
+                  imp.taken_out.slowdown, imp.taken_out.total_s() * 1e3);
+    source += buf;
+  }
   if (!imp.warnings.empty()) {
     source += " Not recovered: ";
     for (std::size_t i = 0; i < imp.warnings.size(); ++i) source += (i ? "; " : "") + imp.warnings[i];
@@ -232,13 +280,16 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
   t.model = options.model.empty() ? model_from_file(file) : options.model;
   t.reference_device = imp.device;
   t.batch_size_per_rank = options.batch_size_per_rank;
-  t.optimizer_s = std::max(0.0, imp.optimizer_end_s - imp.optimizer_start_s);
+  const InterferenceTakenOut& out = imp.taken_out;
+  t.optimizer_s = std::max(0.0, imp.optimizer_end_s - imp.optimizer_start_s - out.optimizer_s);
   const std::size_t K = imp.buckets.size();
-  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s), 0.0});
-  t.layers.push_back({"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s)});
+  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0});
+  t.layers.push_back(
+      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s)});
   for (std::size_t k = K; k-- > 0;) {
     const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
-    t.layers.push_back({"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev)});
+    t.layers.push_back(
+        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k])});
   }
   for (std::size_t k = K; k-- > 0;) {
     TraceParam p;
@@ -270,6 +321,7 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   average_phases(steps, imp);                                          // 7
   const std::size_t unknown_dtype = average_buckets(steps, imp);
   average_other_collectives(steps, imp);
+  take_out_interference(ev, steps, options.compute_slowdown, imp);
   step_numbers_and_times(steps, imp);
   where_it_ran(root, ev, steps, imp);  // 8
   warn_unrecovered(unknown_dtype, imp);  // 9

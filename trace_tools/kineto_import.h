@@ -23,6 +23,20 @@ struct KinetoImportOptions {
   std::optional<std::int64_t> step;      // ProfilerStep#N to import; unset: the mean over every step
   std::string model;                     // the trace's model name; "" = derived from the file name
   std::int64_t batch_size_per_rank = 1;  // not in a profiler trace: the caller states it
+  // The trace's compute as it would run alone: each compute kernel that ran beside an NCCL kernel
+  // for a fraction phi of its time d gave up d phi (1 - 1/s) to it (the simulator's rule,
+  // sim/interference.h), taken out of the layer it ended in. 1 = as measured. Fitted by
+  // calibrate --from-profile (interference.compute_slowdown).
+  double compute_slowdown = 1.0;
+};
+
+// What the compute slowdown took out of the imported layers, seconds per step (means over the
+// imported steps); all 0 without one.
+struct InterferenceTakenOut {
+  double slowdown = 1.0;
+  double forward_s = 0, backward_tail_s = 0, optimizer_s = 0;
+  std::vector<double> interval_s;  // per bucket interval, as buckets
+  double total_s() const;
 };
 
 // One gradient bucket: one NCCL allreduce kernel launched during backward.
@@ -68,6 +82,7 @@ struct KinetoImport {
   int world_size = 0;                 // Group size / distributedInfo.world_size; 0 if unknown
   std::string device;                 // the GPU the kernels ran on
   std::vector<std::string> warnings;  // what could not be recovered, in words
+  InterferenceTakenOut taken_out;     // with KinetoImportOptions::compute_slowdown > 1
 };
 
 // Reads a text file, inflating it first if it is gzip-compressed (by its magic bytes, so the

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/json_in.h"
+#include "trace_tools/kernel_overlap.h"
 #include "trace_tools/kineto_events.h"
 #include "trace_tools/kineto_import.h"
 #include "trace_tools/kineto_steps.h"
@@ -21,31 +22,6 @@ bool CollectiveQuery::operator<(const CollectiveQuery& o) const {
 namespace {
 
 using kineto::Kernel;
-
-struct Interval {
-  double begin_us, end_us;
-};
-
-// Sorted, disjoint.
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin_us < b.begin_us; });
-  std::vector<Interval> out;
-  for (const auto& i : v) {
-    if (!out.empty() && i.begin_us <= out.back().end_us)
-      out.back().end_us = std::max(out.back().end_us, i.end_us);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
-double overlap_us(const std::vector<Interval>& u, double begin_us, double end_us) {
-  auto it = std::upper_bound(u.begin(), u.end(), begin_us, [](double t, const Interval& i) { return t < i.end_us; });
-  double sum = 0;
-  for (; it != u.end() && it->begin_us < end_us; ++it)
-    sum += std::max(0.0, std::min(end_us, it->end_us) - std::max(begin_us, it->begin_us));
-  return sum;
-}
 
 struct ComputeObs {
   std::string key;
@@ -93,15 +69,11 @@ int world_of(const nlohmann::json& root) {
 
 // Each kernel's overlap with the other kind on its own device.
 void observe_kernels(const kineto::KinetoEvents& ev, int world, Observations& obs, ProfileFit& fit) {
-  std::map<std::string, std::vector<Interval>> nccl, compute;  // by device (pid)
-  for (const auto& k : ev.kernels) (k.nccl ? nccl : compute)[k.span->pid].push_back({k.ts(), k.end()});
-  for (auto* m : {&nccl, &compute})
-    for (auto& [pid, v] : *m) v = merged(std::move(v));
+  const auto nccl = kineto::busy_by_device(ev, true), compute = kineto::busy_by_device(ev, false);
   std::size_t unsized = 0;
   for (const auto& k : ev.kernels) {
     if (!(k.span->dur > 0)) continue;
-    const auto& other = (k.nccl ? compute : nccl)[k.span->pid];
-    const double phi = overlap_us(other, k.ts(), k.end()) / k.span->dur;
+    const double phi = kineto::overlap_fraction(k, k.nccl ? compute : nccl);
     if (!k.nccl) {
       obs.compute.push_back({kernel_key(k), k.span->dur, phi});
       fit.compute_kernels += 1;

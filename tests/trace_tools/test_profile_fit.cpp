@@ -130,6 +130,31 @@ TEST_CASE("a collective of the same size that ran alone is the reference, whatev
   std::filesystem::remove(file);
 }
 
+TEST_CASE("trace import --compute-slowdown takes the fitted interference out of the imported compute",
+          "[trace_tools][import][interference]") {
+  const auto j = build_kineto({interference_step(1), interference_step(2)}, KBuild{});
+  KinetoImportOptions as_measured, alone;
+  alone.compute_slowdown = kF;
+  const KinetoImport m = import_kineto(j, "rank3.json", as_measured), a = import_kineto(j, "rank3.json", alone);
+  // Kernels 20 and 21 ran beside bucket 0's allreduce for phi20 and phi21 of their 80 and 100 us
+  // and ended in the interval before bucket 1; each gave up d phi (1 - 1/f).
+  const double ar0_start = 850 + kLaunchUs + kOverheadUs, ar0_end = ar0_start + alone_us(262'144 * 4) * kG;
+  const double phi20 = (960 - ar0_start) / 80, phi21 = (ar0_end - 960) / 100;
+  const double lost_s = (80 * phi20 + 100 * phi21) * (1 - 1 / kF) * 1e-6;
+  auto backward_of = [](const KinetoImport& imp, const std::string& layer) {
+    for (const auto& l : imp.trace.layers)
+      if (l.name == layer) return l.backward_s;
+    FAIL("no layer " << layer);
+    return 0.0;
+  };
+  CHECK(backward_of(m, "interval1") - backward_of(a, "interval1") == Approx(lost_s).epsilon(1e-6));
+  CHECK(backward_of(a, "interval0") == Approx(backward_of(m, "interval0")).epsilon(1e-12));  // nothing beside NCCL
+  CHECK(a.taken_out.total_s() == Approx(lost_s).epsilon(1e-6));
+  // The measured side stays as measured.
+  CHECK(a.buckets[1].ready_s == m.buckets[1].ready_s);
+  CHECK(a.trace.source.find("as it would run alone") != std::string::npos);
+}
+
 TEST_CASE("without the evidence a parameter needs, the fit keeps the cluster's value and says why",
           "[trace_tools][calibrate][interference]") {
   // example_step: no compute kernel runs both alone and beside a collective, and every gradient
@@ -191,6 +216,11 @@ TEST_CASE("redsim calibrate --from-profile writes a cluster that simulates, and 
   INFO(r.out << r.err);
   CHECK(r.status == 0);
 
+  r = run_redsim("trace import --kineto " + quote(kExampleProfile) + " --out " + quote(dir / "x.json") +
+                     " --compute-slowdown 0.5",
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--compute-slowdown"));
   r = run_redsim("calibrate --from-profile " + quote(kExampleProfile) + " --out " + quote(dir / "x.json"), dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--cluster"));
