@@ -18,27 +18,35 @@
 namespace redsim::cli {
 namespace {
 
-// One sweep per (kind, dtype, world): the sizes of that kind the profiles hold.
+// The part of the cluster a profiled job of `world` ranks ran on.
+ClusterSpec job_cluster(const ClusterSpec& base, const std::string& cluster_file, int world) {
+  try {
+    return cluster_subset(base, world);
+  } catch (const InputError& e) {
+    throw InputError(cluster_file, "$", "a cluster the profiled job of " + std::to_string(world) + " ranks fits on (" +
+                                            e.what() + ")");
+  }
+}
+
+// One sweep per (kind, dtype, world): the sizes of that kind the profiles hold. Every layout is
+// checked before the progress line, so bad input gets one line on stderr, its error.
 std::vector<double> predict_alone(const ClusterSpec& base, const std::string& cluster_file,
                                   const std::vector<CollectiveQuery>& queries) {
   std::map<std::tuple<OpKind, DType, int>, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < queries.size(); ++i)
+  std::map<int, ClusterSpec> jobs;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
     groups[{queries[i].kind, queries[i].dtype, queries[i].world}].push_back(i);
+    if (!jobs.count(queries[i].world)) jobs.emplace(queries[i].world, job_cluster(base, cluster_file, queries[i].world));
+  }
+  std::cout << std::flush;
+  std::cerr << "simulating the profiles' " << queries.size() << " collective sizes alone on " << base.name << "...\n";
   std::vector<double> us(queries.size(), 0.0);
   for (const auto& [key, idx] : groups) {
-    const auto [kind, dtype, world] = key;
-    ClusterSpec job;
-    try {
-      job = cluster_subset(base, world);
-    } catch (const InputError& e) {
-      throw InputError(cluster_file, "$", "a cluster the profiled job of " + std::to_string(world) +
-                                              " ranks fits on (" + e.what() + ")");
-    }
     SweepOptions o;
-    o.ops = {kind};
-    o.dtype = dtype;
+    o.ops = {std::get<0>(key)};
+    o.dtype = std::get<1>(key);
     for (auto i : idx) o.sizes.push_back(queries[i].bytes);
-    const auto rows = collective_sweep(job, o);
+    const auto rows = collective_sweep(jobs.at(std::get<2>(key)), o);
     for (std::size_t k = 0; k < idx.size() && k < rows.size(); ++k) us[idx[k]] = rows[k].time_us;
   }
   return us;
@@ -72,8 +80,7 @@ void calibrate_from_profiles(const ProfileCalibration& o) {
   const ClusterSpec base = load_cluster(o.cluster_file);
   std::cout << "redsim calibrate: " << o.traces.size() << " profiler trace(s) on " << o.cluster_file << " (" << base.name
             << ")\n";
-  std::cout << std::flush;
-  std::cerr << "reading the profiles and simulating their collectives alone...\n";
+  // Progress only once every profile has been read (predict_alone).
   const ProfileFit fit = fit_profiles(base, o.traces, [&](const std::vector<CollectiveQuery>& q) {
     return predict_alone(base, o.cluster_file, q);
   });

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation fuzzing of redsim's six JSON readers (issue 15).
+"""Mutation fuzzing of redsim's JSON readers (issue 15): seven commands, Kineto read by two.
 
 Each reader gets COUNT inputs mutated from a valid seed (structured mutations of the parsed
 JSON and byte-level ones), deterministically from --seed. Every run must:
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-READERS = ["trace", "cluster", "config", "measured", "matrix", "kineto"]
+READERS = ["trace", "cluster", "config", "measured", "matrix", "kineto", "profile"]
 
 # Values that have broken readers before, or that sit at a limit's edge. Strings starting with
 # RAW: are pasted verbatim into the JSON text (numbers json.dumps cannot write).
@@ -115,6 +115,7 @@ class Seeds:
     """The valid inputs each reader's mutations start from, made once in WORK."""
 
     def __init__(self, redsim, src, work):
+        self.src = src
         self.trace = os.path.join(src, "tests/data/tiny_trace.json")
         self.cluster = os.path.join(src, "tests/data/ideal_star_4.json")
         self.kineto = os.path.join(src, "tests/hardening/data/kineto_step.json")
@@ -136,6 +137,7 @@ class Seeds:
             "matrix": [{"measured": self.measured, "label": "a"},
                        {"measured": self.measured, "strategy": "bucketed", "bucket_mb": 25, "label": "b"}],
             "kineto": json.load(open(self.kineto)),
+            "profile": json.load(open(self.kineto)),
         }
         self.docs = docs
 
@@ -152,6 +154,9 @@ class Seeds:
                        os.path.join(out, "table.txt")] + val_out,
             "kineto": ["trace", "import", "--kineto", f, "--out", os.path.join(out, "t.json"), "--measured",
                        os.path.join(out, "m.json")],
+            # The seed profile ran on 8 GPUs: a cluster it fits on.
+            "profile": ["calibrate", "--from-profile", f, "--cluster", os.path.join(self.src, "configs/dgx-h100.json"),
+                        "--out", os.path.join(out, "c.json")],
         }[reader]
 
 
@@ -201,7 +206,7 @@ def run_one(redsim, seeds, work, reader, index, data, timeout_s):
     out_files = sorted(os.listdir(out))
     extra = [os.path.join("tmp", n) for n in os.listdir(tmpdir)] + [n for n in os.listdir(indir) if n != "input.json"]
     if rc == 0:  # only the named outputs
-        extra += [n for n in out_files if n not in ("r.json", "t.json", "v.json", "table.txt", "m.json")]
+        extra += [n for n in out_files if n not in ("r.json", "t.json", "v.json", "table.txt", "m.json", "c.json")]
     category, detail = classify(reader, rc, err, f, out_files, extra)
     if category in ("ok", "rejected", "rejected_whole_file"):
         shutil.rmtree(case)
