@@ -54,6 +54,7 @@ struct CalibrateOptions {
   int warmup = 1;
   double timeout_s = 300;
   double interference_ms = 500;
+  bool write_interference = false;
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
@@ -121,25 +122,29 @@ void print_collective_fit(const CollectiveCalibration& c, const std::string& pol
               c.points_counted, c.points.size(), c.rms_relative_error * 100, c.max_abs_relative_error * 100);
 }
 
-// Measured slowdowns become the cluster's; below 1 (the other work did not slow it) is noise.
-void apply_interference(const rx::InterferenceMeasurement& m, ClusterSpec& c) {
+// Measured slowdowns (below 1, the other work did not slow it: noise) are printed and recorded in
+// the source; they become the cluster's only when asked: on the testbed the proxy load's factors
+// made DDP predictions worse, not better (bench/validate/README.md).
+void apply_interference(const rx::InterferenceMeasurement& m, bool write, ClusterSpec& c) {
   auto factor = [](double x) { return std::isfinite(x) && x > 1 ? std::min(x, 10.0) : 1.0; };
-  c.interference.compute_slowdown = factor(m.compute_slowdown());
-  c.interference.collective_slowdown = m.collectives_beside > 0 ? factor(m.collective_slowdown()) : 1.0;
-  std::printf("\ninterference: compute x%.3f beside an allreduce of %lld B, the allreduce x%.3f beside compute%s\n",
-              c.interference.compute_slowdown, static_cast<long long>(m.collective_bytes),
-              c.interference.collective_slowdown,
-              m.collectives_beside > 0 ? "" : " (none ended while compute ran: not measured)");
+  const double compute = factor(m.compute_slowdown());
+  const double collective = m.collectives_beside > 0 ? factor(m.collective_slowdown()) : 1.0;
+  if (write) c.interference = {compute, collective};
+  std::printf("\ninterference: compute x%.3f beside an allreduce of %lld B, the allreduce x%.3f beside compute%s: %s\n",
+              compute, static_cast<long long>(m.collective_bytes), collective,
+              m.collectives_beside > 0 ? "" : " (none ended while compute ran: not measured)",
+              write ? "written to the cluster" : "not written (--write-interference writes them)");
   std::printf("a rank computes at %.3f of one process alone on this machine: simulate a trace captured in a plain "
               "process with --compute-scale %.3f\n",
               m.rank_speed(), m.rank_speed());
-  char note[384];
+  char note[448];
   std::snprintf(note, sizeof note,
                 "; interference measured on every rank at once: a %.0f ms matrix-multiply load ran %.3fx as long beside "
-                "a %lld B allreduce loop, the allreduce %.3fx; a rank computed at %.3f of one process alone "
+                "a %lld B allreduce loop, the allreduce %.3fx (%s); a rank computed at %.3f of one process alone "
                 "(--compute-scale for traces captured in a plain process)",
                 m.compute_alone_s * 1e3, m.compute_slowdown(), static_cast<long long>(m.collective_bytes),
-                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0, m.rank_speed());
+                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0,
+                write ? "written as interference" : "not written", m.rank_speed());
   c.source += note;
 }
 
@@ -154,7 +159,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
 
   const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
   ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
-  if (result.interference) apply_interference(*result.interference, c);
+  if (result.interference) apply_interference(*result.interference, o.write_interference, c);
   const auto j = cluster_to_json(c);
   (void)cluster_from_json(j, o.out_file);  // what is written must load
   write_file_atomically(o.out_file, j.dump(1) + "\n");
@@ -312,9 +317,12 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "untimed iterations per point")->capture_default_str();
   cmd->add_option("--interference-ms", o->interference_ms,
                   "gloo: time a compute load of about this many ms alone and beside an allreduce loop on every rank "
-                  "at once, and write the slowdowns as the cluster's interference (0: skip)")
+                  "at once, and print the slowdowns (0: skip)")
       ->check(CLI::Range(0.0, 60000.0))
       ->capture_default_str();
+  cmd->add_flag("--write-interference", o->write_interference,
+                "also write the measured slowdowns as the cluster's interference (a proxy load's: on the testbed they "
+                "did not improve DDP predictions)");
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();
   cmd->add_option("--rate-label", o->rate, "(set by --testbed) the shaped rate, recorded in the cluster's source")
       ->group("");

@@ -10,7 +10,7 @@ fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; 
 unset RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
 
 "$redsim" calibrate --ranks 2 --max-bytes 262144 --fit-min-bytes 4096 --iters 3 --interference-ms 200 \
-  --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --ranks 2"
+  --write-interference --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --ranks 2"
 cp "$tmp/out" "$tmp/c.out"
 grep -q "busbw_GBps" "$tmp/out" || fail "no busbw column"
 grep -q "residuals over" "$tmp/out" || fail "no residuals"
@@ -23,7 +23,7 @@ grep -q "^intra_node link, point to point" "$tmp/out" || fail "no point-to-point
   fail "the calibrated cluster file does not simulate"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['devices_per_node']==2 and d['intra_node']['link_bandwidth_GBps']>0" "$tmp/c.json" ||
   fail "cluster file content"
-grep -q "^interference: compute x" "$tmp/c.out" || fail "no interference line"
+grep -q "^interference: compute x.*: written to the cluster" "$tmp/c.out" || fail "no interference line"
 # Slowdowns are measured; whatever they are, they are factors from 1 (none) to 10.
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); i=d.get('interference', {})
@@ -32,6 +32,11 @@ assert 'interference measured on every rank at once' in d['source']" "$tmp/c.jso
 "$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 0 --out "$tmp/c0.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "calibrate --interference-ms 0"
 ! grep -q "^interference:" "$tmp/out" || fail "--interference-ms 0 still measured interference"
+"$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 100 \
+  --out "$tmp/c1.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate without --write-interference"
+grep -q "^interference: .*not written" "$tmp/out" || fail "measured interference not reported as unwritten"
+python3 -c "import json,sys; assert 'interference' not in json.load(open(sys.argv[1]))" "$tmp/c1.json" ||
+  fail "interference written without --write-interference"
 python3 -c "import json,sys; assert 'interference' not in json.load(open(sys.argv[1]))" "$tmp/c0.json" ||
   fail "--interference-ms 0 wrote interference"
 echo "ok: calibrate --ranks 2 wrote a loadable cluster file"
