@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/cluster_output.h"
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
 #include "core/error.h"
+#include "core/statistics.h"
 #include "sim/collective_sweep.h"
 #include "validate/nccl_tests_fit.h"
 
@@ -49,10 +51,8 @@ std::vector<double> predict_run(const ClusterSpec& layout, const NcclTestsRun& r
 double error_pct(double predicted, double measured) { return (predicted / measured - 1) * 100; }
 
 double median_abs(std::vector<double> v) {
-  if (v.empty()) return 0;
   for (auto& x : v) x = std::abs(x);
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return median_of(std::move(v));
 }
 
 void print_fit(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs) {
@@ -112,15 +112,8 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   const auto progress = [](const std::string& what) { std::cerr << what << "\n"; };
   NcclTestsFit fit = fit_nccl_tests(base, o.cluster_file, runs, predict_run, progress);
   print_fit(fit, runs);
-  ClusterSpec& c = fit.cluster;
-  c.name = o.name.empty() ? base.name + "-fitted" : o.name;
-  std::string logs;
-  for (const auto& l : o.logs) logs += (logs.empty() ? "" : ", ") + l;
-  c.source = base.source + " Link parameters fitted by redsim calibrate --from-nccl-tests to " + logs + ".";
-  const auto j = cluster_to_json(c);
-  (void)cluster_from_json(j, o.out_file);  // what is written must load
-  write_file_atomically(o.out_file, j.dump(1) + "\n");
-  std::cout << "\ncluster: " << o.out_file << "\n";
+  name_fitted_cluster(fit.cluster, base, o.name, "Link parameters", "--from-nccl-tests", o.logs);
+  write_calibrated_cluster(fit.cluster, o.out_file);
 }
 
 }  // namespace redsim::cli

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "cli/cluster_output.h"
 #include "collectives/cluster_subset.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -86,14 +87,8 @@ void calibrate_from_profiles(const ProfileCalibration& o) {
   });
   print_fit(fit);
   ClusterSpec c = fit.cluster;
-  c.name = o.name.empty() ? base.name + "-fitted" : o.name;
-  std::string traces;
-  for (const auto& t : o.traces) traces += (traces.empty() ? "" : ", ") + t;
-  c.source = base.source + " Interference and bucket overhead fitted by redsim calibrate --from-profile to " + traces + ".";
-  const auto j = cluster_to_json(c);
-  (void)cluster_from_json(j, o.out_file);  // what is written must load
-  write_file_atomically(o.out_file, j.dump(1) + "\n");
-  std::cout << "\ncluster: " << o.out_file << "\n";
+  name_fitted_cluster(c, base, o.name, "Interference and bucket overhead", "--from-profile", o.traces);
+  write_calibrated_cluster(c, o.out_file);
 }
 
 }  // namespace redsim::cli

@@ -21,6 +21,7 @@
 
 #include "cli/calibrate_nccl_tests.h"
 #include "cli/calibrate_profile.h"
+#include "cli/cluster_output.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -160,12 +161,8 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
   ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
   if (result.interference) apply_interference(*result.interference, o.write_interference, c);
-  const auto j = cluster_to_json(c);
-  (void)cluster_from_json(j, o.out_file);  // what is written must load
-  write_file_atomically(o.out_file, j.dump(1) + "\n");
-  (void)load_cluster(o.out_file);
-  std::printf("\ncluster: %s\n", o.out_file.c_str());
-  std::fflush(stdout);
+  std::fflush(stdout);  // the fit's printf lines before write_calibrated_cluster's
+  write_calibrated_cluster(c, o.out_file);
 }
 
 void check_options(const CalibrateOptions& o) {

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/json_in.h"
+#include "core/statistics.h"
 #include "trace_tools/kernel_overlap.h"
 #include "trace_tools/kineto_events.h"
 #include "trace_tools/kineto_import.h"
@@ -129,14 +130,6 @@ void observe_file(const std::string& file, Observations& obs, ProfileFit& fit) {
   fit.files += 1;
   observe_kernels(ev, world_of(root), obs, fit);
   observe_buckets(ev, obs, fit);
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 // The median of the estimates, clamped to [lo, hi], with its quartiles; unfitted without any.

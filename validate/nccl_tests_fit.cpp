@@ -6,6 +6,7 @@
 
 #include "collectives/cluster_subset.h"
 #include "core/error.h"
+#include "core/statistics.h"
 
 namespace redsim {
 namespace {
@@ -13,13 +14,6 @@ namespace {
 constexpr std::int64_t kSmallBytes = 64 * 1024;        // latency-bound sizes
 constexpr std::int64_t kLargeBytes = 8 * 1024 * 1024;  // bandwidth-bound sizes (and the top eighth of a sweep)
 constexpr int kRounds = 6;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 bool usable(const NcclTestsRow& r) { return !(r.wrong && *r.wrong > 0); }
 
@@ -96,7 +90,7 @@ void fit_latency(ClusterSpec& c, bool inter, const std::vector<std::size_t>& whi
   const Times t = eval(c, which);
   std::vector<double> residual;
   for (const auto& r : small) residual.push_back(measured(r) - t[r.k][r.row]);
-  const double want = median(residual);
+  const double want = median_of(residual);
   for (double delta_us = std::max(1.0, 0.5 * latency_of(c, inter)); delta_us <= 256; delta_us *= 4) {
     ClusterSpec probe = c;
     const double step = want < 0 ? -std::min(delta_us, latency_of(c, inter)) : delta_us;
@@ -105,7 +99,7 @@ void fit_latency(ClusterSpec& c, bool inter, const std::vector<std::size_t>& whi
     const Times t2 = eval(probe, which);
     std::vector<double> slope;
     for (const auto& r : small) slope.push_back((t2[r.k][r.row] - t[r.k][r.row]) / step);
-    const double k = median(slope);
+    const double k = median_of(slope);
     if (k > 1e-3) {
       latency_of(c, inter) = std::clamp(latency_of(c, inter) + want / k, 0.0, 1000.0);
       p.note.clear();
@@ -134,7 +128,7 @@ ClassFit fit_class(ClusterSpec& c, bool inter, const std::vector<std::size_t>& w
     const Times t = eval(c, which);
     std::vector<double> ratios;
     for (const auto& r : large) ratios.push_back(t[r.k][r.row] / measured(r));
-    f_now = std::log(median(ratios));
+    f_now = std::log(median_of(ratios));
     double& bw = bandwidth_of(c, inter);
     const double x = std::log(bw);
     const double slope = round > 0 && f_now != f_prev && x != x_prev ? (f_now - f_prev) / (x - x_prev) : -1.0;

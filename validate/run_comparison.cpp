@@ -8,13 +8,6 @@
 
 namespace redsim {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 namespace {
 // Earliest start and latest end over the given rows.
 std::pair<double, double> op_span(const Timeline& tl, std::uint32_t op, const std::vector<int>& rows) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/plan.h"
+#include "core/statistics.h"  // median_of, which the comparison reports
 #include "core/step_summary.h"
 #include "core/timeline.h"
 
@@ -33,7 +34,6 @@ struct RunComparison {
   double median_op_end_error = 0, max_op_end_error = 0;
 };
 
-double median_of(std::vector<double> v);
 
 // measured_timeline may be null (e.g. PyTorch DDP step times only). Per-step values: for plans
 // covering several steps (LocalSGD) step times are per training step on both sides.
