@@ -1,6 +1,7 @@
 #include "core/step_summary.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -60,17 +61,16 @@ double bus_factor(OpKind kind, int n) {
   }
 }
 
-StepSummary summarize(const Plan& plan, const Timeline& tl) {
-  StepSummary s;
-  const double steps = std::max(1, plan.steps);
+namespace {
+
+// Busy time of one rank's streams, max-merged into the step's figures.
+struct Busy {
   double step_end = 0, compute = 0, comm = 0, exposed = 0;
-  for (int r = 0; r < tl.world_size; ++r) {
+  void add_rank(const Plan& plan, const std::function<const OpTiming&(std::uint32_t)>& record) {
     std::vector<Interval> comp, com;
-    std::int64_t sent = 0;
     for (const auto& op : plan.ops) {
-      const auto& t = tl.at(r, op.id);
+      const auto& t = record(op.id);
       step_end = std::max(step_end, t.end_s);
-      sent += t.bytes_sent;
       (plan.stream_is_compute(op.stream) ? comp : com).emplace_back(t.start_s, t.end_s);
     }
     auto mc = merged(std::move(comp));
@@ -78,8 +78,45 @@ StepSummary summarize(const Plan& plan, const Timeline& tl) {
     compute = std::max(compute, length(mc));
     comm = std::max(comm, length(mm));
     exposed = std::max(exposed, length_minus(mm, mc));
-    s.bytes_sent_per_rank = std::max(s.bytes_sent_per_rank, sent);
   }
+};
+
+// The most bytes any rank sends: each op's first stored record counted for every rank, plus
+// each rank's difference from it where the op stores more (ops x ranks only for those).
+std::int64_t max_bytes_sent_per_rank(const Plan& plan, const Timeline& tl) {
+  std::int64_t base = 0;
+  std::vector<std::int64_t> extra;
+  for (const auto& op : plan.ops) {
+    const auto& recs = tl.op_records(op.id);
+    base += recs[0].bytes_sent;
+    if (tl.op_is_folded(op.id) || tl.world_size <= 1) continue;
+    extra.resize(static_cast<std::size_t>(tl.world_size), 0);
+    if (tl.op_is_sparse(op.id)) {
+      const auto& ranks = tl.op_exception_ranks(op.id);
+      for (std::size_t i = 0; i < ranks.size(); ++i)
+        extra[static_cast<std::size_t>(ranks[i])] += recs[i + 1].bytes_sent - recs[0].bytes_sent;
+      continue;
+    }
+    for (int r = 0; r < tl.world_size; ++r) extra[static_cast<std::size_t>(r)] += tl.at(r, op.id).bytes_sent - recs[0].bytes_sent;
+  }
+  // A rank's difference may be negative (the base is whichever record came first).
+  return base + (extra.empty() ? 0 : *std::max_element(extra.begin(), extra.end()));
+}
+
+}  // namespace
+
+StepSummary summarize(const Plan& plan, const Timeline& tl) {
+  StepSummary s;
+  const double steps = std::max(1, plan.steps);
+  // When every op's times are equal on all ranks (folded, or records that differ only in bytes),
+  // one rank's intervals stand for all: a ZeRO step at 131,072 ranks is not ops x ranks.
+  bool uniform = true;
+  for (std::size_t i = 0; i < plan.ops.size() && uniform; ++i) uniform = tl.op_times_uniform(i);
+  Busy busy;
+  for (int r = 0; r < (uniform ? std::min(1, tl.world_size) : tl.world_size); ++r)
+    busy.add_rank(plan, [&](std::uint32_t id) -> const OpTiming& { return tl.at(r, id); });
+  s.bytes_sent_per_rank = max_bytes_sent_per_rank(plan, tl);
+  const double step_end = busy.step_end, compute = busy.compute, comm = busy.comm, exposed = busy.exposed;
   s.step_time_s = step_end / steps;
   s.compute_time_s = compute / steps;
   s.comm_time_s = comm / steps;
@@ -94,9 +131,9 @@ StepSummary summarize(const Plan& plan, const Timeline& tl) {
     c.bytes = op.bytes;
     c.tensors = op.slices.size();
     c.start_s = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < tl.world_size; ++r) {
-      c.start_s = std::min(c.start_s, tl.at(r, op.id).start_s);
-      c.end_s = std::max(c.end_s, tl.at(r, op.id).end_s);
+    for (const auto& t : tl.op_records(op.id)) {  // each stored record is some rank's
+      c.start_s = std::min(c.start_s, t.start_s);
+      c.end_s = std::max(c.end_s, t.end_s);
     }
     double dur = c.end_s - c.start_s;
     if (dur > 0) {

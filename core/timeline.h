@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redsim {
@@ -41,6 +42,7 @@ class Timeline {
   const OpTiming& at(int rank, std::size_t op) const {
     const auto& r = ops_[op];
     if (!index_[op].empty()) return r[index_[op][static_cast<std::size_t>(rank)]];
+    if (!except_[op].empty()) return r[sparse_slot(op, rank)];
     return r.size() == 1 ? r[0] : r[static_cast<std::size_t>(rank)];
   }
   // For writing one rank's record: unfolds the op if it is folded or indexed (a distinct name, so
@@ -51,11 +53,22 @@ class Timeline {
   // indexed when a few distinct records repeat (a tree's ranks end by depth: a handful of
   // records and two bytes per rank instead of a record per rank).
   void set_op(std::size_t op, const std::vector<OpTiming>& per_rank);
-  // The records stored for `op`: one standing for every rank, the distinct ones (indexed), or
-  // one per rank.
+  // Sparse: one record for every rank but a few exceptions, each with its own (a chain's head
+  // and tail send or receive nothing; at 131,072 ranks a ZeRO step has a chain per owner, and a
+  // record per rank of each would be ranks squared). Exceptions equal to the default are
+  // dropped; more exceptions than ranks/4 store a record per rank instead.
+  void set_op_sparse(std::size_t op, const OpTiming& every_rank, std::vector<std::pair<int, OpTiming>> exceptions);
+  // The records stored for `op`: one standing for every rank, the distinct ones (indexed), the
+  // default then the exceptions (sparse), or one per rank.
   const std::vector<OpTiming>& op_records(std::size_t op) const { return ops_[op]; }
   bool op_is_indexed(std::size_t op) const { return !index_[op].empty(); }
   bool op_is_folded(std::size_t op) const { return ops_[op].size() == 1 && world_size != 1; }
+  bool op_is_sparse(std::size_t op) const { return !except_[op].empty(); }
+  // A sparse op's exception ranks, ascending; op_records(op)[1 + i] is the record of the i-th.
+  const std::vector<int>& op_exception_ranks(std::size_t op) const { return except_[op]; }
+  // True when every rank's record of `op` has the same ready, start and end times (folded, or
+  // stored records that differ only in bytes).
+  bool op_times_uniform(std::size_t op) const;
   // Folds (or indexes) every op whose ranks hold equal (or few distinct) records.
   void fold();
   std::size_t stored_records() const;  // records kept, an indexed op's distinct ones
@@ -72,6 +85,9 @@ class Timeline {
   std::vector<std::vector<OpTiming>> ops_;  // per op: 1 record (folded), the distinct ones, or world_size
   // Per op: empty, or (indexed) each rank's position in ops_[op].
   std::vector<std::vector<std::uint16_t>> index_;
+  // Per op: empty, or (sparse) the exception ranks in ascending order; ops_[op][0] is the default.
+  std::vector<std::vector<int>> except_;
+  std::size_t sparse_slot(std::size_t op, int rank) const;
   void compact(std::size_t op);
 };
 

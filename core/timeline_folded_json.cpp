@@ -17,14 +17,55 @@ struct RecordGroup {
   std::vector<RankRange> ranges;
 };
 
-// The op's records among `ranks` (sorted), equal records together, in order of first rank.
-std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const std::vector<int>& ranks) {
+// `ranges` without the ranks in `out` (both sorted).
+std::vector<RankRange> ranges_without(const std::vector<RankRange>& ranges, const std::vector<int>& out) {
+  std::vector<RankRange> left;
+  std::size_t k = 0;
+  for (auto [first, last] : ranges) {
+    while (k < out.size() && out[k] < first) ++k;
+    for (; k < out.size() && out[k] <= last; ++k) {
+      if (out[k] > first) left.emplace_back(first, out[k] - 1);
+      first = out[k] + 1;
+    }
+    if (first <= last) left.emplace_back(first, last);
+  }
+  return left;
+}
+
+// A sparse op (core/timeline.h): the default record for the included ranks that are not
+// exceptions, then the included exceptions, equal records together; O(exceptions), not O(ranks).
+std::vector<RecordGroup> sparse_groups(const Timeline& tl, std::size_t op, const std::vector<int>& ranks,
+                                       const std::vector<RankRange>& all_ranges) {
+  const auto& recs = tl.op_records(op);
+  const auto& ex = tl.op_exception_ranks(op);
+  std::vector<int> included;
+  for (int r : ex)
+    if (std::binary_search(ranks.begin(), ranks.end(), r)) included.push_back(r);
+  std::vector<RecordGroup> groups;
+  if (auto rest = ranges_without(all_ranges, included); !rest.empty()) groups.push_back({recs[0], std::move(rest)});
+  std::unordered_map<OpTiming, std::size_t, OpTimingHash> index;
+  for (int r : included) {
+    const OpTiming& t = tl.at(r, op);
+    auto [it, fresh] = index.emplace(t, groups.size());
+    if (fresh) groups.push_back({t, {}});
+    groups[it->second].ranges.emplace_back(r, r);
+  }
+  std::sort(groups.begin(), groups.end(),
+            [](const RecordGroup& a, const RecordGroup& b) { return a.ranges.front().first < b.ranges.front().first; });
+  return groups;
+}
+
+// The op's records among `ranks` (sorted; `all_ranges` the same as ranges), equal records
+// together, in order of first rank.
+std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const std::vector<int>& ranks,
+                                       const std::vector<RankRange>& all_ranges) {
   std::vector<RecordGroup> groups;
   if (ranks.empty()) return groups;
   if (tl.op_is_folded(op)) {
-    groups.push_back({tl.op_records(op)[0], rank_ranges(ranks)});
+    groups.push_back({tl.op_records(op)[0], all_ranges});
     return groups;
   }
+  if (tl.op_is_sparse(op)) return sparse_groups(tl, op, ranks, all_ranges);
   std::unordered_map<OpTiming, std::size_t, OpTimingHash> index;
   for (int r : ranks) {
     const OpTiming& t = tl.at(r, op);
@@ -52,14 +93,15 @@ std::string number(double v) { return nlohmann::json(v).dump(); }
 
 void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,
                                 const OutputSink& out) {
+  const auto all_ranges = rank_ranges(ranks);
   out("{\"format\": \"redsim-timeline\", \"version\": 2, \"source\": " + nlohmann::json(tl.source).dump() +
       ", \"world_size\": " + std::to_string(tl.world_size) + ", \"ranks_included\": " +
-      ranges_json(rank_ranges(ranks)) + ",\n  \"ops\": [");
+      ranges_json(all_ranges) + ",\n  \"ops\": [");
   for (std::size_t i = 0; i < tl.op_count; ++i) {
     std::string s = i ? ",\n   " : "\n   ";
     s += "{\"op\": " + std::to_string(i) + ", \"records\": [";
     const bool collective = op_kind_is_collective(plan.ops[i].kind);
-    const auto groups = group_records(tl, i, ranks);
+    const auto groups = group_records(tl, i, ranks, all_ranges);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const OpTiming& t = groups[g].record;
       if (g) s += ", ";

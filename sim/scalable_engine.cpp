@@ -227,10 +227,34 @@ ComputedKey computed_key(const PlanOp& op, const Mechanics& m) {
           m.channel_cap_Bps, m.chunk_bytes, m.slices};
 }
 
+// A long chain's record (see run_chain): every rank ends with the chain; bytes as a default and
+// the ranks that head or end a channel's chain, in wire bytes.
+void set_chain_record(Timeline& tl, const PlanOp& op, OpTiming every_rank, const Mechanics& m,
+                      const scalable::Model::ChainBytes& b) {
+  every_rank.bytes_sent = wire_bytes(m, b.sent);
+  every_rank.bytes_received = wire_bytes(m, b.received);
+  std::vector<std::pair<int, OpTiming>> exceptions;
+  for (const auto& [rank, sr] : b.exceptions) {
+    OpTiming t = every_rank;
+    t.bytes_sent = wire_bytes(m, sr.first);
+    t.bytes_received = wire_bytes(m, sr.second);
+    exceptions.emplace_back(rank, t);
+  }
+  tl.set_op_sparse(op.id, every_rank, std::move(exceptions));
+}
+
+// Streams that carry collectives run as flows (not grouped ones, which are simulated apart).
+int collective_streams(const Plan& plan) {
+  std::vector<char> has(plan.streams.size(), 0);
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind) && op.group_size <= 0) has[op.stream] = 1;
+  return static_cast<int>(std::count(has.begin(), has.end(), 1));
+}
+
 }  // namespace
 
 Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold,
-                                      const GroupedTimings& grouped) {
+                                      const GroupedTimings& grouped, int chain_rank_ends_max_ranks) {
   if (!sim_log) xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char arg0[] = "redsim";
@@ -258,8 +282,9 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
   for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
 
+  // per_rank = false: the channels' time only (a chain past chain_rank_ends_max_ranks).
   auto run_channels = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
-                          std::vector<std::int64_t>& received) {
+                          std::vector<std::int64_t>& received, bool per_rank = true) {
     const int C = op.channels;
     std::vector<std::vector<scalable::Stage>> stages(static_cast<std::size_t>(C));
     std::vector<scalable::ChannelRun> runs(static_cast<std::size_t>(C));
@@ -273,6 +298,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       helpers.push_back(sg4::Actor::create("op" + std::to_string(op.id) + "ch" + std::to_string(c), fp.sink, [&body, c] { body(c); }));
     body(0);
     for (auto& h : helpers) h->join();
+    if (!per_rank) return;
     for (int c = 0; c < C; ++c) {
       model.merge_rank_ends(op, c, stages[static_cast<std::size_t>(c)], runs[static_cast<std::size_t>(c)], end_s);
       model.add_rank_bytes(op, c, sent, received);
@@ -299,6 +325,30 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
     computed.emplace(key, std::move(c));
   };
 
+  // A chain past chain_rank_ends_max_ranks: every rank is recorded ending when the chain ends
+  // (in this engine its next op waits for that anyway), so the op keeps one record and the few
+  // ranks whose bytes differ (Timeline::set_op_sparse). While the plan's collectives share one
+  // stream nothing else is on the network, so a chain equal to an earlier one in size, protocol
+  // and root placement takes the time that one took: ZeRO's reduce per owner at 131,072 ranks
+  // simulates a few dozen chains, not one per owner.
+  const bool isolated = collective_streams(plan) <= 1;
+  using ChainKey = std::tuple<ComputedKey, int, std::vector<int>>;  // + kind, root placement
+  std::map<ChainKey, double> chain_took_s;
+  auto run_chain = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
+                       std::vector<std::int64_t>& received) {
+    const double start = sg4::Engine::get_clock();
+    ChainKey key;
+    if (isolated) {
+      key = {computed_key(op, model.mech(op)), static_cast<int>(op.kind), model.chain_shape_key(op)};
+      if (auto it = chain_took_s.find(key); it != chain_took_s.end()) {
+        if (it->second > 0) sg4::this_actor::sleep_for(it->second);
+        return;
+      }
+    }
+    run_channels(op, end_s, sent, received, false);
+    if (isolated) chain_took_s.emplace(std::move(key), sg4::Engine::get_clock() - start);
+  };
+
   // Every rank's device is alike (SPMD): one activity stands for all (sim/interference.h).
   std::optional<DeviceActivity> device;
   if (cluster.interference.active()) device.emplace(cluster.interference);
@@ -310,18 +360,24 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
     for (auto id : stream_ops[stream]) {
       const auto& op = plan.ops[id];
       {
+        // Deps finish for good: a cursor past the finished ones (ZeRO's optimizer waits on a
+        // reduce per owner; rescanning them at each wake-up would cost ranks squared).
+        std::size_t next_dep = 0;
         std::unique_lock<sg4::Mutex> lock(*mutex);
         cv->wait(lock, [&] {
-          for (auto d : op.deps)
-            if (!done[d]) return false;
-          return true;
+          while (next_dep < op.deps.size() && done[op.deps[next_dep]]) ++next_dep;
+          return next_dep == op.deps.size();
         });
       }
       const double ready = sg4::Engine::get_clock();
       const bool collective = op_kind_is_collective(op.kind);
-      std::fill(end_s.begin(), end_s.end(), 0.0);
-      std::fill(sent.begin(), sent.end(), 0);
-      std::fill(received.begin(), received.end(), 0);
+      const bool long_chain = collective && op.group_size <= 0 && world > chain_rank_ends_max_ranks &&
+                              (op.kind == OpKind::reduce || op.kind == OpKind::broadcast);
+      if (!long_chain) {
+        std::fill(end_s.begin(), end_s.end(), 0.0);
+        std::fill(sent.begin(), sent.end(), 0);
+        std::fill(received.begin(), received.end(), 0);
+      }
       const double mark = collective && device ? device->begin_collective() : 0;
       if (collective && op.group_size > 0) {
         run_grouped(op, grouped.at(id), ready, end_s, sent, received);
@@ -329,7 +385,8 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
         // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
         const auto& mech = model.mech(op);
         if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
-        if (world > 1) run_collective(op, end_s, sent, received);
+        if (world > 1 && long_chain) run_chain(op, end_s, sent, received);
+        else if (world > 1) run_collective(op, end_s, sent, received);
       } else if (device) {
         device->run_compute(op.duration_s);
       } else if (op.duration_s > 0) {
@@ -340,22 +397,26 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
       const double end = sg4::Engine::get_clock();
       // Grouped ops come with wire bytes already.
       const Mechanics op_mech = collective && op.group_size <= 0 ? model.mech(op) : Mechanics{};
-      // Set whole, so equal ranks fold (core/timeline.h); `row` is reused across ops.
-      for (int r = 0; r < world; ++r) {
-        auto& t = row[static_cast<std::size_t>(r)];
-        t.ready_s = ready;
-        t.start_s = ready;
-        // A rank that leaves a chain or tree early is shown ending early, but its next op waits
-        // for the collective's slowest rank (see sim/README.md).
-        // Interference's make-up time (end - network_end) comes after each rank's network part.
-        t.end_s = collective && world > 1
-                      ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)]) + (end - network_end))
-                      : end;
-        // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
-        t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
-        t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);
+      if (long_chain) {
+        set_chain_record(tl, op, OpTiming{ready, ready, end, 0, 0}, op_mech, model.chain_rank_bytes(op));
+      } else {
+        // Set whole, so equal ranks fold (core/timeline.h); `row` is reused across ops.
+        for (int r = 0; r < world; ++r) {
+          auto& t = row[static_cast<std::size_t>(r)];
+          t.ready_s = ready;
+          t.start_s = ready;
+          // A rank that leaves a chain or tree early is shown ending early, but its next op waits
+          // for the collective's slowest rank (see sim/README.md).
+          // Interference's make-up time (end - network_end) comes after each rank's network part.
+          t.end_s = collective && world > 1
+                        ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)]) + (end - network_end))
+                        : end;
+          // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
+          t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
+          t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);
+        }
+        tl.set_op(id, row);
       }
-      tl.set_op(id, row);
       {
         std::unique_lock<sg4::Mutex> lock(*mutex);
         done[id] = 1;

@@ -12,7 +12,9 @@ namespace redsim {
 // Callable once per process (SimGrid 3.32 allows one Engine per process); simulate() forks.
 // allow_fold = false simulates the links of the whole cluster (for checking the fold).
 // `grouped`: the plan's grouped collectives, simulated per group (sim/grouped_collectives.h).
+// Chains (reduce, broadcast) in a world of more than chain_rank_ends_max_ranks ranks record every
+// rank ending with the chain (SimOptions::chain_rank_ends_max_ranks).
 Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold,
-                                      const GroupedTimings& grouped);
+                                      const GroupedTimings& grouped, int chain_rank_ends_max_ranks);
 
 }  // namespace redsim

@@ -118,6 +118,18 @@ class Model {
   // Bytes each rank sends and receives in the channel, exactly as the exact fidelity counts them.
   void add_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent, std::vector<std::int64_t>& received);
 
+  // Chains (reduce, broadcast) past SimOptions::chain_rank_ends_max_ranks (scalable_chain.cpp):
+  // what sets the chain's duration besides the op's size and protocol (per channel, the root's
+  // place in the folded period), so equal chains are simulated once; and each rank's payload
+  // bytes as a default and the few ranks that differ (each channel's head sends only, its tail
+  // receives only), without a pass over the ranks.
+  std::vector<int> chain_shape_key(const PlanOp& op);
+  struct ChainBytes {
+    std::int64_t sent = 0, received = 0;  // every rank but the exceptions
+    std::vector<std::pair<int, std::pair<std::int64_t, std::int64_t>>> exceptions;  // rank, (sent, received)
+  };
+  ChainBytes chain_rank_bytes(const PlanOp& op);
+
   ModelStats& stats() { return stats_; }
   // The op's protocol mechanics (cached).
   const Mechanics& mech(const PlanOp& op);

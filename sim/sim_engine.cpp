@@ -125,18 +125,19 @@ void check_timeline_complete(const Plan& plan, const Timeline& tl) {
     }
 }
 
-std::int64_t timeline_records(const Plan& plan, Fidelity used) {
+std::int64_t timeline_records(const Plan& plan, Fidelity used, int chain_rank_ends_max_ranks) {
   const std::int64_t n = plan.world_size;
   if (used == Fidelity::exact) return static_cast<std::int64_t>(plan.ops.size()) * n;  // every rank is simulated
   // Scalable: an op whose ranks all end together keeps one record (core/timeline.h). Trees and
   // grouped ops end by depth or group member, a few distinct records indexed per rank: 2 bytes a
-  // rank, counted as a twentieth of a 40-byte record. Chains end rank by rank: a record each.
+  // rank, counted as a twentieth of a 40-byte record. Chains end rank by rank: a record each,
+  // past chain_rank_ends_max_ranks one and a head and tail per channel.
   std::int64_t records = 0;
   for (const auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) {
       records += 1;
     } else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
-      records += n;
+      records += n > chain_rank_ends_max_ranks ? 1 + 2 * op.channels : n;
     } else if (op.group_size > 0 || op.algorithm == Algorithm::tree || op.algorithm == Algorithm::nvls_tree) {
       const bool indexable = op.group_size <= 0 || op.group_size <= std::min<std::int64_t>(65535, n / 4);
       // Up to 64 distinct records (a tree's depths; a group's members), never more than n.
@@ -148,8 +149,8 @@ std::int64_t timeline_records(const Plan& plan, Fidelity used) {
   return records;
 }
 
-void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used) {
-  const std::int64_t instances = timeline_records(plan, used);
+void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used, int chain_rank_ends_max_ranks) {
+  const std::int64_t instances = timeline_records(plan, used, chain_rank_ends_max_ranks);
   if (instances > plan.max_ops)
     throw InputError("", "", "the plan has " + std::to_string(plan.ops.size()) + " ops on each of " +
                                  std::to_string(plan.world_size) + " ranks (" + std::to_string(instances) +
@@ -305,13 +306,14 @@ Timeline simulate_in_process(const Plan& plan, const ClusterSpec& cluster, const
   const GroupedTimings grouped =
       plan_has_grouped_collectives(plan) ? simulate_grouped_collectives(plan, cluster, resolved) : GroupedTimings{};
   if (resolved.fidelity == Fidelity::scalable)
-    return simulate_scalable_in_process(plan, cluster, options.sim_log, options.scalable_fold, grouped);
+    return simulate_scalable_in_process(plan, cluster, options.sim_log, options.scalable_fold, grouped,
+                                        options.chain_rank_ends_max_ranks);
   return simulate_exact_in_process(plan, cluster, options, grouped);
 }
 
 Timeline simulate(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options) {
   check_plan_for_sim(plan, cluster);
-  check_sim_work(plan, cluster, resolve_fidelity(plan, cluster, options.fidelity));
+  check_sim_work(plan, cluster, resolve_fidelity(plan, cluster, options.fidelity), options.chain_rank_ends_max_ranks);
   // Folded before it crosses the pipe: ranks with equal records send one (core/timeline.h).
   auto out = run_in_child([&] {
     Timeline result = simulate_in_process(plan, cluster, options);

@@ -18,12 +18,21 @@ std::string_view fidelity_name(Fidelity f);  // "exact", "scalable", "auto"
 // Parses "exact", "scalable" or "auto"; throws InputError otherwise.
 Fidelity parse_fidelity(std::string_view name);
 
+// ZeRO's timeline with a record per rank of each owner's chain (ranks squared) fits the default
+// --max-ops up to about this many ranks.
+inline constexpr int kChainRankEndsMaxRanks = 4096;
+
 struct SimOptions {
   bool sim_log = false;  // let SimGrid print its own log (silenced by default)
   Fidelity fidelity = Fidelity::exact;
   // Scalable fidelity only: fold symmetric clusters onto one period (off: simulate every link;
   // for checking the fold).
   bool scalable_fold = true;
+  // Scalable fidelity only: in a world of more ranks than this, a chain collective (reduce,
+  // broadcast; NCCL runs them as rings) records every rank ending when the chain ends, where
+  // its next op may start in this engine, instead of each rank's own end; below, each rank's.
+  // A per-rank record of each owner's reduce makes a ZeRO step's timeline ranks squared.
+  int chain_rank_ends_max_ranks = kChainRankEndsMaxRanks;
 };
 
 // The point-to-point transfers the exact fidelity would simulate for this plan.
@@ -41,11 +50,13 @@ Fidelity resolve_fidelity(const Plan& plan, const ClusterSpec& cluster, Fidelity
 void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster);
 
 // Timeline records a simulation stores: ops x ranks at exact fidelity; at scalable, one per op
-// whose ranks end together and one per rank for trees, chains and grouped ops.
-std::int64_t timeline_records(const Plan& plan, Fidelity used);
+// whose ranks end together and one per rank for trees, chains and grouped ops (chains past
+// chain_rank_ends_max_ranks: one, and the ranks whose bytes differ).
+std::int64_t timeline_records(const Plan& plan, Fidelity used, int chain_rank_ends_max_ranks = kChainRankEndsMaxRanks);
 // Refuses (InputError) a simulation over plan.max_ops: timeline records (above), and for the
 // exact fidelity the estimated point-to-point transfers. simulate() calls it first.
-void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used);
+void check_sim_work(const Plan& plan, const ClusterSpec& cluster, Fidelity used,
+                    int chain_rank_ends_max_ranks = kChainRankEndsMaxRanks);
 // Throws std::runtime_error when a timeline has an op that never finished (simulate() calls it).
 void check_timeline_complete(const Plan& plan, const Timeline& tl);
 

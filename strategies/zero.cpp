@@ -92,8 +92,7 @@ Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
       const auto hi = std::min(part.bounds[static_cast<std::size_t>(r) + 1], lo + slice_bytes);
       std::int64_t shard = 0;
       if (lo < hi) {
-        const auto owned = slices_in_range(trace, part, lo, hi);
-        for (const auto& sl : owned.slices) {
+        for (const auto& sl : slices_in_range(trace, part, lo, hi)) {
           op.slices.push_back(sl);
           shard += sl.numel * trace.params[sl.param].bytes() / trace.params[sl.param].numel;
         }

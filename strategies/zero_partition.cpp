@@ -56,9 +56,15 @@ void cut(const ModelTrace& trace, const ZeroPartition& part, std::size_t p, std:
   }
 }
 
+// world = 0: slices only, no per-rank counts (an allgather slice per rank would otherwise clear
+// a world-sized array per rank: 131,072 ranks squared).
 OwnedSlices group(std::vector<std::pair<int, ParamSlice>> pieces, int world) {
   std::stable_sort(pieces.begin(), pieces.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   OwnedSlices o;
+  if (world == 0) {
+    for (const auto& piece : pieces) o.slices.push_back(piece.second);
+    return o;
+  }
   o.owner_elems.assign(static_cast<std::size_t>(world), 0);
   for (const auto& [owner, s] : pieces) {
     o.slices.push_back(s);
@@ -75,12 +81,13 @@ OwnedSlices slices_by_owner(const ModelTrace& trace, const ZeroPartition& part, 
   return group(std::move(pieces), static_cast<int>(part.bounds.size()) - 1);
 }
 
-OwnedSlices slices_in_range(const ModelTrace& trace, const ZeroPartition& part, std::int64_t begin, std::int64_t end) {
+std::vector<ParamSlice> slices_in_range(const ModelTrace& trace, const ZeroPartition& part, std::int64_t begin,
+                                        std::int64_t end) {
   std::vector<std::pair<int, ParamSlice>> pieces;
   for (std::size_t p = 0; p < trace.params.size(); ++p)
     if (part.offset_bytes[p] >= 0 && part.offset_bytes[p] < end && part.offset_bytes[p] + trace.params[p].bytes() > begin)
       cut(trace, part, p, begin, end, pieces);
-  return group(std::move(pieces), static_cast<int>(part.bounds.size()) - 1);
+  return group(std::move(pieces), 0).slices;
 }
 
 }  // namespace redsim

@@ -28,7 +28,8 @@ struct OwnedSlices {
 };
 OwnedSlices slices_by_owner(const ModelTrace& trace, const ZeroPartition& part, const std::vector<std::size_t>& params);
 
-// Same for a byte range [begin, end) of the flat space.
-OwnedSlices slices_in_range(const ModelTrace& trace, const ZeroPartition& part, std::int64_t begin, std::int64_t end);
+// The slices of a byte range [begin, end) of the flat space, cut at owner boundaries, in owner order.
+std::vector<ParamSlice> slices_in_range(const ModelTrace& trace, const ZeroPartition& part, std::int64_t begin,
+                                        std::int64_t end);
 
 }  // namespace redsim

@@ -2,6 +2,8 @@
 // per rank, unfolded on write, and cross a process boundary as stored.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include "core/timeline.h"
@@ -87,4 +89,51 @@ TEST_CASE("an op with a few distinct records keeps them once and an index per ra
   CHECK(tl.op_is_indexed(0));
   CHECK(tl.op_records(0).size() == 4);
   CHECK(view.at(10, 0).end_s == 5.0);
+}
+
+TEST_CASE("a sparse op keeps one record for every rank and a few exceptions", "[core][timeline]") {
+  const int world = 4096;
+  Timeline tl = Timeline::folded("simulated", world, 2);
+  const OpTiming every{1.0, 1.0, 3.0, 100, 100};
+  OpTiming head = every, tail = every;
+  head.bytes_received = 0;  // a chain's head receives nothing, its tail sends nothing
+  tail.bytes_sent = 0;
+  // Unsorted, and one "exception" equal to the default, which is dropped.
+  tl.set_op_sparse(0, every, {{4000, tail}, {7, head}, {12, every}});
+  REQUIRE(tl.op_is_sparse(0));
+  CHECK(tl.op_exception_ranks(0) == std::vector<int>{7, 4000});
+  CHECK(tl.stored_records() == 3 + 1);
+  const Timeline& view = tl;
+  CHECK(view.at(7, 0) == head);
+  CHECK(view.at(4000, 0) == tail);
+  CHECK(view.at(12, 0) == every);
+  CHECK(view.at(4095, 0) == every);
+  CHECK(tl.op_times_uniform(0));  // the records differ in bytes only
+
+  // Across the process boundary as stored; a corrupt rank list is refused.
+  Timeline back = Timeline::folded("simulated", world, 2);
+  back.deserialize(tl.serialize());
+  CHECK(back.op_is_sparse(0));
+  for (int r : {0, 7, 12, 4000, 4095}) CHECK(back.at(r, 0) == tl.at(r, 0));
+  std::string bad = tl.serialize();
+  const int swapped[2] = {4000, 7};  // the two ranks sit right after the sparse op's 3 records
+  std::memcpy(bad.data() + 1 + 4 + 3 * sizeof(OpTiming), swapped, sizeof swapped);
+  CHECK_THROWS(back.deserialize(bad));
+
+  // Writing one rank's record unfolds the op into a record per rank, exceptions kept.
+  tl.mutable_at(5, 0).end_s = 4.0;
+  CHECK_FALSE(tl.op_is_sparse(0));
+  CHECK(tl.at(7, 0) == head);
+  CHECK(tl.at(5, 0).end_s == 4.0);
+  CHECK_FALSE(tl.op_times_uniform(0));
+
+  // More exceptions than a quarter of the ranks: stored as set_op would store them.
+  std::vector<std::pair<int, OpTiming>> many;
+  for (int r = 0; r < world / 2; ++r) many.emplace_back(r, tail);
+  tl.set_op_sparse(1, every, many);
+  CHECK_FALSE(tl.op_is_sparse(1));
+  CHECK(tl.at(world / 2 - 1, 1) == tail);
+  CHECK(tl.at(world / 2, 1) == every);
+  CHECK_THROWS_AS(tl.set_op_sparse(1, every, {{3, tail}, {3, head}}), std::logic_error);
+  CHECK_THROWS_AS(tl.set_op_sparse(1, every, {{world, tail}}), std::logic_error);
 }

@@ -2,8 +2,11 @@
 // --out writes is read back as the same per-rank records, for all ranks or the chosen ones.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "core/error.h"
 #include "core/rank_set.h"
+#include "core/step_summary.h"
 #include "core/timeline_json.h"
 
 using namespace redsim;
@@ -119,4 +122,55 @@ TEST_CASE("rank sets parse as a user writes them and print as ranges", "[core][r
   CHECK(rank_ranges_text(rank_ranges({0, 1, 2, 5, 7, 8})) == "0-2,5,7-8");
   for (const char* bad : {"16", "3-1", "x", "", "1,", "-1", "1-2-3"})
     CHECK_THROWS_AS(parse_rank_set(bad, 16, "--timeline-ranks"), InputError);
+}
+
+TEST_CASE("a sparse op is written as its default and exceptions, read back per rank, and summarized alike",
+          "[core][timeline][json]") {
+  const int world = 64;
+  const Plan plan = three_op_plan(world);
+  // Op 1 as a long chain stores it (core/timeline.h): every rank ends together, its head (rank 9)
+  // receives nothing and its tail (rank 8) sends nothing.
+  Timeline sparse = sample(world);
+  const OpTiming every{1.0, 1.0, 1.75, 8192, 8192};
+  sparse.set_op_sparse(1, every, {{9, OpTiming{1.0, 1.0, 1.75, 8192, 0}}, {8, OpTiming{1.0, 1.0, 1.75, 0, 8192}}});
+  std::string text;
+  write_folded_timeline_json(plan, sparse, parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
+  const auto j = nlohmann::json::parse(text);
+  // Ranks 0-7 and 10-63 share the default; 8 and 9 each have their own, in order of first rank.
+  REQUIRE(j["ops"][1]["records"].size() == 3);
+  CHECK(j["ops"][1]["records"][0]["ranks"] == nlohmann::json::parse("[[0, 7], [10, 63]]"));
+  CHECK(j["ops"][1]["records"][1]["ranks"] == nlohmann::json::parse("[[8, 8]]"));
+  CHECK(j["ops"][1]["records"][2]["bytes_received"] == 0);
+
+  for (const auto* set : {"all", "8,10-12", "0-7"}) {
+    const RankedTimeline back = round_trip(plan, sparse, parse_rank_set(set, world, "x"));
+    for (std::size_t row = 0; row < back.ranks.size(); ++row)
+      for (std::size_t op = 0; op < 3; ++op)
+        CHECK(back.timeline.at(static_cast<int>(row), op) == sparse.at(back.ranks[row], op));
+  }
+
+  // The same records stored a record per rank summarize to the same figures.
+  Timeline dense = sparse;
+  dense.mutable_at(0, 1);
+  REQUIRE_FALSE(dense.op_is_sparse(1));
+  Plan two = three_op_plan(world);
+  two.ops.pop_back();  // ops 0 and 1 only: every op's times equal on all ranks
+  Timeline sparse2 = Timeline::folded("simulated", world, 2), dense2 = sparse2;
+  for (int r = 0; r < world; ++r)
+    for (std::size_t op = 0; op < 2; ++op) dense2.mutable_at(r, op) = sparse.at(r, op);
+  sparse2.set_op(0, std::vector<OpTiming>(world, sparse.at(0, 0)));
+  sparse2.set_op_sparse(1, every, {{9, sparse.at(9, 1)}, {8, sparse.at(8, 1)}});
+  using Case = std::tuple<const Plan*, const Timeline*, const Timeline*>;
+  for (const auto& [p, a, b] : {Case{&plan, &sparse, &dense}, Case{&two, &sparse2, &dense2}}) {
+    const auto s = summarize(*p, *a), d = summarize(*p, *b);
+    CHECK(s.step_time_s == d.step_time_s);
+    CHECK(s.comm_time_s == d.comm_time_s);
+    CHECK(s.exposed_comm_s == d.exposed_comm_s);
+    CHECK(s.compute_time_s == d.compute_time_s);
+    CHECK(s.bytes_sent_per_rank == d.bytes_sent_per_rank);
+    REQUIRE(s.collectives.size() == d.collectives.size());
+    CHECK(s.collectives[0].end_s == d.collectives[0].end_s);
+  }
+  // Every rank but the tail sends 8192 bytes of op 1.
+  CHECK(summarize(two, sparse2).bytes_sent_per_rank == 8192);
 }
