@@ -24,6 +24,7 @@
 #include "core/plan_json.h"
 #include "core/result_json.h"
 #include "core/step_summary.h"
+#include "core/chrome_trace.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "core/units.h"
@@ -165,7 +166,10 @@ void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSp
     std::cout << "\nresult:   " << o.out_file << "\n";
   }
   if (!o.timeline_file.empty()) {
-    write_file_atomically(o.timeline_file, timeline_to_chrome_trace(r.plan, m.timeline).dump() + "\n");
+    std::vector<int> ranks(static_cast<std::size_t>(m.timeline.world_size));
+    for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
+    write_file_atomically(o.timeline_file,
+                          [&](const OutputSink& out) { write_chrome_trace(r.plan, m.timeline, ranks, {}, out); });
     std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)\n";
   }
   if (!o.plan_file.empty()) {

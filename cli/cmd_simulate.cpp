@@ -14,6 +14,7 @@
 #include "core/plan_json.h"
 #include "core/result_json.h"
 #include "core/rank_set.h"
+#include "core/chrome_trace.h"
 #include "core/timeline_json.h"
 #include "core/trace_json.h"
 #include "sim/sim_engine.h"
@@ -119,9 +120,10 @@ void run_simulate(const SimulateOptions& o) {
   }
   if (!o.timeline_file.empty()) {
     const auto ranks = chosen_ranks(o, cluster, true);
-    auto chrome = timeline_to_chrome_trace(plan, timeline, ranks);
-    add_flows_and_counters(chrome, plan, timeline, ranks);
-    write_file_atomically(o.timeline_file, chrome.dump() + "\n");
+    write_file_atomically(o.timeline_file, [&](const OutputSink& out) {
+      write_chrome_trace(
+          plan, timeline, ranks, [&](const EventSink& emit) { flow_and_counter_events(plan, timeline, ranks, emit); }, out);
+    });
     std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)";
     if (static_cast<int>(ranks.size()) < cluster.world_size())
       std::cout << "  ranks " << rank_ranges_text(rank_ranges(ranks)) << " of " << cluster.world_size()

@@ -10,7 +10,7 @@ namespace redsim::cli {
 
 namespace {
 
-void add_flows(nlohmann::json& events, const Plan& plan, const Timeline& tl, int rank) {
+void flow_events(const Plan& plan, const Timeline& tl, int rank, const EventSink& emit) {
   int id = 0;
   for (const auto& op : plan.ops) {
     if (!op_kind_is_collective(op.kind)) continue;
@@ -21,16 +21,20 @@ void add_flows(nlohmann::json& events, const Plan& plan, const Timeline& tl, int
       const auto& from = tl.at(rank, d);
       // The start binds to the slice that encloses it: just inside the dependency's end.
       const double from_us = std::max(from.start_s, from.end_s - 1e-9) * kUsPerS;
-      events.push_back({{"ph", "s"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", rank},
-                        {"tid", dep.stream}, {"ts", from_us}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "ready"}, {"cat", "gradient_ready"}, {"id", id}, {"pid", rank},
-                        {"tid", op.stream}, {"ts", to.start_s * kUsPerS}});
+      auto flow = [&](std::string_view ph) {
+        JsonObjectText e;
+        e.str("ph", ph);
+        if (ph == "f") e.str("bp", "e");
+        return e.str("name", "ready").str("cat", "gradient_ready").integer("id", id).integer("pid", rank);
+      };
+      emit(flow("s").integer("tid", dep.stream).num("ts", from_us).text());
+      emit(flow("f").integer("tid", op.stream).num("ts", to.start_s * kUsPerS).text());
       ++id;
     }
   }
 }
 
-void add_counters(nlohmann::json& events, const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
+void counter_events(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks, const EventSink& emit) {
   for (int r : ranks) {
     std::map<double, std::int64_t> delta;  // time (s) -> change of bytes in flight
     for (const auto& op : plan.ops) {
@@ -40,24 +44,30 @@ void add_counters(nlohmann::json& events, const Plan& plan, const Timeline& tl, 
       delta[t.start_s] += op.bytes;
       delta[t.end_s] -= op.bytes;
     }
+    auto counter = [&](double ts_us, std::int64_t bytes) {
+      emit(JsonObjectText()
+               .str("ph", "C")
+               .str("name", "collective bytes in flight")
+               .integer("pid", r)
+               .num("ts", ts_us)
+               .object("args", JsonObjectText().integer("bytes", bytes))
+               .text());
+    };
     std::int64_t in_flight = 0;
-    events.push_back({{"ph", "C"}, {"name", "collective bytes in flight"}, {"pid", r}, {"ts", 0.0},
-                      {"args", {{"bytes", 0}}}});
+    counter(0.0, 0);
     for (const auto& [t_s, d] : delta) {
       in_flight += d;
-      events.push_back({{"ph", "C"}, {"name", "collective bytes in flight"}, {"pid", r}, {"ts", t_s * kUsPerS},
-                        {"args", {{"bytes", in_flight}}}});
+      counter(t_s * kUsPerS, in_flight);
     }
   }
 }
 
 }  // namespace
 
-void add_flows_and_counters(nlohmann::json& chrome_trace, const Plan& plan, const Timeline& timeline,
-                            const std::vector<int>& ranks) {
-  auto& events = chrome_trace["traceEvents"];
-  if (!ranks.empty()) add_flows(events, plan, timeline, ranks.front());
-  add_counters(events, plan, timeline, ranks);
+void flow_and_counter_events(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
+                             const EventSink& emit) {
+  if (!ranks.empty()) flow_events(plan, timeline, ranks.front(), emit);
+  counter_events(plan, timeline, ranks, emit);
 }
 
 }  // namespace redsim::cli

@@ -43,9 +43,6 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& timeline, cons
                                 const OutputSink& out);
 RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan);
 nlohmann::json summary_to_json(const Plan& plan, const StepSummary& summary);
-// Chrome trace event format: one process per rank, one thread per stream; opens in ui.perfetto.dev.
-nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& timeline);
-// Only these ranks (sorted; each a rank of the timeline), a process each.
-nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks);
+// The Chrome trace (Perfetto) of a timeline: core/chrome_trace.h.
 
 }  // namespace redsim

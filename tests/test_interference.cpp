@@ -13,6 +13,7 @@
 
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/chrome_trace.h"
 #include "core/timeline_json.h"
 #include "sim/sim_engine.h"
 #include "tests/test_support.h"

@@ -1,0 +1,114 @@
+#include "core/chrome_trace.h"
+
+#include "core/units.h"
+
+namespace redsim {
+
+void JsonObjectText::key(std::string_view k) {
+  if (!body_.empty()) body_ += ", ";
+  body_ += nlohmann::json(k).dump();
+  body_ += ": ";
+}
+
+JsonObjectText& JsonObjectText::str(std::string_view k, std::string_view value) {
+  key(k);
+  body_ += nlohmann::json(value).dump();  // escaped: op names come from the trace file
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::num(std::string_view k, double value) {
+  key(k);
+  body_ += nlohmann::json(value).dump();
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::integer(std::string_view k, std::int64_t value) {
+  key(k);
+  body_ += std::to_string(value);
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::object(std::string_view k, const JsonObjectText& value) {
+  key(k);
+  body_ += value.text();
+  return *this;
+}
+
+namespace {
+
+void metadata_events(const Plan& plan, int r, const EventSink& emit) {
+  auto meta = [&](std::string_view name, std::int64_t tid, const JsonObjectText& args) {
+    emit(JsonObjectText().str("ph", "M").str("name", name).integer("pid", r).integer("tid", tid).object("args", args).text());
+  };
+  meta("process_name", 0, JsonObjectText().str("name", "rank " + std::to_string(r)));
+  meta("process_sort_index", 0, JsonObjectText().integer("sort_index", r));
+  for (std::size_t s = 0; s < plan.streams.size(); ++s)
+    meta("thread_name", static_cast<std::int64_t>(s), JsonObjectText().str("name", plan.streams[s]));
+}
+
+JsonObjectText op_args(const PlanOp& op, const OpTiming& t, const Timeline& tl) {
+  JsonObjectText args;
+  args.integer("op", op.id);
+  if (op_kind_is_collective(op.kind)) {
+    args.integer("bytes", op.bytes).integer("bytes_sent", t.bytes_sent).integer("channels", op.channels);
+    args.str("algorithm", algorithm_name(op.algorithm));
+    if (op.protocol) args.str("protocol", protocol_name(*op.protocol));
+    args.num("issued_us", t.ready_s * kUsPerS);
+  } else if (tl.source == "simulated" && t.end_s - t.start_s > op.duration_s * (1 + 1e-9) + 1e-12) {
+    // Slowed beside collectives (the cluster's interference): what it would take alone.
+    args.num("alone_us", op.duration_s * kUsPerS);
+    args.num("slowed_by_collectives_us", (t.end_s - t.start_s - op.duration_s) * kUsPerS);
+  }
+  return args;
+}
+
+}  // namespace
+
+void chrome_trace_events(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks, const EventSink& emit) {
+  for (int r : ranks) metadata_events(plan, r, emit);
+  for (int r : ranks)
+    for (const auto& op : plan.ops) {
+      const auto& t = tl.at(r, op.id);
+      emit(JsonObjectText()
+               .str("ph", "X")
+               .str("name", op.name)
+               .str("cat", op_kind_name(op.kind))
+               .integer("pid", r)
+               .integer("tid", op.stream)
+               .num("ts", t.start_s * kUsPerS)
+               .num("dur", (t.end_s - t.start_s) * kUsPerS)
+               .object("args", op_args(op, t, tl))
+               .text());
+    }
+}
+
+void write_chrome_trace(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,
+                        const std::function<void(const EventSink&)>& more, const OutputSink& out) {
+  std::string buf = "{\"traceEvents\": [";
+  bool first = true;
+  const EventSink emit = [&](const std::string& event) {
+    buf += first ? "\n" : ",\n";
+    first = false;
+    buf += event;
+    if (buf.size() > (1u << 16)) out(buf), buf.clear();
+  };
+  chrome_trace_events(plan, tl, ranks, emit);
+  if (more) more(emit);
+  buf += "],\n\"displayTimeUnit\": \"ms\", \"otherData\": ";
+  buf += JsonObjectText().str("producer", "redsim").str("source", tl.source).str("strategy", plan.strategy).text();
+  out(buf + "}\n");
+}
+
+nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl) {
+  std::vector<int> ranks(static_cast<std::size_t>(tl.world_size));
+  for (int r = 0; r < tl.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return timeline_to_chrome_trace(plan, tl, ranks);
+}
+
+nlohmann::json timeline_to_chrome_trace(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
+  std::string text;
+  write_chrome_trace(plan, tl, ranks, {}, [&](std::string_view s) { text.append(s); });
+  return nlohmann::json::parse(text);
+}
+
+}  // namespace redsim
