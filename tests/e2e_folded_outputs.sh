@@ -2,7 +2,8 @@
 # simulate --out at scale (issue 19): the timeline is folded (redsim-timeline v2), each op's
 # records partition the ranks it holds, the step time is the last record's end, equal buckets of
 # a computed tree get equal per-rank times, --timeline-ranks chooses what both outputs hold, the
-# Perfetto trace keeps to a few ranks on a large job, and validate reads the folded form back.
+# Perfetto trace keeps to a few ranks on a large job, validate reads the folded form back, and
+# ZeRO past 4,096 ranks keeps a record per chain.
 set -euo pipefail
 redsim=$1
 src=$2
@@ -97,3 +98,42 @@ set -e
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--timeline-ranks: expected" "$tmp/err" || fail "bad --timeline-ranks message: $(cat "$tmp/err")"
 [ ! -e "$tmp/bad.json" ] && [ ! -s "$tmp/bad_out" ] || fail "a refused run wrote its output or simulated first"
 echo "ok: a rank beyond the world is refused"
+
+# ZeRO past 4,096 ranks: a reduce per owner slice, each a long chain stored as one record plus
+# the ranks whose bytes differ (sim/README.md). 1,024 DGX H100 nodes, 8,192 ranks.
+python3 -c "
+import json
+c = json.load(open('$src/configs/dgx-h100-x2048.json')); c['nodes'] = 1024; c['name'] = 'dgx-h100-x1024'
+json.dump(c, open('$tmp/c8192.json', 'w'))"
+"$redsim" simulate --trace "$trace" --cluster "$tmp/c8192.json" --strategy zero --fidelity scalable \
+  --out "$tmp/z.json" >/dev/null || fail "zero at 8,192 ranks"
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/z.json"))
+tl, n = r["timeline"], 8192
+assert tl["world_size"] == n
+reduces = [c for c in r["summary"]["collectives"] if c["kind"] == "reduce"]
+assert len(reduces) > n, len(reduces)  # one per owner slice of each bucket
+last_end = max(rec["end_s"] for op in tl["ops"] for rec in op["records"])
+assert abs(r["summary"]["step_time_s"] - last_end) <= 1e-12 * last_end
+for c in reduces:
+    op = tl["ops"][c["op"]]
+    root = int(c["name"].rsplit(":to", 1)[1])
+    sent = received = 0
+    covered = 0
+    for rec in op["records"]:
+        count = sum(b - a + 1 for a, b in rec["ranks"])
+        covered += count
+        sent += rec["bytes_sent"] * count
+        received += rec["bytes_received"] * count
+        if any(a <= root <= b for a, b in rec["ranks"]):
+            assert rec["bytes_sent"] == 0, ("the root sends nothing", c["name"])
+    assert covered == n, c["name"]
+    # Few records (a default, each channel's head and tail), every rank ending with the chain.
+    assert len(op["records"]) <= 1 + 2 * c["channels"], (c["name"], len(op["records"]))
+    assert len({rec["end_s"] for rec in op["records"]}) == 1, c["name"]
+    # Every rank but the root sends the buffer once (per channel), every rank but the heads receives it.
+    assert sent == received and sent > 0, (c["name"], sent, received)
+PY
+echo "ok: zero at 8,192 ranks, long chains folded"
