@@ -122,7 +122,7 @@ void run_simulate(const SimulateOptions& o) {
     const auto ranks = chosen_ranks(o, cluster, true);
     write_file_atomically(o.timeline_file, [&](const OutputSink& out) {
       write_chrome_trace(
-          plan, timeline, ranks, [&](const EventSink& emit) { flow_and_counter_events(plan, timeline, ranks, emit); }, out);
+          plan, timeline, ranks, [&](const EventSink& emit) { flow_and_counter_events(plan, cluster, timeline, ranks, emit); }, out);
     });
     std::cout << "timeline: " << o.timeline_file << "  (open in https://ui.perfetto.dev)";
     if (static_cast<int>(ranks.size()) < cluster.world_size())
