@@ -8,6 +8,9 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "tests/tune/tune_test_support.h"
+#include "tune/merged_result.h"
+#include "tune/search_space.h"
+#include "tune/sim_cache.h"
 #include "tune/target_emitters.h"
 #include "tune/targets.h"
 
@@ -89,4 +92,36 @@ TEST_CASE("targets and strategies are checked", "[tune][targets]") {
   CHECK_THROWS_AS(target_constraints("horovod", c), InputError);  // Horovod has no ZeRO
   c.strategies = {"bogus"};
   CHECK_THROWS_AS(check_strategies(c), InputError);
+}
+
+TEST_CASE("the report of several targets holds every target's settings once, ranked together", "[tune][targets]") {
+  auto p = testing::comm_bound_star();
+  TuneOptions opt;
+  opt.threads = 2;
+  opt.cache = std::make_shared<SimCache>();
+  const auto ddp = tune_target(p.trace, p.cluster, p.constraints, "ddp", opt);
+  const auto horovod = tune_target(p.trace, p.cluster, p.constraints, "horovod", opt);
+  const auto ds = tune_target(p.trace, p.cluster, p.constraints, "deepspeed", opt);
+  const TuneResult all = merged_result({&ddp.result, &horovod.result, &ds.result});
+  // Every family of each search is there; a setting two searches share (DDP's and Horovod's
+  // buckets) appears once.
+  std::set<std::string> want;
+  for (const auto* r : {&ddp.result, &horovod.result, &ds.result})
+    for (const auto& c : r->grid.points) want.insert(c.family + "|" + describe_knobs(c));
+  std::set<std::string> got;
+  for (const auto& c : all.grid.points) CHECK(got.insert(c.family + "|" + describe_knobs(c)).second);
+  CHECK(got == want);
+  // Each point keeps its own simulation; the ranking is over every simulated point that fits,
+  // best first, and its head is the best of the three searches.
+  std::size_t simulated = 0;
+  for (std::size_t q = 0; q < all.points.size(); ++q) simulated += all.points[q].fits && all.evaluated(q) ? 1 : 0;
+  CHECK(all.ranking.size() == simulated);
+  for (std::size_t i = 1; i < all.ranking.size(); ++i) CHECK_FALSE(better(all, all.ranking[i], all.ranking[i - 1]));
+  const double best = std::min({ddp.result.eval(ddp.result.best).objective_s, horovod.result.eval(horovod.result.best).objective_s,
+                                ds.result.eval(ds.result.best).objective_s});
+  CHECK(all.eval(all.best).objective_s == best);
+  CHECK(all.simulations == ddp.result.simulations + horovod.result.simulations + ds.result.simulations);
+  // Lines stay lines: each point is on the line that holds it.
+  for (std::size_t l = 0; l < all.grid.lines.size(); ++l)
+    for (auto q : all.grid.lines[l]) CHECK(all.grid.line_of[q] == l);
 }
