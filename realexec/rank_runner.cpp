@@ -211,6 +211,95 @@ std::string backend_unavailable_reason(const std::string& backend) {
 #endif
 }
 
+namespace {
+
+// The executor's options: the agreed buffer scale, the fault injections asked for, and the
+// model state each rank holds (scaled to the backend's memory budget; state_scale says by what).
+ExecOptions exec_options(const Plan& plan, const RankJob& job, const RunConfig& cfg, Backend& backend,
+                         const BufferScale& scale, double& state_scale) {
+  ExecOptions eo;
+  eo.buffer_scale = scale.factor;
+  eo.inject = cfg.inject;
+  eo.corrupt_op = cfg.corrupt_op;
+  eo.corrupt_rank = cfg.corrupt_rank;
+  state_scale = 0;
+  if (cfg.model_state) {
+    const HeldMemory state = model_state_bytes(plan, *cfg.model_state, job.rank);
+    state_scale = model_state_scale(state.total_bytes(), collective_buffer_bytes(plan, 1.0), scale.factor,
+                                    backend.memory_budget_bytes(job.ranks_on_host));
+    eo.hold = scaled_held(state, state_scale);
+  }
+  return eo;
+}
+
+RankReport run_steps(Executor& executor, const RankJob& job, const RunConfig& cfg) {
+  RankReport report;
+  report.rank = job.rank;
+  report.host = host_identity();
+  Progress progress(cfg.progress && job.rank == 0, cfg.warmup_steps, cfg.steps);
+  for (int step = 0; step < cfg.warmup_steps + cfg.steps; ++step) {
+    StepRecord rec = executor.run_step(step);
+    report.buffers_checked += rec.buffers_checked;
+    double local_end = rec.origin_s;
+    for (const auto& t : rec.ops) local_end = std::max(local_end, t.end_s);
+    progress.step_done(step, local_end - rec.origin_s);
+    if (step >= cfg.warmup_steps) report.steps.push_back(std::move(rec));
+  }
+  report.held = executor.held();
+  report.peak_rss_bytes = peak_rss_bytes();
+  return report;
+}
+
+// Rank 0: every rank's report from the store, assembled into the run's outcome.
+RunOutcome gather_outcome(const Plan& plan, const RankJob& job, const RunConfig& cfg, const Backend& backend,
+                          const BufferScale& scale, TcpStore& store) {
+  std::vector<RankReport> reports;
+  for (int r = 0; r < job.world_size; ++r)
+    reports.push_back(deserialize_report(store.get("redsim/report/" + std::to_string(r)), plan.ops.size()));
+  RunOutcome out;
+  out.plan = scaled_plan(plan, scale.factor);
+  out.measured = assemble(out.plan, reports);
+  out.scale = scale;
+  out.backend = cfg.backend;
+  out.backend_description = backend.description();
+  out.world_size = job.world_size;
+  out.warmup_steps = cfg.warmup_steps;
+  out.steps = cfg.steps;
+  out.timeout_s = static_cast<double>(job.timeout.count()) / 1000.0;
+  return out;
+}
+
+// The exit code and message for what stopped this rank.
+int failure_code(const std::exception_ptr& failure, const RankJob& job, std::string& message) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const CollectiveAborted& e) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", static_cast<double>(job.timeout.count()) / 1000.0);
+    message = std::string("collective aborted (a peer failed, or the ") + limit +
+              " s collective timeout passed): " + e.what();
+    return kExitPeerFailure;
+  } catch (const VerificationError& e) {
+    message = std::string("verification failed: ") + e.what();
+    return kExitRankError;
+  } catch (const InputError& e) {
+    message = e.what();
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+    return kExitBadInput;
+  } catch (const BackendUnavailable& e) {
+    message = e.what();
+    return kExitRankError;
+  } catch (const std::exception& e) {
+    message = e.what();
+    // The store failing under a rank is a consequence of rank 0 (or the launcher) going away.
+    return message.rfind("rendezvous store", 0) == 0 && job.rank != 0 ? kExitPeerFailure : kExitRankError;
+  }
+}
+
+}  // namespace
+
 int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const ResultSink& sink) {
   if (job.exit_on_failure) ::signal(SIGPIPE, SIG_IGN);  // a dead peer's socket must not kill this rank
   // Declared outside the try block so that a failure does not wait for their destructors
@@ -231,78 +320,15 @@ int run_rank(const Plan& plan, const RankJob& job, const RunConfig& cfg, const R
       std::cout << "backend: " << backend->description() << ", " << job.world_size << " rank(s)\n";
       std::cout << "buffers: " << scale.reason << "\n" << std::flush;
     }
-
-    ExecOptions eo;
-    eo.buffer_scale = scale.factor;
-    eo.inject = cfg.inject;
-    eo.corrupt_op = cfg.corrupt_op;
-    eo.corrupt_rank = cfg.corrupt_rank;
     double state_scale = 0;
-    if (cfg.model_state) {
-      const HeldMemory state = model_state_bytes(plan, *cfg.model_state, job.rank);
-      state_scale = model_state_scale(state.total_bytes(), collective_buffer_bytes(plan, 1.0), scale.factor,
-                                      backend->memory_budget_bytes(job.ranks_on_host));
-      eo.hold = scaled_held(state, state_scale);
-    }
+    const ExecOptions eo = exec_options(plan, job, cfg, *backend, scale, state_scale);
     executor = std::make_unique<Executor>(plan, *backend, eo);
-
-    RankReport report;
-    report.rank = job.rank;
-    report.host = host_identity();
-    Progress progress(cfg.progress && job.rank == 0, cfg.warmup_steps, cfg.steps);
-    for (int step = 0; step < cfg.warmup_steps + cfg.steps; ++step) {
-      StepRecord rec = executor->run_step(step);
-      report.buffers_checked += rec.buffers_checked;
-      double local_end = rec.origin_s;
-      for (const auto& t : rec.ops) local_end = std::max(local_end, t.end_s);
-      progress.step_done(step, local_end - rec.origin_s);
-      if (step >= cfg.warmup_steps) report.steps.push_back(std::move(rec));
-    }
-    report.held = executor->held();
+    RankReport report = run_steps(*executor, job, cfg);
     report.state_scale = state_scale;
-    report.peak_rss_bytes = peak_rss_bytes();
     store->set("redsim/report/" + std::to_string(job.rank), serialize_report(report));
-
-    if (job.rank == 0) {
-      std::vector<RankReport> reports;
-      for (int r = 0; r < job.world_size; ++r)
-        reports.push_back(deserialize_report(store->get("redsim/report/" + std::to_string(r)), plan.ops.size()));
-      RunOutcome out;
-      out.plan = scaled_plan(plan, scale.factor);
-      out.measured = assemble(out.plan, reports);
-      out.scale = scale;
-      out.backend = cfg.backend;
-      out.backend_description = backend->description();
-      out.world_size = job.world_size;
-      out.warmup_steps = cfg.warmup_steps;
-      out.steps = cfg.steps;
-      out.timeout_s = static_cast<double>(job.timeout.count()) / 1000.0;
-      sink(out);
-    }
-  } catch (const CollectiveAborted& e) {
-    code = kExitPeerFailure;
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", static_cast<double>(job.timeout.count()) / 1000.0);
-    message = std::string("collective aborted (a peer failed, or the ") + limit +
-              " s collective timeout passed): " + e.what();
-  } catch (const VerificationError& e) {
-    code = kExitRankError;
-    message = std::string("verification failed: ") + e.what();
-  } catch (const InputError& e) {
-    code = kExitBadInput;
-    message = e.what();
-  } catch (const std::invalid_argument& e) {
-    code = kExitBadInput;
-    message = e.what();
-  } catch (const BackendUnavailable& e) {
-    code = kExitRankError;
-    message = e.what();
-  } catch (const std::exception& e) {
-    code = kExitRankError;
-    const std::string what = e.what();
-    // The store failing under a rank is a consequence of rank 0 (or the launcher) going away.
-    if (what.rfind("rendezvous store", 0) == 0 && job.rank != 0) code = kExitPeerFailure;
-    message = what;
+    if (job.rank == 0) sink(gather_outcome(plan, job, cfg, *backend, scale, *store));
+  } catch (...) {
+    code = failure_code(std::current_exception(), job, message);
   }
   if (code != 0) {
     std::cout.flush();

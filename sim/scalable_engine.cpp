@@ -251,6 +251,213 @@ int collective_streams(const Plan& plan) {
   return static_cast<int>(std::count(has.begin(), has.end(), 1));
 }
 
+// One step of a Plan on the flow platform: every rank runs the same ops (SPMD), and a
+// collective starts only when all ranks have issued it, so one actor per stream stands for
+// every rank.
+class StepRun {
+ public:
+  StepRun(const Plan& plan, const ClusterSpec& cluster, scalable::Model& model, const FlowPlatform& fp,
+          const GroupedTimings& grouped, int chain_rank_ends_max_ranks)
+      : plan_(plan),
+        cluster_(cluster),
+        model_(model),
+        fp_(fp),
+        grouped_(grouped),
+        chain_rank_ends_max_ranks_(chain_rank_ends_max_ranks),
+        world_(plan.world_size),
+        tl_(Timeline::folded("simulated", plan.world_size, plan.ops.size())),
+        done_(plan.ops.size(), 0),
+        mutex_(sg4::Mutex::create()),
+        cv_(sg4::ConditionVariable::create()),
+        stream_ops_(plan.streams.size()),
+        isolated_(collective_streams(plan) <= 1) {
+    for (const auto& op : plan.ops) stream_ops_[op.stream].push_back(op.id);
+    // Every rank's device is alike (SPMD): one activity stands for all (sim/interference.h).
+    if (cluster.interference.active()) device_.emplace(cluster.interference);
+  }
+
+  Timeline run(sg4::Engine& engine) {
+    for (std::size_t s = 0; s < plan_.streams.size(); ++s)
+      if (!stream_ops_[s].empty())
+        sg4::Actor::create("stream:" + plan_.streams[s], fp_.sink, [this, s] { stream_loop(s); });
+    engine.run();
+    return std::move(tl_);
+  }
+
+ private:
+  // Per-rank scratch of one stream, reused across its ops.
+  struct Scratch {
+    std::vector<double> end_s;
+    std::vector<std::int64_t> sent, received;
+    std::vector<OpTiming> row;
+  };
+
+  // per_rank = false: the channels' time only (a chain past chain_rank_ends_max_ranks).
+  void run_channels(const PlanOp& op, Scratch& s, bool per_rank = true) {
+    const int C = op.channels;
+    std::vector<std::vector<scalable::Stage>> stages(static_cast<std::size_t>(C));
+    std::vector<scalable::ChannelRun> runs(static_cast<std::size_t>(C));
+    auto body = [&](int c) {
+      stages[static_cast<std::size_t>(c)] = model_.channel_stages(op, c);
+      run_stages(stages[static_cast<std::size_t>(c)], model_.routes(), fp_, runs[static_cast<std::size_t>(c)]);
+    };
+    // Channels progress independently, as in the exact fidelity: one actor each.
+    std::vector<sg4::ActorPtr> helpers;
+    for (int c = 1; c < C; ++c)
+      helpers.push_back(sg4::Actor::create("op" + std::to_string(op.id) + "ch" + std::to_string(c), fp_.sink, [&body, c] { body(c); }));
+    body(0);
+    for (auto& h : helpers) h->join();
+    if (!per_rank) return;
+    for (int c = 0; c < C; ++c) {
+      model_.merge_rank_ends(op, c, stages[static_cast<std::size_t>(c)], runs[static_cast<std::size_t>(c)], s.end_s);
+      model_.add_rank_bytes(op, c, s.sent, s.received);
+    }
+  }
+
+  void run_collective(const PlanOp& op, Scratch& s) {
+    if (!is_computed_tree(op, world_)) return run_channels(op, s);
+    const double start = sg4::Engine::get_clock();
+    const auto key = computed_key(op, model_.mech(op));
+    if (auto it = computed_.find(key); it != computed_.end()) {
+      const ComputedOp& c = it->second;
+      if (c.duration_s > 0) sg4::this_actor::sleep_for(c.duration_s);
+      for (std::size_t r = 0; r < s.end_s.size(); ++r) s.end_s[r] = start + c.end_offset_s[r];
+      s.sent = c.sent;
+      s.received = c.received;
+      return;
+    }
+    run_channels(op, s);
+    ComputedOp c{sg4::Engine::get_clock() - start, std::vector<double>(s.end_s.size()), s.sent, s.received};
+    for (std::size_t r = 0; r < s.end_s.size(); ++r) c.end_offset_s[r] = s.end_s[r] - start;
+    computed_.emplace(key, std::move(c));
+  }
+
+  // A chain past chain_rank_ends_max_ranks: every rank is recorded ending when the chain ends
+  // (in this engine its next op waits for that anyway), so the op keeps one record and the few
+  // ranks whose bytes differ (Timeline::set_op_sparse). While the plan's collectives share one
+  // stream nothing else is on the network, so a chain equal to an earlier one in size, protocol
+  // and root placement takes the time that one took: ZeRO's reduce per owner at 131,072 ranks
+  // simulates a few dozen chains, not one per owner.
+  void run_chain(const PlanOp& op, Scratch& s) {
+    const double start = sg4::Engine::get_clock();
+    ChainKey key;
+    if (isolated_) {
+      key = {computed_key(op, model_.mech(op)), static_cast<int>(op.kind), model_.chain_shape_key(op)};
+      if (auto it = chain_took_s_.find(key); it != chain_took_s_.end()) {
+        if (it->second > 0) sg4::this_actor::sleep_for(it->second);
+        return;
+      }
+    }
+    run_channels(op, s, false);
+    if (isolated_) chain_took_s_.emplace(std::move(key), sg4::Engine::get_clock() - start);
+  }
+
+  void wait_for_deps(const PlanOp& op) {
+    // Deps finish for good: a cursor past the finished ones (ZeRO's optimizer waits on a
+    // reduce per owner; rescanning them at each wake-up would cost ranks squared).
+    std::size_t next_dep = 0;
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    cv_->wait(lock, [&] {
+      while (next_dep < op.deps.size() && done_[op.deps[next_dep]]) ++next_dep;
+      return next_dep == op.deps.size();
+    });
+  }
+
+  bool is_long_chain(const PlanOp& op) const {
+    return op_kind_is_collective(op.kind) && op.group_size <= 0 && world_ > chain_rank_ends_max_ranks_ &&
+           (op.kind == OpKind::reduce || op.kind == OpKind::broadcast);
+  }
+
+  // Runs the op's work on the engine's clock; returns when its network part ends.
+  double run_op(const PlanOp& op, double ready, bool long_chain, Scratch& s) {
+    const bool collective = op_kind_is_collective(op.kind);
+    if (collective && op.group_size > 0) {
+      run_grouped(op, grouped_.at(op.id), ready, s.end_s, s.sent, s.received);
+    } else if (collective) {
+      // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
+      const auto& mech = model_.mech(op);
+      if (const double t = cluster_.launch_us(op.kind) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
+      if (world_ > 1 && long_chain) run_chain(op, s);
+      else if (world_ > 1) run_collective(op, s);
+    } else if (device_) {
+      device_->run_compute(op.duration_s);
+    } else if (op.duration_s > 0) {
+      sg4::this_actor::sleep_for(op.duration_s);
+    }
+    return sg4::Engine::get_clock();
+  }
+
+  void record_op(const PlanOp& op, double ready, double network_end, double end, bool long_chain, Scratch& s) {
+    const bool collective = op_kind_is_collective(op.kind);
+    // Grouped ops come with wire bytes already.
+    const Mechanics op_mech = collective && op.group_size <= 0 ? model_.mech(op) : Mechanics{};
+    if (long_chain) {
+      set_chain_record(tl_, op, OpTiming{ready, ready, end, 0, 0}, op_mech, model_.chain_rank_bytes(op));
+      return;
+    }
+    // Set whole, so equal ranks fold (core/timeline.h); `row` is reused across ops.
+    for (int r = 0; r < world_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      auto& t = s.row[i];
+      t.ready_s = ready;
+      t.start_s = ready;
+      // A rank that leaves a chain or tree early is shown ending early, but its next op waits
+      // for the collective's slowest rank (see sim/README.md).
+      // Interference's make-up time (end - network_end) comes after each rank's network part.
+      t.end_s = collective && world_ > 1 ? std::min(end, std::max(ready, s.end_s[i]) + (end - network_end)) : end;
+      // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
+      t.bytes_sent = wire_bytes(op_mech, s.sent[i]);
+      t.bytes_received = wire_bytes(op_mech, s.received[i]);
+    }
+    tl_.set_op(op.id, s.row);
+  }
+
+  void stream_loop(std::size_t stream) {
+    const auto W = static_cast<std::size_t>(world_);
+    Scratch s{std::vector<double>(W), std::vector<std::int64_t>(W), std::vector<std::int64_t>(W), std::vector<OpTiming>(W)};
+    for (auto id : stream_ops_[stream]) {
+      const auto& op = plan_.ops[id];
+      wait_for_deps(op);
+      const double ready = sg4::Engine::get_clock();
+      const bool collective = op_kind_is_collective(op.kind);
+      const bool long_chain = is_long_chain(op);
+      if (!long_chain) {
+        std::fill(s.end_s.begin(), s.end_s.end(), 0.0);
+        std::fill(s.sent.begin(), s.sent.end(), 0);
+        std::fill(s.received.begin(), s.received.end(), 0);
+      }
+      const double mark = collective && device_ ? device_->begin_collective() : 0;
+      const double network_end = run_op(op, ready, long_chain, s);
+      if (collective && device_) device_->finish_collective(mark);
+      record_op(op, ready, network_end, sg4::Engine::get_clock(), long_chain, s);
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutex_);
+        done_[id] = 1;
+      }
+      cv_->notify_all();
+    }
+  }
+
+  using ChainKey = std::tuple<ComputedKey, int, std::vector<int>>;  // + kind, root placement
+
+  const Plan& plan_;
+  const ClusterSpec& cluster_;
+  scalable::Model& model_;
+  const FlowPlatform& fp_;
+  const GroupedTimings& grouped_;
+  const int chain_rank_ends_max_ranks_;
+  const int world_;
+  Timeline tl_;
+  std::vector<char> done_;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr cv_;
+  std::vector<std::vector<std::uint32_t>> stream_ops_;
+  const bool isolated_;
+  std::optional<DeviceActivity> device_;
+  std::map<ComputedKey, ComputedOp> computed_;
+  std::map<ChainKey, double> chain_took_s_;
+};
+
 }  // namespace
 
 Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& cluster, bool sim_log, bool allow_fold,
@@ -270,166 +477,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   for (const auto& op : plan.ops)
     if (op_kind_is_collective(op.kind) && op.group_size <= 0) model.prepare(op);
   const FlowPlatform fp = build_flow_platform(cluster, model.routes());
-
-  const int world = plan.world_size;
-  const auto W = static_cast<std::size_t>(world);
-  Timeline tl = Timeline::folded("simulated", world, plan.ops.size());
-  // Every rank runs the same ops (SPMD), and a collective starts only when all ranks have
-  // issued it: one actor per stream stands for every rank.
-  std::vector<char> done(plan.ops.size(), 0);
-  auto mutex = sg4::Mutex::create();
-  auto cv = sg4::ConditionVariable::create();
-  std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
-  for (const auto& op : plan.ops) stream_ops[op.stream].push_back(op.id);
-
-  // per_rank = false: the channels' time only (a chain past chain_rank_ends_max_ranks).
-  auto run_channels = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
-                          std::vector<std::int64_t>& received, bool per_rank = true) {
-    const int C = op.channels;
-    std::vector<std::vector<scalable::Stage>> stages(static_cast<std::size_t>(C));
-    std::vector<scalable::ChannelRun> runs(static_cast<std::size_t>(C));
-    auto body = [&](int c) {
-      stages[static_cast<std::size_t>(c)] = model.channel_stages(op, c);
-      run_stages(stages[static_cast<std::size_t>(c)], model.routes(), fp, runs[static_cast<std::size_t>(c)]);
-    };
-    // Channels progress independently, as in the exact fidelity: one actor each.
-    std::vector<sg4::ActorPtr> helpers;
-    for (int c = 1; c < C; ++c)
-      helpers.push_back(sg4::Actor::create("op" + std::to_string(op.id) + "ch" + std::to_string(c), fp.sink, [&body, c] { body(c); }));
-    body(0);
-    for (auto& h : helpers) h->join();
-    if (!per_rank) return;
-    for (int c = 0; c < C; ++c) {
-      model.merge_rank_ends(op, c, stages[static_cast<std::size_t>(c)], runs[static_cast<std::size_t>(c)], end_s);
-      model.add_rank_bytes(op, c, sent, received);
-    }
-  };
-
-  std::map<ComputedKey, ComputedOp> computed;
-  auto run_collective = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
-                            std::vector<std::int64_t>& received) {
-    if (!is_computed_tree(op, world)) return run_channels(op, end_s, sent, received);
-    const double start = sg4::Engine::get_clock();
-    const auto key = computed_key(op, model.mech(op));
-    if (auto it = computed.find(key); it != computed.end()) {
-      const ComputedOp& c = it->second;
-      if (c.duration_s > 0) sg4::this_actor::sleep_for(c.duration_s);
-      for (std::size_t r = 0; r < end_s.size(); ++r) end_s[r] = start + c.end_offset_s[r];
-      sent = c.sent;
-      received = c.received;
-      return;
-    }
-    run_channels(op, end_s, sent, received);
-    ComputedOp c{sg4::Engine::get_clock() - start, std::vector<double>(end_s.size()), sent, received};
-    for (std::size_t r = 0; r < end_s.size(); ++r) c.end_offset_s[r] = end_s[r] - start;
-    computed.emplace(key, std::move(c));
-  };
-
-  // A chain past chain_rank_ends_max_ranks: every rank is recorded ending when the chain ends
-  // (in this engine its next op waits for that anyway), so the op keeps one record and the few
-  // ranks whose bytes differ (Timeline::set_op_sparse). While the plan's collectives share one
-  // stream nothing else is on the network, so a chain equal to an earlier one in size, protocol
-  // and root placement takes the time that one took: ZeRO's reduce per owner at 131,072 ranks
-  // simulates a few dozen chains, not one per owner.
-  const bool isolated = collective_streams(plan) <= 1;
-  using ChainKey = std::tuple<ComputedKey, int, std::vector<int>>;  // + kind, root placement
-  std::map<ChainKey, double> chain_took_s;
-  auto run_chain = [&](const PlanOp& op, std::vector<double>& end_s, std::vector<std::int64_t>& sent,
-                       std::vector<std::int64_t>& received) {
-    const double start = sg4::Engine::get_clock();
-    ChainKey key;
-    if (isolated) {
-      key = {computed_key(op, model.mech(op)), static_cast<int>(op.kind), model.chain_shape_key(op)};
-      if (auto it = chain_took_s.find(key); it != chain_took_s.end()) {
-        if (it->second > 0) sg4::this_actor::sleep_for(it->second);
-        return;
-      }
-    }
-    run_channels(op, end_s, sent, received, false);
-    if (isolated) chain_took_s.emplace(std::move(key), sg4::Engine::get_clock() - start);
-  };
-
-  // Every rank's device is alike (SPMD): one activity stands for all (sim/interference.h).
-  std::optional<DeviceActivity> device;
-  if (cluster.interference.active()) device.emplace(cluster.interference);
-
-  auto stream_loop = [&](std::size_t stream) {
-    std::vector<double> end_s(W);
-    std::vector<std::int64_t> sent(W), received(W);
-    std::vector<OpTiming> row(W);
-    for (auto id : stream_ops[stream]) {
-      const auto& op = plan.ops[id];
-      {
-        // Deps finish for good: a cursor past the finished ones (ZeRO's optimizer waits on a
-        // reduce per owner; rescanning them at each wake-up would cost ranks squared).
-        std::size_t next_dep = 0;
-        std::unique_lock<sg4::Mutex> lock(*mutex);
-        cv->wait(lock, [&] {
-          while (next_dep < op.deps.size() && done[op.deps[next_dep]]) ++next_dep;
-          return next_dep == op.deps.size();
-        });
-      }
-      const double ready = sg4::Engine::get_clock();
-      const bool collective = op_kind_is_collective(op.kind);
-      const bool long_chain = collective && op.group_size <= 0 && world > chain_rank_ends_max_ranks &&
-                              (op.kind == OpKind::reduce || op.kind == OpKind::broadcast);
-      if (!long_chain) {
-        std::fill(end_s.begin(), end_s.end(), 0.0);
-        std::fill(sent.begin(), sent.end(), 0);
-        std::fill(received.begin(), received.end(), 0);
-      }
-      const double mark = collective && device ? device->begin_collective() : 0;
-      if (collective && op.group_size > 0) {
-        run_grouped(op, grouped.at(id), ready, end_s, sent, received);
-      } else if (collective) {
-        // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
-        const auto& mech = model.mech(op);
-        if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
-        if (world > 1 && long_chain) run_chain(op, end_s, sent, received);
-        else if (world > 1) run_collective(op, end_s, sent, received);
-      } else if (device) {
-        device->run_compute(op.duration_s);
-      } else if (op.duration_s > 0) {
-        sg4::this_actor::sleep_for(op.duration_s);
-      }
-      const double network_end = sg4::Engine::get_clock();
-      if (collective && device) device->finish_collective(mark);
-      const double end = sg4::Engine::get_clock();
-      // Grouped ops come with wire bytes already.
-      const Mechanics op_mech = collective && op.group_size <= 0 ? model.mech(op) : Mechanics{};
-      if (long_chain) {
-        set_chain_record(tl, op, OpTiming{ready, ready, end, 0, 0}, op_mech, model.chain_rank_bytes(op));
-      } else {
-        // Set whole, so equal ranks fold (core/timeline.h); `row` is reused across ops.
-        for (int r = 0; r < world; ++r) {
-          auto& t = row[static_cast<std::size_t>(r)];
-          t.ready_s = ready;
-          t.start_s = ready;
-          // A rank that leaves a chain or tree early is shown ending early, but its next op waits
-          // for the collective's slowest rank (see sim/README.md).
-          // Interference's make-up time (end - network_end) comes after each rank's network part.
-          t.end_s = collective && world > 1
-                        ? std::min(end, std::max(ready, end_s[static_cast<std::size_t>(r)]) + (end - network_end))
-                        : end;
-          // Payload counted per rank, converted to wire bytes once, as the exact fidelity does.
-          t.bytes_sent = wire_bytes(op_mech, sent[static_cast<std::size_t>(r)]);
-          t.bytes_received = wire_bytes(op_mech, received[static_cast<std::size_t>(r)]);
-        }
-        tl.set_op(id, row);
-      }
-      {
-        std::unique_lock<sg4::Mutex> lock(*mutex);
-        done[id] = 1;
-      }
-      cv->notify_all();
-    }
-  };
-
-  for (std::size_t s = 0; s < plan.streams.size(); ++s)
-    if (!stream_ops[s].empty())
-      sg4::Actor::create("stream:" + plan.streams[s], fp.sink, [&stream_loop, s] { stream_loop(s); });
-  engine.run();
-  return tl;
+  return StepRun(plan, cluster, model, fp, grouped, chain_rank_ends_max_ranks).run(engine);
 }
 
 }  // namespace redsim

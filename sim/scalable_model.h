@@ -202,8 +202,20 @@ class Model {
   const Tree& tree(int channel, int channels);
   const IntraRings& intra_rings(int channel, int channels);
   const NodeRings& node_rings();
+  // Rings and chains (scalable_ring.cpp).
+  // Per ring, the largest chunk each representative edge carries, and how many reduce-scatter
+  // and allgather steps each rotation takes.
+  struct RingLoad {
+    std::vector<std::vector<std::int64_t>> M;  // per ring, per edge in [0, period)
+    std::vector<int> rs_count, ag_count;      // per rotation
+  };
   std::vector<Stage> ring_family_stages(const RingFamily& family) const;
   std::vector<Stage> uneven_ring_stages(const RingFamily& family) const;
+  std::vector<Stage> rotation_group_stages(const RingFamily& family, const RingLoad& load) const;
+  Flow ring_flow(const RingFamily& family, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes, int steps) const;
+  std::vector<Stage> hierarchical_stages(const PlanOp& op, int channel, std::int64_t bytes);
+  std::vector<Stage> chain_stages(const PlanOp& op, int channel, std::int64_t bytes);
+  std::vector<Stage> world_ring_stages(const PlanOp& op, int channel);
   // Trees (scalable_tree.cpp): the first chunk up as a dataflow, the other chunks up and down
   // at once, the last chunk down as a dataflow; computed from fair rates beyond
   // kMaxDataflowFlows edges.

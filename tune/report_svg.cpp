@@ -74,9 +74,27 @@ double nice_step(double range) {
   return 10 * mag;
 }
 
-}  // namespace
+// The report: one line per (strategy, channels, algorithm), through that setting's own
+// simulated points only (the best of several algorithms at each size zig-zagged between them).
+class Report {
+ public:
+  Report(const TuneResult& r, const TuneInputs& in) : r_(r), in_(in) {
+    collect_axes();
+    collect_series();
+    scale();
+  }
 
-std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
+  std::string svg() {
+    header();
+    axes();
+    lines();
+    chosen();
+    legend();
+    s_ += "</svg>\n";
+    return std::move(s_);
+  }
+
+ private:
   struct Series {
     std::string family;
     int channels;
@@ -84,161 +102,186 @@ std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) {
     std::map<std::int64_t, double> by_bucket;  // bucket bytes -> best simulated objective (ms)
     std::optional<double> flat_ms;
   };
-  // One line per (strategy, channels, algorithm), through that setting's own simulated points
-  // only: the best of several algorithms at each size zig-zagged between them.
-  std::map<std::tuple<int, int, std::string>, Series> series;  // (family order, channels, algorithm)
-  std::vector<std::string> algorithm_values;
-  const auto fams = searchable_families();
-  auto ford = [&](const std::string& fam) { return static_cast<int>(std::find(fams.begin(), fams.end(), fam) - fams.begin()); };
-  std::vector<int> channel_values;
-  std::int64_t bmin = 0, bmax = 0;
-  for (std::size_t p = 0; p < r.points.size(); ++p) {
-    const auto& c = r.candidate(p);
-    if (!no_buckets(c.family)) {
-      bmin = bmin == 0 ? c.knobs.bucket_cap_bytes : std::min(bmin, c.knobs.bucket_cap_bytes);
-      bmax = std::max(bmax, c.knobs.bucket_cap_bytes);
+
+  // The bucket range, and the channel counts and algorithms that set each line's shade and dash.
+  void collect_axes() {
+    for (std::size_t p = 0; p < r_.points.size(); ++p) {
+      const auto& c = r_.candidate(p);
+      if (!no_buckets(c.family)) {
+        bmin_ = bmin_ == 0 ? c.knobs.bucket_cap_bytes : std::min(bmin_, c.knobs.bucket_cap_bytes);
+        bmax_ = std::max(bmax_, c.knobs.bucket_cap_bytes);
+      }
+      if (std::find(channel_values_.begin(), channel_values_.end(), c.knobs.channels) == channel_values_.end())
+        channel_values_.push_back(c.knobs.channels);
+      if (std::find(algorithm_values_.begin(), algorithm_values_.end(), algorithm_label(c.knobs)) == algorithm_values_.end())
+        algorithm_values_.push_back(algorithm_label(c.knobs));
     }
-    if (std::find(channel_values.begin(), channel_values.end(), c.knobs.channels) == channel_values.end())
-      channel_values.push_back(c.knobs.channels);
-    if (std::find(algorithm_values.begin(), algorithm_values.end(), algorithm_label(c.knobs)) == algorithm_values.end())
-      algorithm_values.push_back(algorithm_label(c.knobs));
+    std::sort(channel_values_.begin(), channel_values_.end());
+    if (bmin_ == 0) bmin_ = kMiB, bmax_ = kGiB;
+    if (bmax_ <= bmin_) bmax_ = bmin_ * 2;
   }
-  auto dash_index = [&](const std::string& alg) {
-    return static_cast<int>(std::find(algorithm_values.begin(), algorithm_values.end(), alg) - algorithm_values.begin());
-  };
-  std::sort(channel_values.begin(), channel_values.end());
-  auto shade_of = [&](int ch) {
-    return static_cast<int>(std::find(channel_values.begin(), channel_values.end(), ch) - channel_values.begin());
-  };
-  double ymin = 1e300, ymax = 0;
-  for (auto p : r.ranking) {
-    const auto& c = r.candidate(p);
-    const std::string alg = c.family == "zero" || c.family == "fsdp" || c.family == "hsdp" ? std::string("ring") : algorithm_label(c.knobs);
-    auto& s = series[{ford(c.family), c.knobs.channels, alg}];
-    s.family = c.family;
-    s.channels = c.knobs.channels;
-    s.algorithm = alg;
-    const double v = r.eval(p).objective_s * 1e3;
-    if (no_buckets(c.family)) {
-      s.flat_ms = std::min(s.flat_ms.value_or(v), v);
-    } else {
-      auto it = s.by_bucket.find(c.knobs.bucket_cap_bytes);
-      if (it == s.by_bucket.end() || v < it->second) s.by_bucket[c.knobs.bucket_cap_bytes] = v;
+
+  void collect_series() {
+    const auto fams = searchable_families();
+    auto ford = [&](const std::string& fam) { return static_cast<int>(std::find(fams.begin(), fams.end(), fam) - fams.begin()); };
+    for (auto p : r_.ranking) {
+      const auto& c = r_.candidate(p);
+      const std::string alg = c.family == "zero" || c.family == "fsdp" || c.family == "hsdp" ? std::string("ring") : algorithm_label(c.knobs);
+      auto& se = series_[{ford(c.family), c.knobs.channels, alg}];
+      se.family = c.family;
+      se.channels = c.knobs.channels;
+      se.algorithm = alg;
+      const double v = r_.eval(p).objective_s * 1e3;
+      if (no_buckets(c.family)) {
+        se.flat_ms = std::min(se.flat_ms.value_or(v), v);
+      } else {
+        auto it = se.by_bucket.find(c.knobs.bucket_cap_bytes);
+        if (it == se.by_bucket.end() || v < it->second) se.by_bucket[c.knobs.bucket_cap_bytes] = v;
+      }
+      ymin_ = std::min(ymin_, v);
+      ymax_ = std::max(ymax_, v);
     }
-    ymin = std::min(ymin, v);
-    ymax = std::max(ymax, v);
   }
-  if (bmin == 0) bmin = kMiB, bmax = kGiB;
-  if (bmax <= bmin) bmax = bmin * 2;
-  const double best_ms = r.eval(r.best).objective_s * 1e3;
-  ymax = std::min(ymax, best_ms * 3);  // far-off settings are clipped, not allowed to squash the interesting part
-  double ylo = std::max(0.0, ymin - (ymax - ymin) * 0.05), yhi = ymax + (ymax - ymin) * 0.05;
-  if (yhi <= ylo) yhi = ylo + std::max(1e-3, ylo * 0.1);
-  const double step = nice_step(yhi - ylo);
-  ylo = std::floor(ylo / step) * step;
-  yhi = std::ceil(yhi / step) * step;
 
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  const double lx0 = std::log2(static_cast<double>(bmin)), lx1 = std::log2(static_cast<double>(bmax));
-  auto X = [&](std::int64_t b) { return kLeft + (std::log2(static_cast<double>(b)) - lx0) / (lx1 - lx0) * pw; };
-  auto Y = [&](double ms) { return kTop + (yhi - ms) / (yhi - ylo) * ph; };
-
-  std::string s;
-  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + f(kWidth) + "\" height=\"" + f(kHeight) + "\" viewBox=\"0 0 " +
-       f(kWidth) + " " + f(kHeight) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<defs><clipPath id=\"plot\"><rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw) + "\" height=\"" +
-       f(ph) + "\"/></clipPath></defs>\n";
-  s += "<text x=\"" + f(kLeft) + "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" +
-       esc("redsim tune: " + in.trace->model + " on " + in.cluster->name + " (" + std::to_string(in.cluster->world_size()) +
-           " ranks)") +
-       "</text>\n";
-  s += "<text x=\"" + f(kLeft) + "\" y=\"47\" fill=\"#444\">" +
-       esc("predicted time per optimizer step (" + std::to_string(in.constraints.microbatches) +
-           " micro-batch(es) per rank) against bucket size; " + std::string(search_method_name(r.method)) + " search, " +
-           std::to_string(r.simulations) + " simulations") +
-       "</text>\n";
-  s += "<text x=\"" + f(kLeft) + "\" y=\"63\" fill=\"#444\">" +
-       esc("each line: one strategy, algorithm and channel count, through its simulated settings only (the best at "
-           "each bucket size); red ring: the chosen setting") +
-       "</text>\n";
-  // Grid and axes.
-  for (double v = ylo; v <= yhi + step * 0.01; v += step) {
-    s += "<line x1=\"" + f(kLeft) + "\" x2=\"" + f(kLeft + pw) + "\" y1=\"" + f(Y(v)) + "\" y2=\"" + f(Y(v)) +
-         "\" stroke=\"#e4e4e4\"/>\n";
-    char lab[32];
-    std::snprintf(lab, sizeof lab, step < 0.1 ? "%.3f" : step < 1 ? "%.2f" : "%.1f", v);
-    s += "<text x=\"" + f(kLeft - 6) + "\" y=\"" + f(Y(v) + 4) + "\" text-anchor=\"end\">" + lab + "</text>\n";
+  void scale() {
+    best_ms_ = r_.eval(r_.best).objective_s * 1e3;
+    ymax_ = std::min(ymax_, best_ms_ * 3);  // far-off settings are clipped, not allowed to squash the interesting part
+    ylo_ = std::max(0.0, ymin_ - (ymax_ - ymin_) * 0.05);
+    yhi_ = ymax_ + (ymax_ - ymin_) * 0.05;
+    if (yhi_ <= ylo_) yhi_ = ylo_ + std::max(1e-3, ylo_ * 0.1);
+    step_ = nice_step(yhi_ - ylo_);
+    ylo_ = std::floor(ylo_ / step_) * step_;
+    yhi_ = std::ceil(yhi_ / step_) * step_;
+    lx0_ = std::log2(static_cast<double>(bmin_));
+    lx1_ = std::log2(static_cast<double>(bmax_));
   }
-  for (std::int64_t b = bmin; b <= bmax; b *= 2) {
-    const bool major = static_cast<int>(std::round(std::log2(static_cast<double>(b)) - lx0)) % 2 == 0;
-    s += "<line x1=\"" + f(X(b)) + "\" x2=\"" + f(X(b)) + "\" y1=\"" + f(kTop) + "\" y2=\"" + f(kTop + ph) + "\" stroke=\"" +
-         (major ? "#e4e4e4" : "#f2f2f2") + "\"/>\n";
-    if (major)
-      s += "<text x=\"" + f(X(b)) + "\" y=\"" + f(kTop + ph + 18) + "\" text-anchor=\"middle\">" + esc(format_bytes_binary(b)) +
-           "</text>\n";
-  }
-  s += "<rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw) + "\" height=\"" + f(ph) +
-       "\" fill=\"none\" stroke=\"#333\"/>\n";
-  s += "<text x=\"" + f(kLeft + pw / 2) + "\" y=\"" + f(kHeight - 22) +
-       "\" text-anchor=\"middle\">bucket size (DDP bucket_cap / ZeRO reduce bucket), log scale</text>\n";
-  s += "<text transform=\"translate(22," + f(kTop + ph / 2) +
-       ") rotate(-90)\" text-anchor=\"middle\">time per optimizer step (ms)</text>\n";
 
-  // Series.
-  s += "<g clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"2\">\n";
-  for (const auto& [key, se] : series) {
-    const std::string color = family_color(se.family, shade_of(se.channels));
-    const std::string dash = dash_of(dash_index(se.algorithm));
-    const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"";
-    if (se.flat_ms) {
-      s += "<line x1=\"" + f(kLeft) + "\" x2=\"" + f(kLeft + pw) + "\" y1=\"" + f(Y(*se.flat_ms)) + "\" y2=\"" +
-           f(Y(*se.flat_ms)) + "\" stroke=\"" + color + "\"" + dash_attr + " stroke-width=\"1.5\"/>\n";
-      continue;
+  double X(std::int64_t b) const { return kLeft + (std::log2(static_cast<double>(b)) - lx0_) / (lx1_ - lx0_) * pw_; }
+  double Y(double ms) const { return kTop + (yhi_ - ms) / (yhi_ - ylo_) * ph_; }
+  int shade_of(int ch) const {
+    return static_cast<int>(std::find(channel_values_.begin(), channel_values_.end(), ch) - channel_values_.begin());
+  }
+  int dash_index(const std::string& alg) const {
+    return static_cast<int>(std::find(algorithm_values_.begin(), algorithm_values_.end(), alg) - algorithm_values_.begin());
+  }
+
+  void header() {
+    s_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + f(kWidth) + "\" height=\"" + f(kHeight) + "\" viewBox=\"0 0 " +
+          f(kWidth) + " " + f(kHeight) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    s_ += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    s_ += "<defs><clipPath id=\"plot\"><rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw_) + "\" height=\"" +
+          f(ph_) + "\"/></clipPath></defs>\n";
+    s_ += "<text x=\"" + f(kLeft) + "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" +
+          esc("redsim tune: " + in_.trace->model + " on " + in_.cluster->name + " (" + std::to_string(in_.cluster->world_size()) +
+              " ranks)") +
+          "</text>\n";
+    s_ += "<text x=\"" + f(kLeft) + "\" y=\"47\" fill=\"#444\">" +
+          esc("predicted time per optimizer step (" + std::to_string(in_.constraints.microbatches) +
+              " micro-batch(es) per rank) against bucket size; " + std::string(search_method_name(r_.method)) + " search, " +
+              std::to_string(r_.simulations) + " simulations") +
+          "</text>\n";
+    s_ += "<text x=\"" + f(kLeft) + "\" y=\"63\" fill=\"#444\">" +
+          esc("each line: one strategy, algorithm and channel count, through its simulated settings only (the best at "
+              "each bucket size); red ring: the chosen setting") +
+          "</text>\n";
+  }
+
+  void axes() {
+    for (double v = ylo_; v <= yhi_ + step_ * 0.01; v += step_) {
+      s_ += "<line x1=\"" + f(kLeft) + "\" x2=\"" + f(kLeft + pw_) + "\" y1=\"" + f(Y(v)) + "\" y2=\"" + f(Y(v)) +
+            "\" stroke=\"#e4e4e4\"/>\n";
+      char lab[32];
+      std::snprintf(lab, sizeof lab, step_ < 0.1 ? "%.3f" : step_ < 1 ? "%.2f" : "%.1f", v);
+      s_ += "<text x=\"" + f(kLeft - 6) + "\" y=\"" + f(Y(v) + 4) + "\" text-anchor=\"end\">" + lab + "</text>\n";
     }
-    std::string pts;
-    for (const auto& [b, v] : se.by_bucket) pts += f(X(b)) + "," + f(Y(v)) + " ";
-    if (se.by_bucket.size() > 1) s += "<polyline points=\"" + pts + "\" stroke=\"" + color + "\"" + dash_attr + "/>\n";
-    for (const auto& [b, v] : se.by_bucket)
-      s += "<circle cx=\"" + f(X(b)) + "\" cy=\"" + f(Y(v)) + "\" r=\"3\" fill=\"" + color + "\" stroke=\"none\"/>\n";
+    for (std::int64_t b = bmin_; b <= bmax_; b *= 2) {
+      const bool major = static_cast<int>(std::round(std::log2(static_cast<double>(b)) - lx0_)) % 2 == 0;
+      s_ += "<line x1=\"" + f(X(b)) + "\" x2=\"" + f(X(b)) + "\" y1=\"" + f(kTop) + "\" y2=\"" + f(kTop + ph_) + "\" stroke=\"" +
+            (major ? "#e4e4e4" : "#f2f2f2") + "\"/>\n";
+      if (major)
+        s_ += "<text x=\"" + f(X(b)) + "\" y=\"" + f(kTop + ph_ + 18) + "\" text-anchor=\"middle\">" + esc(format_bytes_binary(b)) +
+              "</text>\n";
+    }
+    s_ += "<rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw_) + "\" height=\"" + f(ph_) +
+          "\" fill=\"none\" stroke=\"#333\"/>\n";
+    s_ += "<text x=\"" + f(kLeft + pw_ / 2) + "\" y=\"" + f(kHeight - 22) +
+          "\" text-anchor=\"middle\">bucket size (DDP bucket_cap / ZeRO reduce bucket), log scale</text>\n";
+    s_ += "<text transform=\"translate(22," + f(kTop + ph_ / 2) +
+          ") rotate(-90)\" text-anchor=\"middle\">time per optimizer step (ms)</text>\n";
   }
-  s += "</g>\n";
 
-  // The chosen point.
-  const auto& chosen = r.candidate(r.best);
-  const double cx = no_buckets(chosen.family) ? kLeft + 12 : X(chosen.knobs.bucket_cap_bytes);
-  const double cy = Y(best_ms);
-  s += "<circle cx=\"" + f(cx) + "\" cy=\"" + f(cy) + "\" r=\"9\" fill=\"none\" stroke=\"#d00\" stroke-width=\"2.5\"/>\n";
-  char lab[64];
-  std::snprintf(lab, sizeof lab, "%.3f ms", best_ms);
-  const std::string label = "chosen: " + chosen.family + ", " + describe_knobs(chosen) + ": " + lab;
-  const double width = 6.6 * static_cast<double>(label.size());  // about 6.6 px a character at 12 px
-  const double tx = std::clamp(cx - width / 2, kLeft + 4, std::max(kLeft + 4, kLeft + pw - width - 4));
-  const double ty = cy - 16 < kTop + 14 ? cy + 24 : cy - 16;
-  s += "<text x=\"" + f(tx) + "\" y=\"" + f(ty) +
-       "\" fill=\"#d00\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + esc(label) + "</text>\n";
-
-  // Legend.
-  double ly = kTop + 6;
-  const double lx = kLeft + pw + 18;
-  s += "<text x=\"" + f(lx) + "\" y=\"" + f(ly) + "\" font-weight=\"bold\">strategy, algorithm x channels</text>\n";
-  ly += 18;
-  for (const auto& [key, se] : series) {
-    if (ly > kHeight - 20) break;
-    const std::string color = family_color(se.family, shade_of(se.channels));
-    const std::string dash = dash_of(dash_index(se.algorithm));
-    s += "<line x1=\"" + f(lx) + "\" x2=\"" + f(lx + 30) + "\" y1=\"" + f(ly - 4) + "\" y2=\"" + f(ly - 4) + "\" stroke=\"" +
-         color + "\" stroke-width=\"2\"" + (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"") + "/>\n";
-    double lowest = se.flat_ms.value_or(1e300);
-    for (const auto& [b, v] : se.by_bucket) lowest = std::min(lowest, v);
-    char off[64] = "";
-    if (lowest > yhi) std::snprintf(off, sizeof off, " (off scale: %.1f ms)", lowest);
-    s += "<text x=\"" + f(lx + 38) + "\" y=\"" + f(ly) + "\">" +
-         esc(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") + (se.flat_ms ? " (no buckets)" : "") + off) + "</text>\n";
-    ly += 17;
+  void lines() {
+    s_ += "<g clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"2\">\n";
+    for (const auto& [key, se] : series_) {
+      const std::string color = family_color(se.family, shade_of(se.channels));
+      const std::string dash = dash_of(dash_index(se.algorithm));
+      const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"";
+      if (se.flat_ms) {
+        s_ += "<line x1=\"" + f(kLeft) + "\" x2=\"" + f(kLeft + pw_) + "\" y1=\"" + f(Y(*se.flat_ms)) + "\" y2=\"" +
+              f(Y(*se.flat_ms)) + "\" stroke=\"" + color + "\"" + dash_attr + " stroke-width=\"1.5\"/>\n";
+        continue;
+      }
+      std::string pts;
+      for (const auto& [b, v] : se.by_bucket) pts += f(X(b)) + "," + f(Y(v)) + " ";
+      if (se.by_bucket.size() > 1) s_ += "<polyline points=\"" + pts + "\" stroke=\"" + color + "\"" + dash_attr + "/>\n";
+      for (const auto& [b, v] : se.by_bucket)
+        s_ += "<circle cx=\"" + f(X(b)) + "\" cy=\"" + f(Y(v)) + "\" r=\"3\" fill=\"" + color + "\" stroke=\"none\"/>\n";
+    }
+    s_ += "</g>\n";
   }
-  s += "</svg>\n";
-  return s;
-}
+
+  void chosen() {
+    const auto& chosen = r_.candidate(r_.best);
+    const double cx = no_buckets(chosen.family) ? kLeft + 12 : X(chosen.knobs.bucket_cap_bytes);
+    const double cy = Y(best_ms_);
+    s_ += "<circle cx=\"" + f(cx) + "\" cy=\"" + f(cy) + "\" r=\"9\" fill=\"none\" stroke=\"#d00\" stroke-width=\"2.5\"/>\n";
+    char lab[64];
+    std::snprintf(lab, sizeof lab, "%.3f ms", best_ms_);
+    const std::string label = "chosen: " + chosen.family + ", " + describe_knobs(chosen) + ": " + lab;
+    const double width = 6.6 * static_cast<double>(label.size());  // about 6.6 px a character at 12 px
+    const double tx = std::clamp(cx - width / 2, kLeft + 4, std::max(kLeft + 4, kLeft + pw_ - width - 4));
+    const double ty = cy - 16 < kTop + 14 ? cy + 24 : cy - 16;
+    s_ += "<text x=\"" + f(tx) + "\" y=\"" + f(ty) +
+          "\" fill=\"#d00\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + esc(label) + "</text>\n";
+  }
+
+  void legend() {
+    double ly = kTop + 6;
+    const double lx = kLeft + pw_ + 18;
+    s_ += "<text x=\"" + f(lx) + "\" y=\"" + f(ly) + "\" font-weight=\"bold\">strategy, algorithm x channels</text>\n";
+    ly += 18;
+    for (const auto& [key, se] : series_) {
+      if (ly > kHeight - 20) break;
+      const std::string color = family_color(se.family, shade_of(se.channels));
+      const std::string dash = dash_of(dash_index(se.algorithm));
+      s_ += "<line x1=\"" + f(lx) + "\" x2=\"" + f(lx + 30) + "\" y1=\"" + f(ly - 4) + "\" y2=\"" + f(ly - 4) + "\" stroke=\"" +
+            color + "\" stroke-width=\"2\"" + (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"") + "/>\n";
+      double lowest = se.flat_ms.value_or(1e300);
+      for (const auto& [b, v] : se.by_bucket) lowest = std::min(lowest, v);
+      char off[64] = "";
+      if (lowest > yhi_) std::snprintf(off, sizeof off, " (off scale: %.1f ms)", lowest);
+      s_ += "<text x=\"" + f(lx + 38) + "\" y=\"" + f(ly) + "\">" +
+            esc(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") +
+                (se.flat_ms ? " (no buckets)" : "") + off) +
+            "</text>\n";
+      ly += 17;
+    }
+  }
+
+  const TuneResult& r_;
+  const TuneInputs& in_;
+  std::map<std::tuple<int, int, std::string>, Series> series_;  // (family order, channels, algorithm)
+  std::vector<std::string> algorithm_values_;
+  std::vector<int> channel_values_;
+  std::int64_t bmin_ = 0, bmax_ = 0;
+  double ymin_ = 1e300, ymax_ = 0, best_ms_ = 0;
+  double ylo_ = 0, yhi_ = 0, step_ = 1, lx0_ = 0, lx1_ = 1;
+  const double pw_ = kWidth - kLeft - kRight, ph_ = kHeight - kTop - kBottom;
+  std::string s_;
+};
+
+}  // namespace
+
+std::string tune_report_svg(const TuneResult& r, const TuneInputs& in) { return Report(r, in).svg(); }
 
 }  // namespace redsim::tune

@@ -104,10 +104,8 @@ void validate(const SearchAxes& a, const TuneConstraints& c) {
     if (h < 1 || h > 4096) throw InputError("", "", "tune: LocalSGD periods must be 1 to 4096");
 }
 
-}  // namespace
-
-Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec& cluster) {
-  validate(a, c);
+// The strategy families asked for ("all": the default set).
+std::set<std::string> wanted_families(const TuneConstraints& c) {
   const auto all = searchable_families();
   const auto defaults = tune_families();
   std::set<std::string> wanted;
@@ -121,18 +119,19 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     wanted.insert(s);
   }
   if (wanted.empty()) wanted.insert(defaults.begin(), defaults.end());
+  return wanted;
+}
 
-  if ((wanted.count("fsdp") || wanted.count("hsdp")) && (a.fsdp_wrap_elems.empty() || a.reshard_after_forward.empty() || a.backward_prefetches.empty()))
-    throw InputError("", "", "tune: the search space has no FSDP settings");
-  Grid g;
-  const std::vector<int> hsdp_groups = wanted.count("hsdp") ? hsdp_group_sizes(a, cluster) : std::vector<int>{};
+// Drops the families that cannot run here (saying why in the grid's notes) and says how
+// micro-batches are compared.
+void prune_families(std::set<std::string>& wanted, const std::vector<int>& hsdp_groups, int m, const ClusterSpec& cluster,
+                    Grid& g) {
   if (wanted.count("hsdp") && hsdp_groups.empty()) {
     wanted.erase("hsdp");
     g.notes.push_back("hsdp: not searched: no shard group of 2 or more ranks divides the " +
                       std::to_string(cluster.world_size()) + " ranks into several groups (it would be fsdp or DDP)");
     if (wanted.empty()) throw InputError("", "", "--strategies hsdp: no shard-group size fits this cluster");
   }
-  const int m = c.microbatches;
   if (m == 1 && wanted.count("accumulate")) {
     wanted.erase("accumulate");
     g.notes.push_back("accumulate: not searched: with 1 micro-batch per optimizer step it is bucketed "
@@ -148,34 +147,10 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
     g.notes.push_back("flat, zero, localsgd, fsdp, hsdp: no gradient accumulation in their plans; compared by time per sample, "
                       "i.e. " + std::to_string(m) + " of their steps per optimizer step of " + std::to_string(m) +
                       " micro-batches");
+}
 
-  std::vector<std::optional<Algorithm>> algorithms;
-  std::vector<int> channel_axis = a.channels;
-  bool dropped_hier = false;
-  if (cluster.library == CollectiveLibrary::nccl && a.nccl_settings) {
-    // What NCCL users can set: NCCL_ALGO (auto = NCCL's own per-size choice, searched first so
-    // that a tie keeps the default) and channel counts NCCL would pick itself.
-    const nccl::Tuning nt(cluster);
-    algorithms = {std::nullopt};
-    for (auto alg : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree})
-      if (nt.supported(OpKind::allreduce, alg, alg == Algorithm::nvls || alg == Algorithm::nvls_tree ? Protocol::simple : Protocol::ll))
-        algorithms.push_back(alg);
-    channel_axis = {0};
-    g.notes.push_back("collectives: NCCL's settings are searched: NCCL_ALGO auto (NCCL's own choice per size) and each "
-                      "algorithm NCCL runs on this cluster; channels stay NCCL's own");
-  }
-  for (auto alg : cluster.library == CollectiveLibrary::nccl && a.nccl_settings ? std::vector<std::optional<Algorithm>>{}
-                                                                                : a.algorithms) {
-    if (alg == Algorithm::hierarchical && (cluster.nodes < 2 || cluster.devices_per_node < 2)) {
-      dropped_hier = true;
-      continue;
-    }
-    if (std::find(algorithms.begin(), algorithms.end(), alg) == algorithms.end()) algorithms.push_back(alg);
-  }
-  if (dropped_hier)
-    g.notes.push_back("hierarchical allreduce: not searched: it needs several nodes of several devices (this cluster: " +
-                      std::to_string(cluster.nodes) + " x " + std::to_string(cluster.devices_per_node) + ")");
-  if (algorithms.empty()) throw InputError("", "", "tune: no allreduce algorithm applies to this cluster");
+// What the grid leaves out of a family's knobs, and why.
+void note_fixed_knobs(const std::set<std::string>& wanted, Grid& g) {
   if (wanted.count("zero"))
     g.notes.push_back("zero: reduce, reduce-scatter and allgather run rings whatever the algorithm (as in NCCL): "
                       "algorithm not searched; bucket order and first bucket do not apply (DeepSpeed fills its IPG "
@@ -183,109 +158,194 @@ Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec
   if (wanted.count("localsgd"))
     g.notes.push_back("localsgd: parameters are averaged after the optimizer, all buckets at once: bucket order and "
                       "first bucket not searched; the wire dtype stays the parameters' own (parameters, not gradients)");
+}
 
-  std::map<std::string, std::size_t> line_index;  // by the knobs minus the bucket size
-  auto add = [&](const std::string& family, const Knobs& k, const std::string& line_key) {
-    auto [it, inserted] = line_index.try_emplace(line_key, g.lines.size());
-    if (inserted) g.lines.emplace_back();
-    g.lines[it->second].push_back(g.points.size());
-    g.line_of.push_back(it->second);
-    g.points.push_back({family, k});
-  };
-  auto key = [](const std::string& family, const Knobs& k) {
+// The allreduce algorithms and channel counts searched; on NCCL clusters what NCCL users can set.
+struct CollectiveAxes {
+  std::vector<std::optional<Algorithm>> algorithms;
+  std::vector<int> channels;
+};
+
+CollectiveAxes collective_axes(const SearchAxes& a, const ClusterSpec& cluster, Grid& g) {
+  CollectiveAxes x;
+  x.channels = a.channels;
+  const bool nccl_settings = cluster.library == CollectiveLibrary::nccl && a.nccl_settings;
+  if (nccl_settings) {
+    // NCCL_ALGO auto (NCCL's own per-size choice, searched first so that a tie keeps the
+    // default) and channel counts NCCL would pick itself.
+    const nccl::Tuning nt(cluster);
+    x.algorithms = {std::nullopt};
+    for (auto alg : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree})
+      if (nt.supported(OpKind::allreduce, alg, alg == Algorithm::nvls || alg == Algorithm::nvls_tree ? Protocol::simple : Protocol::ll))
+        x.algorithms.push_back(alg);
+    x.channels = {0};
+    g.notes.push_back("collectives: NCCL's settings are searched: NCCL_ALGO auto (NCCL's own choice per size) and each "
+                      "algorithm NCCL runs on this cluster; channels stay NCCL's own");
+    return x;
+  }
+  bool dropped_hier = false;
+  for (auto alg : a.algorithms) {
+    if (alg == Algorithm::hierarchical && (cluster.nodes < 2 || cluster.devices_per_node < 2)) {
+      dropped_hier = true;
+      continue;
+    }
+    if (std::find(x.algorithms.begin(), x.algorithms.end(), alg) == x.algorithms.end()) x.algorithms.push_back(alg);
+  }
+  if (dropped_hier)
+    g.notes.push_back("hierarchical allreduce: not searched: it needs several nodes of several devices (this cluster: " +
+                      std::to_string(cluster.nodes) + " x " + std::to_string(cluster.devices_per_node) + ")");
+  return x;
+}
+
+// Adds points to the grid, one line per setting minus the bucket size.
+class GridPoints {
+ public:
+  GridPoints(Grid& g, const SearchAxes& a, const CollectiveAxes& x, int microbatches)
+      : g_(g), a_(a), x_(x), m_(microbatches) {}
+
+  void add_family(const std::string& family, const std::vector<int>& hsdp_groups) {
+    if (family == "flat") add_flat();
+    else if (family == "bucketed" || family == "accumulate") add_bucketed(family);
+    else if (family == "zero") add_zero();
+    else if (family == "fsdp" || family == "hsdp") add_sharded(family, family == "hsdp" ? hsdp_groups : std::vector<int>{0});
+    else if (family == "localsgd") add_localsgd();
+  }
+
+ private:
+  void add(const std::string& family, const Knobs& k) {
+    auto [it, inserted] = line_index_.try_emplace(key(family, k), g_.lines.size());
+    if (inserted) g_.lines.emplace_back();
+    g_.lines[it->second].push_back(g_.points.size());
+    g_.line_of.push_back(it->second);
+    g_.points.push_back({family, k});
+  }
+
+  static std::string key(const std::string& family, const Knobs& k) {
     return family + "|" + std::to_string(k.first_bucket_cap_bytes) + "|" + std::string(bucket_order_name(k.bucket_order)) +
            "|" + std::to_string(k.channels) + "|" + algorithm_label(k) + "|" +
            (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
            "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period) + "|" +
            std::to_string(k.fsdp_wrap_elems) + "|" + (k.reshard_after_forward ? "r" : "-") + "|" +
            std::string(backward_prefetch_name(k.backward_prefetch)) + "|" + std::to_string(k.shard_group);
-  };
+  }
 
-  for (const auto& family : all) {
-    if (!wanted.count(family)) continue;
+  void add_flat() {
     Knobs base;
-    if (family == "flat") {
-      base.strategy = "flat";
-      for (const auto& w : a.wire_dtypes)
-        for (auto alg : algorithms)
-          for (int ch : channel_axis) {
-            Knobs k = base;
-            k.wire_dtype = w;
-            k.algorithm = alg;
-            k.channels = ch;
-            add(family, k, key(family, k));
-          }
-    } else if (family == "bucketed" || family == "accumulate") {
-      base.strategy = (family == "bucketed" && m == 1) ? "bucketed" : "accumulate";
-      base.microbatches = m;
-      base.sync_every_microbatch = family == "bucketed" && m > 1;
-      if (base.strategy == "bucketed") base.microbatches = 1;
-      for (const auto& w : a.wire_dtypes)
-        for (auto alg : algorithms)
-          for (int ch : channel_axis)
-            for (auto order : a.bucket_orders)
-              for (auto first : a.first_bucket_bytes)
-                for (auto bucket : a.bucket_bytes) {
-                  // A first bucket larger than the cap is not a different setting worth its own line.
-                  const bool smallest_first = first == *std::min_element(a.first_bucket_bytes.begin(), a.first_bucket_bytes.end());
-                  if (first > bucket && !smallest_first) continue;
-                  Knobs k = base;
-                  k.wire_dtype = w;
-                  k.algorithm = alg;
-                  k.channels = ch;
-                  k.bucket_order = order;
-                  k.first_bucket_cap_bytes = first;
-                  k.bucket_cap_bytes = bucket;
-                  add(family, k, key(family, k));
-                }
-    } else if (family == "zero") {
-      base.strategy = "zero";
-      for (const auto& w : a.wire_dtypes)
-        for (int ch : channel_axis)
-          for (int stage : a.zero_stages)
-            for (auto ag : a.allgather_bucket_bytes)
-              for (auto bucket : a.bucket_bytes) {
+    base.strategy = "flat";
+    for (const auto& w : a_.wire_dtypes)
+      for (auto alg : x_.algorithms)
+        for (int ch : x_.channels) {
+          Knobs k = base;
+          k.wire_dtype = w;
+          k.algorithm = alg;
+          k.channels = ch;
+          add("flat", k);
+        }
+  }
+
+  void add_bucketed(const std::string& family) {
+    Knobs base;
+    base.strategy = (family == "bucketed" && m_ == 1) ? "bucketed" : "accumulate";
+    base.microbatches = base.strategy == "bucketed" ? 1 : m_;
+    base.sync_every_microbatch = family == "bucketed" && m_ > 1;
+    if (a_.first_bucket_bytes.empty()) return;
+    const auto smallest_first = *std::min_element(a_.first_bucket_bytes.begin(), a_.first_bucket_bytes.end());
+    for (const auto& w : a_.wire_dtypes)
+      for (auto alg : x_.algorithms)
+        for (int ch : x_.channels)
+          for (auto order : a_.bucket_orders)
+            for (auto first : a_.first_bucket_bytes)
+              for (auto bucket : a_.bucket_bytes) {
+                // A first bucket larger than the cap is not a different setting worth its own line.
+                if (first > bucket && first != smallest_first) continue;
                 Knobs k = base;
                 k.wire_dtype = w;
+                k.algorithm = alg;
                 k.channels = ch;
-                k.zero_stage = stage;
-                k.allgather_bucket_bytes = ag;
+                k.bucket_order = order;
+                k.first_bucket_cap_bytes = first;
                 k.bucket_cap_bytes = bucket;
-                add(family, k, key(family, k));
+                add(family, k);
               }
-    } else if (family == "fsdp" || family == "hsdp") {
-      // Collectives are allgathers and reduce-scatters (rings in NCCL): no algorithm, no bucket
-      // size; each setting is a line of one point. fsdp shards over the world (group 0).
-      base.strategy = family;
-      const std::vector<int> groups = family == "hsdp" ? hsdp_groups : std::vector<int>{0};
-      for (int group : groups)
-        for (int ch : channel_axis)
-          for (auto wrap : a.fsdp_wrap_elems)
-            for (bool reshard : a.reshard_after_forward)
-              for (auto pf : a.backward_prefetches) {
-                Knobs k = base;
-                k.shard_group = group;
-                k.channels = ch;
-                k.fsdp_wrap_elems = wrap;
-                k.reshard_after_forward = reshard;
-                k.backward_prefetch = pf;
-                add(family, k, key(family, k));
-              }
-    } else if (family == "localsgd") {
-      base.strategy = "localsgd";
-      for (auto alg : algorithms)
-        for (int ch : channel_axis)
-          for (int h : a.localsgd_periods)
-            for (auto bucket : a.bucket_bytes) {
-              Knobs k = base;
-              k.algorithm = alg;
-              k.channels = ch;
-              k.localsgd_period = h;
-              k.bucket_cap_bytes = bucket;
-              add(family, k, key(family, k));
-            }
-    }
   }
+
+  void add_zero() {
+    Knobs base;
+    base.strategy = "zero";
+    for (const auto& w : a_.wire_dtypes)
+      for (int ch : x_.channels)
+        for (int stage : a_.zero_stages)
+          for (auto ag : a_.allgather_bucket_bytes)
+            for (auto bucket : a_.bucket_bytes) {
+              Knobs k = base;
+              k.wire_dtype = w;
+              k.channels = ch;
+              k.zero_stage = stage;
+              k.allgather_bucket_bytes = ag;
+              k.bucket_cap_bytes = bucket;
+              add("zero", k);
+            }
+  }
+
+  // Collectives are allgathers and reduce-scatters (rings in NCCL): no algorithm, no bucket
+  // size; each setting is a line of one point. fsdp shards over the world (group 0).
+  void add_sharded(const std::string& family, const std::vector<int>& groups) {
+    Knobs base;
+    base.strategy = family;
+    for (int group : groups)
+      for (int ch : x_.channels)
+        for (auto wrap : a_.fsdp_wrap_elems)
+          for (bool reshard : a_.reshard_after_forward)
+            for (auto pf : a_.backward_prefetches) {
+              Knobs k = base;
+              k.shard_group = group;
+              k.channels = ch;
+              k.fsdp_wrap_elems = wrap;
+              k.reshard_after_forward = reshard;
+              k.backward_prefetch = pf;
+              add(family, k);
+            }
+  }
+
+  void add_localsgd() {
+    Knobs base;
+    base.strategy = "localsgd";
+    for (auto alg : x_.algorithms)
+      for (int ch : x_.channels)
+        for (int h : a_.localsgd_periods)
+          for (auto bucket : a_.bucket_bytes) {
+            Knobs k = base;
+            k.algorithm = alg;
+            k.channels = ch;
+            k.localsgd_period = h;
+            k.bucket_cap_bytes = bucket;
+            add("localsgd", k);
+          }
+  }
+
+  Grid& g_;
+  const SearchAxes& a_;
+  const CollectiveAxes& x_;
+  const int m_;
+  std::map<std::string, std::size_t> line_index_;  // by the knobs minus the bucket size
+};
+
+}  // namespace
+
+Grid build_grid(const SearchAxes& a, const TuneConstraints& c, const ClusterSpec& cluster) {
+  validate(a, c);
+  auto wanted = wanted_families(c);
+  if ((wanted.count("fsdp") || wanted.count("hsdp")) && (a.fsdp_wrap_elems.empty() || a.reshard_after_forward.empty() || a.backward_prefetches.empty()))
+    throw InputError("", "", "tune: the search space has no FSDP settings");
+  Grid g;
+  const std::vector<int> hsdp_groups = wanted.count("hsdp") ? hsdp_group_sizes(a, cluster) : std::vector<int>{};
+  prune_families(wanted, hsdp_groups, c.microbatches, cluster, g);
+  const auto x = collective_axes(a, cluster, g);
+  if (x.algorithms.empty()) throw InputError("", "", "tune: no allreduce algorithm applies to this cluster");
+  note_fixed_knobs(wanted, g);
+  GridPoints points(g, a, x, c.microbatches);
+  for (const auto& family : searchable_families())
+    if (wanted.count(family)) points.add_family(family, hsdp_groups);
   // Lines are filled in ascending bucket order already (the bucket loop is innermost).
   return g;
 }

@@ -192,15 +192,16 @@ json tuned_json(const TuneResult& r, const TuneInputs& in) {
   return j;
 }
 
-void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs& in, int top, double wall_s, int threads) {
+namespace {
+
+void print_search_header(std::ostream& out, const TuneResult& r, const TuneInputs& in, double wall_s, int threads) {
   const auto& trace = *in.trace;
   const auto& cluster = *in.cluster;
-  const int m = in.constraints.microbatches;
   char line[512];
   out << "redsim tune: " << trace.model << " on " << cluster.name << " (" << cluster.nodes << " x "
       << cluster.devices_per_node << " = " << cluster.world_size() << " ranks)\n";
-  out << "objective: time per optimizer step = " << m << " micro-batch(es) of " << trace.batch_size_per_rank
-      << " samples per rank; memory limit "
+  out << "objective: time per optimizer step = " << in.constraints.microbatches << " micro-batch(es) of "
+      << trace.batch_size_per_rank << " samples per rank; memory limit "
       << (r.memory_limit_bytes > 0 ? format_GiB(r.memory_limit_bytes) + " per device" : std::string("none")) << "\n";
   std::snprintf(line, sizeof line, "search: %s, %d simulations for %zu grid points (%.1f%%; %zu fit in memory), %d rounds",
                 std::string(search_method_name(r.method)).c_str(), r.simulations, r.grid.points.size(),
@@ -214,13 +215,16 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
   }
   if (r.budget_exhausted) out << " (simulation budget of " << r.budget << " reached)";
   out << "; " << fidelity_name(r.fidelity) << " fidelity\n\n";
+}
 
+void print_best(std::ostream& out, const TuneResult& r, int microbatches) {
   const auto& best = r.candidate(r.best);
   const auto& e = r.eval(r.best);
   const auto& mem = r.points[r.best].memory;
+  char line[512];
   out << "best: " << best.family << ": " << describe_knobs(best) << "\n";
   out << "  time per optimizer step  " << format_ms(e.objective_s) << "\n";
-  if (e.steps_in_plan > 1 || m > 1)
+  if (e.steps_in_plan > 1 || microbatches > 1)
     out << "  step time of the plan    " << format_ms(e.step_time_s)
         << (e.steps_in_plan > 1 ? "  (per step of a " + std::to_string(e.steps_in_plan) + "-step LocalSGD window)" : "")
         << "\n";
@@ -230,60 +234,77 @@ void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs
   std::snprintf(line, sizeof line, "  time per sample          %.3f us\n", e.time_per_sample_s * 1e6);
   out << line;
   out << "  memory per rank          " << format_GiB(mem.total_bytes()) << "  (" << memory_words(mem) << ")\n\n";
+}
 
+// Ranks count distinct plans, so settings that simulate identically share a rank.
+std::map<std::size_t, std::size_t> ranks_of(const TuneResult& r) {
+  std::map<std::size_t, std::size_t> rank_of;
+  std::size_t rank = 0;
+  std::optional<double> prev;
+  for (auto p : r.ranking) {
+    if (!prev || r.eval(p).objective_s != *prev) ++rank;
+    prev = r.eval(p).objective_s;
+    rank_of[p] = rank;
+  }
+  return rank_of;
+}
+
+// One family's rows: its `top` best simulated settings, and the step model's best where it
+// rates an unsimulated setting better.
+void print_family_rows(std::ostream& out, const TuneResult& r, const std::string& f, const std::optional<std::size_t>& bp,
+                       int top, std::map<std::size_t, std::size_t>& rank_of) {
+  const double best_s = r.eval(r.best).objective_s;
+  char line[512];
+  const auto model = best_predicted(r, f);
+  auto model_row = [&] {
+    std::snprintf(line, sizeof line, "     ~  %-10s %16s %9s %14s %10s  %s  (step model; not simulated)\n", f.c_str(),
+                  format_ms(model->second).c_str(), pct(model->second / best_s - 1).c_str(), "",
+                  format_GiB(r.points[model->first].memory.total_bytes()).c_str(),
+                  describe_knobs(r.candidate(model->first)).c_str());
+    out << line;
+  };
+  if (!bp) {
+    if (model) {
+      model_row();
+    } else {
+      std::snprintf(line, sizeof line, "     -  %-10s %s\n", f.c_str(), "every setting excluded (memory, below)");
+      out << line;
+    }
+    return;
+  }
+  int shown = 0;
+  std::set<TimingKey> keys;
+  for (auto p : r.ranking) {
+    if (shown >= top) break;
+    if (r.candidate(p).family != f || !keys.insert(r.points[p].key).second) continue;
+    const auto& ep = r.eval(p);
+    std::snprintf(line, sizeof line, "  %4zu  %-10s %16s %9s %14s %10s  %s\n", rank_of[p], f.c_str(),
+                  format_ms(ep.objective_s).c_str(), pct(ep.objective_s / best_s - 1).c_str(),
+                  format_ms(ep.exposed_comm_s).c_str(), format_GiB(r.points[p].memory.total_bytes()).c_str(),
+                  describe_knobs(r.candidate(p)).c_str());
+    out << line;
+    ++shown;
+  }
+  if (model && model->second < r.eval(*bp).objective_s) model_row();
+}
+
+}  // namespace
+
+void print_ranked_table(std::ostream& out, const TuneResult& r, const TuneInputs& in, int top, double wall_s, int threads) {
+  print_search_header(out, r, in, wall_s, threads);
+  print_best(out, r, in.constraints.microbatches);
+  char line[512];
   out << "top settings per strategy (simulated):\n";
   std::snprintf(line, sizeof line, "  %4s  %-10s %16s %9s %14s %10s  %s\n", "rank", "strategy", "time/opt step", "vs best",
                 "exposed comm", "memory", "setting");
   out << line;
-  // Ranks count distinct plans, so settings that simulate identically share a rank.
-  std::map<std::size_t, std::size_t> rank_of;
-  {
-    std::size_t rank = 0;
-    std::optional<double> prev;
-    for (auto p : r.ranking) {
-      if (!prev || r.eval(p).objective_s != *prev) ++rank;
-      prev = r.eval(p).objective_s;
-      rank_of[p] = rank;
-    }
-  }
+  auto rank_of = ranks_of(r);
   auto fams = best_per_family(r);
   std::stable_sort(fams.begin(), fams.end(), [&](const auto& a, const auto& b) {
     if (!a.second || !b.second) return a.second.has_value() && !b.second.has_value();
     return rank_of[*a.second] < rank_of[*b.second];
   });
-  for (const auto& [f, bp] : fams) {
-    const auto model = best_predicted(r, f);
-    auto model_row = [&] {
-      std::snprintf(line, sizeof line, "     ~  %-10s %16s %9s %14s %10s  %s  (step model; not simulated)\n",
-                    f.c_str(), format_ms(model->second).c_str(), pct(model->second / e.objective_s - 1).c_str(), "",
-                    format_GiB(r.points[model->first].memory.total_bytes()).c_str(),
-                    describe_knobs(r.candidate(model->first)).c_str());
-      out << line;
-    };
-    if (!bp) {
-      if (model) {
-        model_row();
-      } else {
-        std::snprintf(line, sizeof line, "     -  %-10s %s\n", f.c_str(), "every setting excluded (memory, below)");
-        out << line;
-      }
-      continue;
-    }
-    int shown = 0;
-    std::set<TimingKey> keys;
-    for (auto p : r.ranking) {
-      if (shown >= top) break;
-      if (r.candidate(p).family != f || !keys.insert(r.points[p].key).second) continue;
-      const auto& ep = r.eval(p);
-      std::snprintf(line, sizeof line, "  %4zu  %-10s %16s %9s %14s %10s  %s\n", rank_of[p], f.c_str(),
-                    format_ms(ep.objective_s).c_str(), pct(ep.objective_s / e.objective_s - 1).c_str(),
-                    format_ms(ep.exposed_comm_s).c_str(), format_GiB(r.points[p].memory.total_bytes()).c_str(),
-                    describe_knobs(r.candidate(p)).c_str());
-      out << line;
-      ++shown;
-    }
-    if (model && model->second < r.eval(*bp).objective_s) model_row();
-  }
+  for (const auto& [f, bp] : fams) print_family_rows(out, r, f, bp, top, rank_of);
   const auto groups = exclusion_groups(r);
   if (!groups.empty()) {
     out << "\nexcluded (memory per rank over " << format_GiB(r.memory_limit_bytes) << "):\n";

@@ -83,6 +83,67 @@ std::vector<double> step_times(const std::vector<Times>& ranks) {
   return out;
 }
 
+// One allreduce per bucket on a raw Gloo context, between barriers.
+void raw_gloo_step(const std::shared_ptr<gloo::rendezvous::Context>& ctx, std::vector<std::vector<float>>& bufs, bool timed,
+                   Times& rt) {
+  gloo::BarrierOptions b(ctx);
+  gloo::barrier(b);
+  const double t0 = now_s();
+  for (auto& buf : bufs) {
+    gloo::AllreduceOptions o(ctx);
+    o.setOutput(buf.data(), buf.size());
+    o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+    gloo::allreduce(o);
+  }
+  if (timed) {
+    rt.start.push_back(t0);
+    rt.end.push_back(now_s());
+  }
+}
+
+// One step of the plan through the executor; `lead` is its time before the first allreduce.
+void executor_step(Executor& ex, const Plan& plan, int rep, bool timed, Times& et) {
+  const StepRecord rec = ex.run_step(rep);
+  double end = rec.origin_s;
+  for (const auto& t : rec.ops) end = std::max(end, t.end_s);
+  if (!timed) return;
+  et.start.push_back(rec.origin_s);
+  et.end.push_back(end);
+  double first = end;
+  for (const auto& op : plan.ops)
+    if (op.kind == OpKind::allreduce) first = std::min(first, rec.ops[op.id].start_s);
+  et.lead.push_back(first - rec.origin_s);
+}
+
+void bench_rank(int rank, int n, int port, const Plan& plan, const std::vector<std::int64_t>& bucket_elems, Times& rt,
+                Times& et) {
+  TcpStore store("127.0.0.1", port, std::chrono::seconds(60), std::chrono::seconds(60), "bench-secret");
+  // Raw Gloo: its own context, as a user of Gloo would set one up.
+  gloo::rendezvous::PrefixStore prefixed("bench/raw", store);
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";
+  auto dev = gloo::transport::tcp::CreateDevice(attr);
+  auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, n);
+  ctx->setTimeout(std::chrono::seconds(60));
+  ctx->connectFullMesh(prefixed, dev);
+  std::vector<std::vector<float>> bufs;
+  for (auto e : bucket_elems) bufs.emplace_back(static_cast<std::size_t>(e), 1.0f);
+  // The executor on its own contexts.
+  auto backend = make_gloo_backend(store, rank, n, {"127.0.0.1", "", std::chrono::seconds(60)});
+  Executor ex(plan, *backend, {});
+  for (int rep = 0; rep < kWarmup + kReps; ++rep) {
+    const bool timed = rep >= kWarmup;
+    // Alternate which goes first, so neither always follows the other.
+    if (rep % 2 == 0) {
+      raw_gloo_step(ctx, bufs, timed, rt);
+      executor_step(ex, plan, rep, timed, et);
+    } else {
+      executor_step(ex, plan, rep, timed, et);
+      raw_gloo_step(ctx, bufs, timed, rt);
+    }
+  }
+}
+
 void BM_ExecutorVsRawGloo(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const Plan plan = bucketed_plan(n, static_cast<int>(state.range(1)));
@@ -99,64 +160,11 @@ void BM_ExecutorVsRawGloo(benchmark::State& state) {
     TcpStoreServer server(listen_tcp("127.0.0.1", 0), "bench-secret");
     std::vector<Times> raw(static_cast<std::size_t>(n)), exec(static_cast<std::size_t>(n));
     std::vector<std::thread> threads;
-    for (int rank = 0; rank < n; ++rank) {
+    for (int rank = 0; rank < n; ++rank)
       threads.emplace_back([&, rank] {
-        TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(60), std::chrono::seconds(60), "bench-secret");
-        // Raw Gloo: its own context, as a user of Gloo would set one up.
-        gloo::rendezvous::PrefixStore prefixed("bench/raw", store);
-        gloo::transport::tcp::attr attr;
-        attr.hostname = "127.0.0.1";
-        auto dev = gloo::transport::tcp::CreateDevice(attr);
-        auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, n);
-        ctx->setTimeout(std::chrono::seconds(60));
-        ctx->connectFullMesh(prefixed, dev);
-        std::vector<std::vector<float>> bufs;
-        for (auto e : bucket_elems) bufs.emplace_back(static_cast<std::size_t>(e), 1.0f);
-        // The executor on its own contexts.
-        auto backend = make_gloo_backend(store, rank, n, {"127.0.0.1", "", std::chrono::seconds(60)});
-        Executor ex(plan, *backend, {});
-        auto& rt = raw[static_cast<std::size_t>(rank)];
-        auto& et = exec[static_cast<std::size_t>(rank)];
-        for (int rep = 0; rep < kWarmup + kReps; ++rep) {
-          auto raw_step = [&] {
-            gloo::BarrierOptions b(ctx);
-            gloo::barrier(b);
-            const double t0 = now_s();
-            for (auto& buf : bufs) {
-              gloo::AllreduceOptions o(ctx);
-              o.setOutput(buf.data(), buf.size());
-              o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
-              gloo::allreduce(o);
-            }
-            if (rep >= kWarmup) {
-              rt.start.push_back(t0);
-              rt.end.push_back(now_s());
-            }
-          };
-          auto exec_step = [&] {
-            const StepRecord rec = ex.run_step(rep);
-            double end = rec.origin_s;
-            for (const auto& t : rec.ops) end = std::max(end, t.end_s);
-            if (rep >= kWarmup) {
-              et.start.push_back(rec.origin_s);
-              et.end.push_back(end);
-              double first = end;
-              for (const auto& op : plan.ops)
-                if (op.kind == OpKind::allreduce) first = std::min(first, rec.ops[op.id].start_s);
-              et.lead.push_back(first - rec.origin_s);
-            }
-          };
-          // Alternate which goes first, so neither always follows the other.
-          if (rep % 2 == 0) {
-            raw_step();
-            exec_step();
-          } else {
-            exec_step();
-            raw_step();
-          }
-        }
+        bench_rank(rank, n, server.port(), plan, bucket_elems, raw[static_cast<std::size_t>(rank)],
+                   exec[static_cast<std::size_t>(rank)]);
       });
-    }
     for (auto& t : threads) t.join();
     const double raw_s = median(step_times(raw));
     const double exec_s = median(step_times(exec));

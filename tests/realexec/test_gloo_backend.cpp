@@ -134,6 +134,51 @@ std::string describe(const Case& k, int n) {
          std::string(dtype_name(k.dtype)) + (k.uneven_shards ? " uneven" : "") + " on " + std::to_string(n) + " ranks";
 }
 
+// What element i of this rank's buffer must hold after case k (nothing: not checked).
+std::optional<float> expected(const Case& k, int c, int rank, int n, int root, const std::vector<Segment>& shards,
+                              std::int64_t i) {
+  switch (k.kind) {
+    case OpKind::allreduce:
+      return reference(k.kind, k.op, c, n, i);
+    case OpKind::reduce:
+      if (rank == root) return reference(k.kind, k.op, c, n, i);
+      return std::nullopt;
+    case OpKind::broadcast:
+      return input(k.kind, k.op, c, root, i);
+    case OpKind::reduce_scatter: {
+      const auto& own = shards[static_cast<std::size_t>(rank)];
+      if (i >= own.offset && i < own.offset + own.count) return reference(k.kind, k.op, c, n, i);
+      return std::nullopt;
+    }
+    case OpKind::allgather:
+      for (int o = 0; o < n; ++o) {
+        const auto& s = shards[static_cast<std::size_t>(o)];
+        if (i >= s.offset && i < s.offset + s.count) return input(k.kind, k.op, c, o, i);
+      }
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+Traffic run_case(Communicator& comm, const Case& k, std::vector<char>& buf, std::int64_t total,
+                 const std::vector<Segment>& shards, int root) {
+  switch (k.kind) {
+    case OpKind::allreduce:
+      return comm.allreduce(buf.data(), total, k.dtype, k.op);
+    case OpKind::reduce:
+      return comm.reduce(buf.data(), total, k.dtype, k.op, root);
+    case OpKind::broadcast:
+      return comm.broadcast(buf.data(), total, k.dtype, root);
+    case OpKind::reduce_scatter:
+      return comm.reduce_scatter(buf.data(), shards, k.dtype, k.op);
+    case OpKind::allgather:
+      return comm.allgather(buf.data(), shards, k.dtype);
+    default:
+      return {};
+  }
+}
+
 std::vector<std::string> run_cases(int rank, int n, gloo::rendezvous::Store& st, std::int64_t count, int* cases_run) {
   std::vector<std::string> problems;
   auto backend = make_gloo_backend(st, rank, n, {"127.0.0.1", "", std::chrono::seconds(30)});
@@ -160,56 +205,13 @@ std::vector<std::string> run_cases(int rank, int n, gloo::rendezvous::Store& st,
       }
       store(buf, i, k.dtype, v);
     }
-    Traffic t;
-    switch (k.kind) {
-      case OpKind::allreduce:
-        t = comm->allreduce(buf.data(), total, k.dtype, k.op);
-        break;
-      case OpKind::reduce:
-        t = comm->reduce(buf.data(), total, k.dtype, k.op, root);
-        break;
-      case OpKind::broadcast:
-        t = comm->broadcast(buf.data(), total, k.dtype, root);
-        break;
-      case OpKind::reduce_scatter:
-        t = comm->reduce_scatter(buf.data(), shards, k.dtype, k.op);
-        break;
-      case OpKind::allgather:
-        t = comm->allgather(buf.data(), shards, k.dtype);
-        break;
-      default:
-        break;
-    }
+    const Traffic t = run_case(*comm, k, buf, total, shards, root);
     ++*cases_run;
     // Every rank sends in an allreduce; in a reduce's chain all but the root (its tail) do.
     if ((k.kind == OpKind::allreduce || (k.kind == OpKind::reduce && rank != root)) && t.bytes_sent <= 0)
       problems.push_back(describe(k, n) + ": rank " + std::to_string(rank) + " reports no bytes sent");
     for (std::int64_t i = 0; i < total; ++i) {
-      std::optional<float> want;
-      switch (k.kind) {
-        case OpKind::allreduce:
-          want = reference(k.kind, k.op, c, n, i);
-          break;
-        case OpKind::reduce:
-          if (rank == root) want = reference(k.kind, k.op, c, n, i);
-          break;
-        case OpKind::broadcast:
-          want = input(k.kind, k.op, c, root, i);
-          break;
-        case OpKind::reduce_scatter: {
-          const auto& own = shards[static_cast<std::size_t>(rank)];
-          if (i >= own.offset && i < own.offset + own.count) want = reference(k.kind, k.op, c, n, i);
-          break;
-        }
-        case OpKind::allgather:
-          for (int o = 0; o < n; ++o) {
-            const auto& s = shards[static_cast<std::size_t>(o)];
-            if (i >= s.offset && i < s.offset + s.count) want = input(k.kind, k.op, c, o, i);
-          }
-          break;
-        default:
-          break;
-      }
+      const auto want = expected(k, c, rank, n, root, shards, i);
       if (!want) continue;
       if (load(buf, i, k.dtype) != enc(*want, k.dtype)) {
         problems.push_back(describe(k, n) + ": rank " + std::to_string(rank) + " element " + std::to_string(i) +

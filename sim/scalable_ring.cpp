@@ -1,0 +1,329 @@
+// Rings in the scalable fidelity: a family of rings over one period of edges (allreduce,
+// reduce-scatter, allgather, hierarchical's two levels) and the chains of reduce and broadcast,
+// as stages of long-lived flows (scalable_model.h).
+#include "sim/scalable_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "collectives/shapes.h"
+#include "sim/ring_pass.h"
+#include "sim/sim_context.h"
+
+namespace redsim::scalable {
+namespace {
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Relative tolerance under which chunk sizes count as equal when steps are grouped (splitting a
+// buffer leaves chunks that differ by a byte; they must not split a ring into many stages).
+constexpr double kChunkTolerance = 1e-3;
+// Several rings with uneven chunks at once are grouped by rotation; beyond this much grouping
+// work (period^2 x rings) they fall back to the uniform treatment at the largest chunk.
+constexpr std::int64_t kMaxGroupingWork = std::int64_t{1} << 24;
+
+int chunk_bin(std::int64_t v) {
+  if (v <= 0) return -1;
+  return static_cast<int>(std::floor(std::log(static_cast<double>(v)) / std::log1p(kChunkTolerance)));
+}
+
+}  // namespace
+
+std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
+  // A ring step waits only for its neighbours, so with uneven chunks the ring lasts as long as
+  // its heaviest path through the steps. Two paths bound it from below and are usually tight:
+  // following the largest chunk around the ring (each step costs that chunk on the edge it is
+  // on), or staying at one edge (every chunk it forwards). Both are estimated with the edges'
+  // fair rates; the longer one runs, as a wave of one flow per edge the chunk visits, or as
+  // one flow per edge at once.
+  const int n = f.n, period = f.period;
+  const auto& ch = f.chunks[0];
+  const auto& routes = *f.routes[0];
+  const auto big = static_cast<int>(std::max_element(ch.begin(), ch.end()) - ch.begin());
+  const std::int64_t cmax = ch[static_cast<std::size_t>(big)];
+  std::int64_t total = 0;
+  for (auto v : ch) total += v;
+  auto at = [&](int j) { return ch[static_cast<std::size_t>(mod(j, n))]; };
+  const auto P = static_cast<std::size_t>(period);
+  std::vector<int> follow_rs(P, 0), follow_ag(P, 0);
+  std::vector<std::int64_t> stay_rs(P, 0), stay_ag(P, 0);
+  int steps = 0;
+  if (f.reduce_scatter) {
+    for (int k = 0; k < n - 1; ++k) follow_rs[static_cast<std::size_t>(mod(big + k, n) % period)] += 1;
+    for (int p = 0; p < n; ++p) {
+      auto& v = stay_rs[static_cast<std::size_t>(p % period)];
+      v = std::max(v, total - at(p + 1));
+    }
+    steps += n - 1;
+  }
+  if (f.allgather) {
+    for (int k = 0; k < n - 1; ++k) follow_ag[static_cast<std::size_t>(mod(big - 1 + k, n) % period)] += 1;
+    for (int p = 0; p < n; ++p) {
+      auto& v = stay_ag[static_cast<std::size_t>(p % period)];
+      v = std::max(v, total - at(p + 2));
+    }
+    steps += n - 1;
+  }
+  const auto rate = fair_rates(routes_, routes);
+  double follow_s = 0, stay_s = 0;
+  for (std::size_t p = 0; p < P; ++p) {
+    const double a = routes_.latency_s(routes[p]);
+    const int visits = follow_rs[p] + follow_ag[p];
+    follow_s += visits * (a + cmax / rate[p]) + follow_rs[p] * cmax * reduce_s_per_byte_;
+    stay_s = std::max(stay_s, steps * a + static_cast<double>(stay_rs[p] + stay_ag[p]) / rate[p] +
+                                  static_cast<double>(stay_rs[p]) * reduce_s_per_byte_);
+  }
+  Stage st;
+  if (follow_s >= stay_s) {
+    st.sequential = true;
+    for (int i = 0; i < period; ++i) {
+      const auto p = static_cast<std::size_t>(mod(big + i, period));
+      const int visits = follow_rs[p] + follow_ag[p];
+      if (visits == 0) continue;
+      Flow fl;
+      fl.route = routes[p];
+      fl.bytes = cmax * visits;
+      fl.rounds = visits;
+      fl.post_delay_s = (visits - 1) * routes_.latency_s(fl.route) + static_cast<double>(cmax) * follow_rs[p] * reduce_s_per_byte_;
+      if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
+      st.flows.push_back(fl);
+    }
+  } else {
+    for (std::size_t p = 0; p < P; ++p) {
+      Flow fl;
+      fl.route = routes[p];
+      fl.bytes = stay_rs[p] + stay_ag[p];
+      fl.rounds = steps;
+      fl.post_delay_s = (steps - 1) * routes_.latency_s(fl.route) + static_cast<double>(stay_rs[p]) * reduce_s_per_byte_;
+      if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
+      st.flows.push_back(fl);
+    }
+  }
+  return {std::move(st)};
+}
+
+Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes,
+                     int steps) const {
+  Flow fl;
+  fl.route = route;
+  fl.bytes = bytes;
+  fl.rounds = steps;
+  fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte_;
+  if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
+  return fl;
+}
+
+std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
+  std::vector<Stage> stages;
+  const int n = f.n, period = f.period;
+  if (n < 2 || f.chunks.empty() || period < 1) return stages;
+  const std::size_t rings = f.chunks.size();
+  // Representative edge p stands for edges p, p+period, ...: in a step it carries the largest
+  // chunk any of them carries (a lockstep ring step lasts as long as its slowest edge).
+  RingLoad load;
+  load.M.assign(rings, std::vector<std::int64_t>(static_cast<std::size_t>(period), 0));
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
+  for (std::size_t i = 0; i < rings; ++i) {
+    for (int j = 0; j < n; ++j) {
+      auto& m = load.M[i][static_cast<std::size_t>(j % period)];
+      m = std::max(m, f.chunks[i][static_cast<std::size_t>(j)]);
+    }
+    for (auto v : load.M[i]) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  // Reduce-scatter step k sends chunk p-k, allgather step k chunk p+1-k: edge p at rotation rho
+  // carries M[p - rho].
+  load.rs_count.assign(static_cast<std::size_t>(period), 0);
+  load.ag_count.assign(static_cast<std::size_t>(period), 0);
+  if (f.reduce_scatter)
+    for (int k = 0; k < n - 1; ++k) load.rs_count[static_cast<std::size_t>(k % period)] += 1;
+  if (f.allgather)
+    for (int k = 0; k < n - 1; ++k) load.ag_count[static_cast<std::size_t>(mod(k - 1, period))] += 1;
+
+  const bool uniform = hi <= static_cast<double>(lo) * (1 + kChunkTolerance);
+  const bool too_much = static_cast<std::int64_t>(period) * period * static_cast<std::int64_t>(rings) > kMaxGroupingWork;
+  if (uniform || too_much) {
+    int rs_steps = 0, steps = 0;
+    for (int r = 0; r < period; ++r) {
+      const auto k = static_cast<std::size_t>(r);
+      rs_steps += load.rs_count[k];
+      steps += load.rs_count[k] + load.ag_count[k];
+    }
+    Stage st;
+    for (std::size_t i = 0; i < rings; ++i) {
+      const std::int64_t biggest = *std::max_element(load.M[i].begin(), load.M[i].end());
+      for (int p = 0; p < period; ++p)
+        st.flows.push_back(ring_flow(f, (*f.routes[i])[static_cast<std::size_t>(p)], biggest * steps, biggest * rs_steps, steps));
+    }
+    stages.push_back(std::move(st));
+    return stages;
+  }
+  if (rings == 1) return uneven_ring_stages(f);
+  return rotation_group_stages(f, load);
+}
+
+std::vector<Stage> Model::rotation_group_stages(const RingFamily& f, const RingLoad& load) const {
+  // Uneven chunks in several rings at once: rotations that load the representative edges alike
+  // run as one stage; the stages follow one another (lockstep steps, each as long as its slowest
+  // edge: an upper bound on the ring's dataflow).
+  const int period = f.period;
+  const std::size_t rings = f.chunks.size();
+  const auto& M = load.M;
+  struct Group {
+    int steps = 0;
+    std::vector<std::int64_t> bytes, rs_bytes;  // per ring x period
+  };
+  std::map<std::vector<int>, std::size_t> index;
+  std::vector<Group> groups;
+  std::vector<int> key(rings * static_cast<std::size_t>(period));
+  for (int rho = 0; rho < period; ++rho) {
+    const int rs = load.rs_count[static_cast<std::size_t>(rho)], ag = load.ag_count[static_cast<std::size_t>(rho)];
+    if (rs + ag == 0) continue;
+    for (std::size_t i = 0; i < rings; ++i)
+      for (int p = 0; p < period; ++p)
+        key[i * static_cast<std::size_t>(period) + static_cast<std::size_t>(p)] = chunk_bin(M[i][static_cast<std::size_t>(mod(p - rho, period))]);
+    auto [it, fresh] = index.emplace(key, groups.size());
+    if (fresh) {
+      groups.emplace_back();
+      groups.back().bytes.assign(key.size(), 0);
+      groups.back().rs_bytes.assign(key.size(), 0);
+    }
+    auto& g = groups[it->second];
+    g.steps += rs + ag;
+    for (std::size_t i = 0; i < rings; ++i)
+      for (int p = 0; p < period; ++p) {
+        const auto v = M[i][static_cast<std::size_t>(mod(p - rho, period))];
+        g.bytes[i * static_cast<std::size_t>(period) + static_cast<std::size_t>(p)] += v * (rs + ag);
+        g.rs_bytes[i * static_cast<std::size_t>(period) + static_cast<std::size_t>(p)] += v * rs;
+      }
+  }
+  std::vector<Stage> stages;
+  for (const auto& g : groups) {
+    Stage st;
+    for (std::size_t i = 0; i < rings; ++i)
+      for (int p = 0; p < period; ++p) {
+        const auto k = i * static_cast<std::size_t>(period) + static_cast<std::size_t>(p);
+        st.flows.push_back(ring_flow(f, (*f.routes[i])[static_cast<std::size_t>(p)], g.bytes[k], g.rs_bytes[k], g.steps));
+      }
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+// Hierarchical: a reduce-scatter ring in each node, a ring across nodes per local position over
+// that position's shard, an allgather ring in each node.
+std::vector<Stage> Model::hierarchical_stages(const PlanOp& op, int c, std::int64_t bytes) {
+  std::vector<Stage> stages;
+  const int dpn = cluster_.devices_per_node, nodes = cluster_.nodes;
+  std::vector<std::int64_t> intra_chunks;
+  for (int j = 0; j < dpn; ++j) intra_chunks.push_back(split_piece(bytes, dpn, j));
+  RingFamily intra;
+  intra.mech = &mech(op);
+  intra.step_factor = ring_loops(*intra.mech, intra_chunks) * std::max(1, intra.mech->slices);
+  if (dpn > 1) {
+    const auto& ir = intra_rings(c, op.channels);
+    intra.n = intra.period = dpn;
+    for (const auto& r : ir.routes) {
+      intra.chunks.push_back(intra_chunks);
+      intra.routes.push_back(&r);
+    }
+    intra.allgather = false;
+    for (auto& s : ring_family_stages(intra)) stages.push_back(std::move(s));
+  }
+  if (nodes > 1) {
+    const auto& nr = node_rings();
+    const int shift = local_shift(c, op.channels);
+    RingFamily inter;
+    inter.mech = intra.mech;
+    inter.n = nodes;
+    inter.period = fold_.period_nodes;
+    for (int l = 0; l < dpn; ++l) {
+      const int pos = mod(l - shift, dpn);
+      const std::int64_t shard = intra_chunks[static_cast<std::size_t>((pos + 1) % dpn)];
+      std::vector<std::int64_t> ch;
+      for (int j = 0; j < nodes; ++j) ch.push_back(split_piece(shard, nodes, j));
+      inter.chunks.push_back(std::move(ch));
+      inter.routes.push_back(&nr.routes[static_cast<std::size_t>(l)]);
+    }
+    inter.step_factor = ring_loops(*inter.mech, inter.chunks.front()) * std::max(1, inter.mech->slices);
+    for (auto& s : ring_family_stages(inter)) stages.push_back(std::move(s));
+  }
+  if (dpn > 1) {
+    intra.reduce_scatter = false;
+    intra.allgather = true;
+    for (auto& s : ring_family_stages(intra)) stages.push_back(std::move(s));
+  }
+  return stages;
+}
+
+// Reduce and broadcast: a chain along the world ring from its head.
+std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t bytes) {
+  std::vector<Stage> stages;
+  const int n = plan_.world_size;
+  const auto& wr = world_ring(c, op.channels);
+  const bool reduce = op.kind == OpKind::reduce;
+  const int period = static_cast<int>(wr.routes.size());
+  const auto& m = mech(op);
+  const int P = m.chunks(bytes);
+  const std::int64_t first_chunk = split_piece(bytes, P, 0);
+  const double round_extra = reduce ? static_cast<double>(bytes) / P * reduce_s_per_byte_ : 0.0;
+  const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];
+  const int first = reduce ? root_pos + 1 : root_pos;  // the chain's head
+  // The wave: the first chunk hop by hop from the head, over the whole chain (N-1 hops) when
+  // the cluster does not fold, else over one lap of the period's edges, counted (N-1)/period times.
+  Stage wave;
+  wave.sequential = true;
+  const int wave_period = static_cast<int>(wr.wave_routes.size());
+  const int hops = wave_period == n ? n - 1 : wave_period;
+  wave.repeat = static_cast<double>(n - 1) / hops;
+  for (int h = 0; h < hops; ++h) {
+    Flow f;
+    f.route = wr.wave_routes[static_cast<std::size_t>(mod(first + h, wave_period))];
+    f.bytes = first_chunk;
+    f.rounds = 1;
+    f.round_extra_s = round_extra;
+    f.post_delay_s = round_extra;
+    f.group = mod(first + h, wave_period);
+    apply_protocol(f, m, 1);
+    wave.flows.push_back(f);
+  }
+  stages.push_back(std::move(wave));
+  // The other P-1 chunks follow at the pace of the slowest edge: one flow per representative
+  // edge (the edge into the head carries nothing; when folded it stands for used edges too).
+  if (P > 1) {
+    const int unused = reduce ? root_pos : mod(root_pos - 1, n);
+    Stage rest;
+    for (int p = 0; p < period; ++p) {
+      if (period == n && p == unused) continue;
+      Flow f;
+      f.route = wr.routes[static_cast<std::size_t>(p)];
+      f.bytes = bytes - first_chunk;
+      f.rounds = P - 1;
+      f.round_extra_s = round_extra;
+      f.post_delay_s = (P - 2) * routes_.latency_s(f.route) + (P - 1) * round_extra;
+      f.group = p;
+      apply_protocol(f, m, 1, false);
+      rest.flows.push_back(f);
+    }
+    stages.push_back(std::move(rest));
+  }
+  return stages;
+}
+
+// Ring allreduce, reduce-scatter, allgather over the whole world.
+std::vector<Stage> Model::world_ring_stages(const PlanOp& op, int c) {
+  const auto& wr = world_ring(c, op.channels);
+  RingFamily fam;
+  fam.n = plan_.world_size;
+  fam.period = static_cast<int>(wr.routes.size());
+  fam.chunks.push_back(world_chunks(op, c, wr));
+  fam.mech = &mech(op);
+  fam.step_factor = ring_loops(*fam.mech, fam.chunks.back()) * std::max(1, fam.mech->slices);
+  fam.routes.push_back(&wr.routes);
+  fam.reduce_scatter = op.kind != OpKind::allgather;
+  fam.allgather = op.kind != OpKind::reduce_scatter;
+  return ring_family_stages(fam);
+}
+
+}  // namespace redsim::scalable
