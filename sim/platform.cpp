@@ -53,7 +53,10 @@ SimPlatform build_platform(const ClusterSpec& c, const RankPairs& pairs) {
   return p;
 }
 
-void set_context_config(simgrid::s4u::Engine& engine) {
+void configure_engine(simgrid::s4u::Engine& engine) {
+  engine.set_config("network/model:CM02");
+  engine.set_config("network/crosstraffic:0");
+  engine.set_config("network/TCP-gamma:0");
   engine.set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
   engine.set_config("contexts/guard-size:0");
 }

@@ -23,12 +23,13 @@ struct SimPlatform {
   static constexpr double kHostSpeedFlops = 1e9;  // compute ops execute duration_s * this
 };
 
-// Actor context settings for both engines, set before any actor exists. SimGrid's defaults give
+// Both engines' settings, set before any actor exists: the fluid network model that matches
+// alpha-beta formulas exactly (shared/SIMGRID_NOTES.md), and actor contexts. SimGrid's defaults give
 // every actor an 8 MiB stack mapped with mmap plus a guard page; a simulation of FSDP on 128
 // ranks starts tens of thousands of short actors, and mapping and unmapping their stacks was
 // a third of its CPU time (perf). Actors here keep their state on the heap and never recurse,
 // so a smaller stack from malloc (no guard page) suffices and is reused between actors.
-void set_context_config(simgrid::s4u::Engine& engine);
+void configure_engine(simgrid::s4u::Engine& engine);
 
 // Must be called once, after the Engine exists and before it runs.
 SimPlatform build_platform(const ClusterSpec& cluster, const RankPairs& pairs);

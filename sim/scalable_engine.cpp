@@ -467,11 +467,7 @@ Timeline simulate_scalable_in_process(const Plan& plan, const ClusterSpec& clust
   char arg0[] = "redsim";
   char* argv[] = {arg0, nullptr};
   sg4::Engine engine(&argc, argv);
-  // The same fluid network model as the exact fidelity (shared/SIMGRID_NOTES.md).
-  engine.set_config("network/model:CM02");
-  engine.set_config("network/crosstraffic:0");
-  engine.set_config("network/TCP-gamma:0");
-  set_context_config(engine);
+  configure_engine(engine);
 
   scalable::Model model(plan, cluster, allow_fold);
   for (const auto& op : plan.ops)

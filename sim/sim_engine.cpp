@@ -211,11 +211,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
   char arg0[] = "redsim";
   char* argv[] = {arg0, nullptr};
   sg4::Engine engine(&argc, argv);
-  // A fluid model that matches alpha-beta formulas exactly (shared/SIMGRID_NOTES.md).
-  engine.set_config("network/model:CM02");
-  engine.set_config("network/crosstraffic:0");
-  engine.set_config("network/TCP-gamma:0");
-  set_context_config(engine);
+  configure_engine(engine);
 
   RankPairs pairs;
   for (const auto& op : plan.ops)
