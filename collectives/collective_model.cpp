@@ -137,6 +137,21 @@ std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop) {
   return bytes / loops + (loop < bytes % loops ? 1 : 0);
 }
 
+NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
+  NvlsStep s;
+  if (k < loops) {
+    const auto slice = nvls_slice(bytes, loops, k);
+    s.up_bytes += slice;
+    s.down_bytes += nvls_piece(slice, heads, head);
+  }
+  if (k > 0) {
+    const auto slice = nvls_slice(bytes, loops, k - 1);
+    s.up_bytes += nvls_piece(slice, heads, head);
+    s.down_bytes += slice;
+  }
+  return s;
+}
+
 int Mechanics::chunks(std::int64_t bytes) const {
   if (chunk_bytes <= 0) return pipeline_chunks(bytes);
   return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));

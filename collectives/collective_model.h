@@ -47,6 +47,13 @@ std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop);
 inline std::int64_t nvls_piece(std::int64_t slice, int heads, int head) {
   return slice / heads + (head < slice % heads ? 1 : 0);
 }
+// Pipeline step k of 0..loops (both fidelities run these steps): loop k's reduce beside loop
+// k-1's multicast, so a device sends loop k's slice and loop k-1's piece, and receives loop k's
+// piece and loop k-1's slice.
+struct NvlsStep {
+  std::int64_t up_bytes = 0, down_bytes = 0;  // payload the device sends and receives
+};
+NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head);
 
 // Bytes on the wire for `payload` bytes (LL doubles them, LL128 adds 1/15); both fidelities
 // convert a rank's payload for an op once, so that they count alike.

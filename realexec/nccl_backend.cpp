@@ -150,19 +150,13 @@ class NcclCommunicator final : public Communicator {
       char* st = staging(static_cast<std::size_t>(m * es * world_));
       for (int r = 0; r < world_; ++r) {
         const auto& s = shards[static_cast<std::size_t>(r)];
-        if (s.count > 0)
-          cuda_check(cudaMemcpyAsync(st + r * m * es, b + s.offset * es, static_cast<std::size_t>(s.count * es),
-                                     cudaMemcpyDeviceToDevice, stream_),
-                     "cudaMemcpyAsync");
+        copy_on_stream(st + r * m * es, b + s.offset * es, s.count * es);
       }
       nccl_check(ncclReduceScatter(st, st + rank_ * m * es, static_cast<std::size_t>(m), nccl_type(dtype), nccl_op(op),
                                    comm_, stream_),
                  "ncclReduceScatter");
       const auto& own = shards[static_cast<std::size_t>(rank_)];
-      if (own.count > 0)
-        cuda_check(cudaMemcpyAsync(b + own.offset * es, st + rank_ * m * es, static_cast<std::size_t>(own.count * es),
-                                   cudaMemcpyDeviceToDevice, stream_),
-                   "cudaMemcpyAsync");
+      copy_on_stream(b + own.offset * es, st + rank_ * m * es, own.count * es);
       c = m;
     }
     finish("reduce_scatter");
@@ -185,18 +179,12 @@ class NcclCommunicator final : public Communicator {
       const std::int64_t m = max_count(shards);
       char* st = staging(static_cast<std::size_t>(m * es * world_));
       const auto& own = shards[static_cast<std::size_t>(rank_)];
-      if (own.count > 0)
-        cuda_check(cudaMemcpyAsync(st + rank_ * m * es, b + own.offset * es, static_cast<std::size_t>(own.count * es),
-                                   cudaMemcpyDeviceToDevice, stream_),
-                   "cudaMemcpyAsync");
+      copy_on_stream(st + rank_ * m * es, b + own.offset * es, own.count * es);
       nccl_check(ncclAllGather(st + rank_ * m * es, st, static_cast<std::size_t>(m), nccl_type(dtype), comm_, stream_),
                  "ncclAllGather");
       for (int r = 0; r < world_; ++r) {
         const auto& s = shards[static_cast<std::size_t>(r)];
-        if (s.count > 0)
-          cuda_check(cudaMemcpyAsync(b + s.offset * es, st + r * m * es, static_cast<std::size_t>(s.count * es),
-                                     cudaMemcpyDeviceToDevice, stream_),
-                     "cudaMemcpyAsync");
+        copy_on_stream(b + s.offset * es, st + r * m * es, s.count * es);
       }
       c = m;
     }
@@ -227,6 +215,13 @@ class NcclCommunicator final : public Communicator {
     for (const auto& s : shards) m = std::max(m, s.count);
     return m;
   }
+  // A device-to-device copy on the collectives' stream (shards staged for uneven collectives).
+  void copy_on_stream(char* dst, const char* src, std::int64_t bytes) {
+    if (bytes <= 0) return;
+    cuda_check(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, stream_),
+               "cudaMemcpyAsync");
+  }
+
   char* staging(std::size_t bytes) {
     if (bytes > staging_bytes_) {
       if (staging_ != nullptr) cuda_check(cudaFree(staging_), "cudaFree");

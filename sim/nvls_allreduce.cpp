@@ -29,17 +29,7 @@ TransferTally NvlsAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     TransferTally t;
     // Step k: loop k's reduce-scatter beside loop k-1's allgather.
     for (int k = 0; k <= loops; ++k) {
-      std::int64_t up = 0, down = 0;
-      if (k < loops) {
-        const auto slice = nvls_slice(bytes, loops, k);
-        up += slice;
-        down += nvls_piece(slice, heads, head);
-      }
-      if (k > 0) {
-        const auto slice = nvls_slice(bytes, loops, k - 1);
-        up += nvls_piece(slice, heads, head);
-        down += slice;
-      }
+      const auto [up, down] = nvls_step(bytes, loops, k, heads, head);
       auto a = sg4::Comm::sendto_async(me, sw, static_cast<std::uint64_t>(ctx.wire_bytes(m, up)));
       auto b = sg4::Comm::sendto_async(sw, me, static_cast<std::uint64_t>(ctx.wire_bytes(m, down)));
       a->wait();

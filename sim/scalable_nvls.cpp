@@ -24,20 +24,10 @@ NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int he
   NvlsTotals t;
   const int loops = nvls_loops(m, bytes, heads);
   for (int k = 0; k <= loops; ++k) {
-    std::int64_t up = 0, down = 0;
-    if (k < loops) {
-      const auto slice = nvls_slice(bytes, loops, k);
-      up += slice;
-      down += nvls_piece(slice, heads, head);
-    }
-    if (k > 0) {
-      const auto slice = nvls_slice(bytes, loops, k - 1);
-      up += nvls_piece(slice, heads, head);
-      down += slice;
-    }
-    t.up += up;
-    t.down += down;
-    t.steps_max += std::max(up, down);
+    const auto st = nvls_step(bytes, loops, k, heads, head);
+    t.up += st.up_bytes;
+    t.down += st.down_bytes;
+    t.steps_max += std::max(st.up_bytes, st.down_bytes);
     if (k < loops) t.pieces += nvls_piece(nvls_slice(bytes, loops, k), heads, head);
   }
   t.first_piece = nvls_piece(nvls_slice(bytes, loops, 0), heads, head);
