@@ -16,6 +16,7 @@
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "cli/run_memory.h"
+#include "cli/summary_table.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
@@ -116,19 +117,14 @@ void print_measured(std::ostream& out, const ModelTrace& trace, const ClusterSpe
       << " collective results checked against the reference (every rank, every step)\n\n";
   print_run_memory(out, o);
   out << "  collective                 tensors        bytes    start ms      end ms   busbw GB/s\n";
-  const std::size_t n = s.collectives.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (n > 24 && i == 12) {
-      out << "  ... " << (n - 20) << " more (all in the result JSON) ...\n";
-      i = n - 8;
-    }
+  print_elided(out, s.collectives.size(), [&](std::size_t i) {
     const auto& c = s.collectives[i];
     char line[200];
     std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s %11.3f %11.3f %12.2f\n", o.plan.ops[c.op].name.c_str(),
                   c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), c.start_s * 1e3, c.end_s * 1e3,
                   c.busbw_GBps);
     out << line;
-  }
+  });
 }
 
 void write_outputs(const RunOptions& o, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,

@@ -1,5 +1,7 @@
 #include "cli/summary_table.h"
 
+#include <functional>
+
 #include <cstdio>
 #include <string>
 
@@ -7,6 +9,16 @@
 #include "core/units.h"
 
 namespace redsim::cli {
+
+void print_elided(std::ostream& out, std::size_t n, const std::function<void(std::size_t)>& row) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 24 && i == 12) {
+      out << "  ... " << (n - 20) << " more (all in the result JSON) ...\n";
+      i = n - 8;
+    }
+    row(i);
+  }
+}
 
 std::string collective_choice_text(const PlanOp& op) {
   std::string s(algorithm_name(op.algorithm));
@@ -40,19 +52,14 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << " GiB)\n\n";
 
   out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";
-  const std::size_t n = s.collectives.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (n > 24 && i == 12) {
-      out << "  ... " << (n - 20) << " more (all in the result JSON) ...\n";
-      i = n - 8;
-    }
+  print_elided(out, s.collectives.size(), [&](std::size_t i) {
     const auto& c = s.collectives[i];
     char line[240];
     std::snprintf(line, sizeof line, "  %-24.24s %9zu %12s  %-20.20s %11.3f %11.3f %12.2f\n", plan.ops[c.op].name.c_str(),
                   c.tensors, human_bytes(static_cast<double>(c.bytes)).c_str(), collective_choice_text(plan.ops[c.op]).c_str(),
                   c.start_s * 1e3, c.end_s * 1e3, c.busbw_GBps);
     out << line;
-  }
+  });
 }
 
 void print_comparison(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster,

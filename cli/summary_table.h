@@ -1,5 +1,6 @@
 // The human-readable summary redsim simulate prints.
 #pragma once
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ namespace redsim::cli {
 
 // "ring/ll128 x24": the algorithm, protocol and channels a collective runs.
 std::string collective_choice_text(const PlanOp& op);
+// Calls row(i) for rows 0..n-1, or for the first 12 and last 8 with a line for the rest between
+// them when there are more than 24 (the result JSON has them all).
+void print_elided(std::ostream& out, std::size_t n, const std::function<void(std::size_t)>& row);
 
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& summary);
