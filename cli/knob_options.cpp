@@ -97,6 +97,11 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o) {
           ->capture_default_str();
   o.no_overlap_comm_opt = cmd->add_flag("--no-overlap-comm", o.no_overlap_comm,
                                         "zero: reduce gradients only after backward (DeepSpeed overlap_comm=false)");
+  o.zero_impl_opt = cmd->add_option("--zero-impl", o.zero_impl,
+                                    "zero: deepspeed (reduce to each owner, allgather; stages 1 and 2) or pytorch "
+                                    "(ZeroRedundancyOptimizer: DDP's bucket allreduces, then every parameter broadcast "
+                                    "from its owner; stage 1)")
+                        ->capture_default_str();
   o.microbatches_opt =
       cmd->add_option("--microbatches", o.microbatches, "accumulate: micro-batches per optimizer step (M)")->capture_default_str();
   o.sync_every_microbatch_opt = cmd->add_flag("--sync-every-microbatch", o.sync_every_microbatch,
@@ -263,6 +268,17 @@ Knobs resolve_knobs(const KnobOptions& o) {
   if (given(o.allgather_bucket_mb_opt) || o.config_file.empty())
     k.allgather_bucket_bytes = mib_to_bytes(o.allgather_bucket_mb, "--allgather-bucket-mb");
   if (given(o.no_overlap_comm_opt)) k.overlap_comm = false;
+  if (given(o.zero_impl_opt)) {
+    auto z = parse_zero_impl(o.zero_impl);
+    if (!z) throw InputError("", "", "--zero-impl: expected deepspeed|pytorch, got \"" + o.zero_impl + "\"");
+    k.zero_impl = *z;
+  }
+  if (k.zero_impl == ZeroImpl::pytorch) {
+    if (given(o.zero_stage_opt) && o.zero_stage != 1)
+      throw InputError("", "", "--zero-impl pytorch: ZeroRedundancyOptimizer is ZeRO stage 1; drop --zero-stage " +
+                                   std::to_string(o.zero_stage));
+    k.zero_stage = 1;
+  }
   if (given(o.microbatches_opt) || o.config_file.empty()) {
     if (o.microbatches < 1 || o.microbatches > 4096)
       throw InputError("", "", "--microbatches: expected 1 to 4096, got " + std::to_string(o.microbatches));

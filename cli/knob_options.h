@@ -25,6 +25,7 @@ struct KnobOptions {
   int zero_stage = 2;
   double allgather_bucket_mb = 1000e6 / 1048576.0;
   bool no_overlap_comm = false;
+  std::string zero_impl = "deepspeed";
   int microbatches = 1;
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
@@ -52,6 +53,7 @@ struct KnobOptions {
   CLI::Option* zero_stage_opt = nullptr;
   CLI::Option* allgather_bucket_mb_opt = nullptr;
   CLI::Option* no_overlap_comm_opt = nullptr;
+  CLI::Option* zero_impl_opt = nullptr;
   CLI::Option* microbatches_opt = nullptr;
   CLI::Option* sync_every_microbatch_opt = nullptr;
   CLI::Option* localsgd_period_opt = nullptr;

@@ -59,4 +59,12 @@ std::optional<CommHook> parse_comm_hook(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view zero_impl_name(ZeroImpl z) { return z == ZeroImpl::pytorch ? "pytorch" : "deepspeed"; }
+
+std::optional<ZeroImpl> parse_zero_impl(std::string_view name) {
+  for (auto z : {ZeroImpl::deepspeed, ZeroImpl::pytorch})
+    if (zero_impl_name(z) == name) return z;
+  return std::nullopt;
+}
+
 }  // namespace redsim

@@ -25,6 +25,11 @@ enum class BackwardPrefetch { backward_pre, backward_post, none };
 // DDP communication hooks (torch.distributed.algorithms.ddp_comm_hooks).
 enum class CommHook { none, fp16, bf16, powersgd };
 
+// Whose ZeRO: DeepSpeed's (stages 1 and 2: gradients reduced to their owners, parameters
+// all-gathered) or PyTorch's ZeroRedundancyOptimizer (stage 1 over DDP: gradients allreduced in
+// DDP's buckets, each parameter broadcast from its owner after the owners' optimizer step).
+enum class ZeroImpl { deepspeed, pytorch };
+
 struct Knobs {
   std::string strategy = "bucketed";
   std::int64_t bucket_cap_bytes = 25 * kMiB;       // DDP bucket_cap_mb=25 (MiB)
@@ -43,6 +48,7 @@ struct Knobs {
   int zero_stage = 2;
   std::int64_t allgather_bucket_bytes = 500'000'000LL * 2;  // DeepSpeed allgather_bucket_size 5e8 fp16 elements
   bool overlap_comm = true;  // reduce buckets during backward; off = all reduces after backward
+  ZeroImpl zero_impl = ZeroImpl::deepspeed;
 
   // accumulate (deferred sync)
   int microbatches = 1;
@@ -75,6 +81,8 @@ std::string_view backward_prefetch_name(BackwardPrefetch p);
 std::optional<BackwardPrefetch> parse_backward_prefetch(std::string_view name);
 std::string_view comm_hook_name(CommHook h);
 std::optional<CommHook> parse_comm_hook(std::string_view name);
+std::string_view zero_impl_name(ZeroImpl z);
+std::optional<ZeroImpl> parse_zero_impl(std::string_view name);
 inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
 
 }  // namespace redsim

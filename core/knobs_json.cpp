@@ -67,6 +67,7 @@ json knobs_to_json(const Knobs& k) {
   j["zero_stage"] = k.zero_stage;
   j["allgather_bucket_bytes"] = k.allgather_bucket_bytes;
   j["overlap_comm"] = k.overlap_comm;
+  j["zero_impl"] = zero_impl_name(k.zero_impl);
   j["microbatches"] = k.microbatches;
   j["sync_every_microbatch"] = k.sync_every_microbatch;
   j["localsgd_period"] = k.localsgd_period;
@@ -85,7 +86,7 @@ json knobs_to_json(const Knobs& k) {
 Knobs knobs_from_json(const json& root, const std::string& file, const std::string& json_path, Knobs k) {
   JsonIn j(root, json_path, file);
   j.allow_only({"strategy", "bucket_cap_bytes", "first_bucket_cap_bytes", "bucket_order", "channels", "algorithm",
-                "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm",
+                "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm", "zero_impl",
                 "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems",
                 "reshard_after_forward", "backward_prefetch", "forward_prefetch", "shard_group", "comm_hook",
                 "powersgd_rank", "powersgd_start_iter"});
@@ -120,6 +121,15 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   }
   if (auto v = j.find("allgather_bucket_bytes")) k.allgather_bucket_bytes = v->positive_integer();
   if (auto v = j.find("overlap_comm")) k.overlap_comm = v->boolean();
+  if (auto v = j.find("zero_impl")) {
+    k.zero_impl = *parse_zero_impl(v->one_of({"deepspeed", "pytorch"}));
+    // ZeroRedundancyOptimizer shards the optimizer state only: ZeRO stage 1.
+    if (k.zero_impl == ZeroImpl::pytorch) {
+      if (k.zero_stage != 1 && j.find("zero_stage"))
+        v->fail("\"deepspeed\" with zero_stage 2 (PyTorch's ZeroRedundancyOptimizer is ZeRO stage 1)");
+      k.zero_stage = 1;
+    }
+  }
   if (auto v = j.find("microbatches")) {
     auto m = v->positive_integer();
     if (m > 4096) v->fail("a micro-batch count from 1 to 4096");

@@ -56,13 +56,15 @@ std::vector<std::optional<std::int64_t>> owned_elements(const Plan& plan, int ra
   std::vector<std::vector<Interval>> mine(param_count);
   std::vector<bool> carried(param_count, false);
   for (const auto& op : plan.ops) {
+    // A broadcast that carries parameters (ZeroRedundancyOptimizer's) is sent by their owner.
     const bool owns = gathered ? op.kind == OpKind::allgather
-                               : op.kind == OpKind::reduce_scatter || op.kind == OpKind::reduce;
+                               : op.kind == OpKind::reduce_scatter || op.kind == OpKind::reduce ||
+                                     op.kind == OpKind::broadcast;
     if (!owns || op.slices.empty()) continue;
     for (const auto& s : op.slices)
       if (s.param < param_count) carried[s.param] = true;
     const int member = op.group_size > 0 ? group_member_index(op, rank) : rank;
-    if (op.kind == OpKind::reduce) {
+    if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
       if (op.root == member) collect(op, 0, op.bytes / dtype_size_bytes(op.dtype), mine);
       continue;
     }

@@ -5,6 +5,7 @@
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 #include "strategies/zero_partition.h"
+#include "strategies/zero_pytorch.h"
 
 namespace redsim {
 namespace {
@@ -34,6 +35,7 @@ std::vector<GradBucket> zero_reduce_buckets(const ModelTrace& trace, std::int64_
 }  // namespace
 
 Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+  if (knobs.zero_impl == ZeroImpl::pytorch) return build_pytorch_zero(trace, cluster, knobs);
   Plan plan = new_plan("zero", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   const int world = plan.world_size;

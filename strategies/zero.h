@@ -1,7 +1,8 @@
 // zero: DeepSpeed ZeRO stages 1 and 2 (reduce-to-owner, seed 000). Gradients are bucketed in
 // backward; each bucket is reduced to the rank that owns it, or reduce-scattered over its owners
 // where it spans several; owners step the optimizer on their shard; the updated parameters are
-// all-gathered in allgather buckets before the next forward.
+// all-gathered in allgather buckets before the next forward. --zero-impl pytorch plans PyTorch's
+// ZeroRedundancyOptimizer instead (zero_pytorch.h).
 #pragma once
 #include "strategies/strategy.h"
 

@@ -23,6 +23,18 @@ for args in "nosuch --help" "bogus"; do
   [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q "unknown subcommand \"${args%% *}\"" <<<"$err" ||
     { echo "redsim $args: expected one line naming it, got: $err"; exit 1; }
 done
+# --zero-impl: an unknown library, or PyTorch's ZeroRedundancyOptimizer (stage 1) with stage 2,
+# is one line naming the option, exit 2.
+src0=$(cd "$(dirname "$0")/.." && pwd)
+for args in "--zero-impl fairscale" "--zero-impl pytorch --zero-stage 2"; do
+  set +e
+  err=$("$redsim" simulate --trace "$src0/traces/resnet50.json" --cluster "$src0/configs/dgx-h100.json" --strategy zero \
+        $args 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q -- "--zero-impl" <<<"$err" ||
+    { echo "simulate $args: expected exit 2 and one line naming --zero-impl, got $rc: $err"; exit 1; }
+done
 # NCCL's spellings of algorithms and protocols (NCCL_ALGO, NCCL_PROTO), any case, on the command
 # line and in a --config file.
 src=$(cd "$(dirname "$0")/.." && pwd)

@@ -7,7 +7,7 @@
         redsim validate ... --strategy accumulate --bucket-mb B --microbatches M
   --variant zero --bucket-mb B
         DDP(bucket_cap_mb=B) + ZeroRedundancyOptimizer (parameters_as_bucket_view=False)
-        redsim validate ... --strategy zero --zero-stage 1 --bucket-mb B
+        redsim validate ... --strategy zero --zero-impl pytorch --bucket-mb B
   --variant localsgd --bucket-mb B --localsgd-period H
         DDP with post_localSGD_hook (PostLocalSGDState(start_localSGD_iter=0,
         post_local_gradient_allreduce=False): no gradient sync at all) and
@@ -52,11 +52,9 @@ Where PyTorch's algorithm differs from redsim's model:
     allreduced in DDP's buckets, each rank steps SGD on its partition (parameters assigned
     greedily by size, not contiguous ranges), then every parameter is broadcast from its owner
     (one Gloo broadcast, a binomial tree, per tensor, all in flight, waited for at the end of
-    step()). redsim's zero reduces each gradient bucket to its owner (reduce / reduce-scatter)
-    and all-gathers the parameters, so PyTorch moves more bytes (allreduce + broadcasts vs
-    reduce + allgather): on the testbed its step() alone takes ~2.4 s for resnet18, and redsim
-    --strategy zero predicts about half of the measured step. Compare it with bucketed's
-    prediction plus the broadcasts, not as a check of redsim's zero.
+    step()). `--zero-impl pytorch` plans exactly that (DDP's bucket allreduces, the busiest
+    owner's share of the optimizer, one broadcast per parameter from its owner, rank 0's first);
+    redsim's default zero is DeepSpeed's (reduce to owners, allgather), which moves fewer bytes.
   - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
     allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
     DDP's buckets after the H-th step. A measured "step" is an H-step window divided by H (each
@@ -157,7 +155,7 @@ def redsim_knobs(args, micro, period):
     if args.variant == "accumulate":
         return ["--strategy", "accumulate"] + bucket + ["--microbatches", str(micro)]
     if args.variant == "zero":
-        return ["--strategy", "zero", "--zero-stage", "1"] + bucket
+        return ["--strategy", "zero", "--zero-impl", "pytorch"] + bucket
     if args.variant == "localsgd":
         return ["--strategy", "localsgd"] + bucket + ["--localsgd-period", str(period)]
     if args.variant == "fp16-hook":

@@ -42,6 +42,8 @@ run flat-ch3-fp16-3 3 --strategy flat --channels 3 --wire-dtype fp16 --reduce-op
 run bucketed-fp16-hook 2 --strategy bucketed --bucket-mb 1 --comm-hook fp16
 run bucketed-bf16-hook 3 --strategy bucketed --bucket-mb 1 --comm-hook bf16
 run bucketed-powersgd 2 --strategy bucketed --bucket-mb 1 --comm-hook powersgd --powersgd-rank 2
+# PyTorch's ZeroRedundancyOptimizer: DDP's allreduces, then every parameter from its owner.
+run zero-pytorch-3 3 --strategy zero --zero-impl pytorch --bucket-mb 1
 run fsdp-shard-grad-op 3 --strategy fsdp --reshard-after-forward false --backward-prefetch none --forward-prefetch true
 # hsdp with real shard groups: two groups of two (sub-communicators), every buffer verified.
 run hsdp-groups-of-2 4 --strategy hsdp --shard-group 2

@@ -1,0 +1,78 @@
+#include "strategies/zero_pytorch.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "strategies/ddp_bucketing.h"
+#include "strategies/memory_model.h"
+#include "strategies/step_builder.h"
+
+namespace redsim {
+
+std::vector<std::vector<std::size_t>> zero_redundancy_partition(const ModelTrace& trace, int world) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < trace.params.size(); ++i)
+    if (trace.params[i].trainable) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return trace.params[a].numel > trace.params[b].numel; });
+  std::vector<std::vector<std::size_t>> owned(static_cast<std::size_t>(world));
+  std::vector<std::int64_t> elems(static_cast<std::size_t>(world), 0);
+  for (auto i : order) {
+    const auto r = static_cast<std::size_t>(std::min_element(elems.begin(), elems.end()) - elems.begin());
+    owned[r].push_back(i);
+    elems[r] += trace.params[i].numel;
+  }
+  return owned;
+}
+
+Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) {
+  Plan plan = new_plan("zero", trace, cluster);
+  const auto comm = plan.stream_index("comm0");
+  const int world = plan.world_size;
+  auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
+  const auto buckets = ddp_buckets(trace, knobs);
+  auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets);
+  auto colls = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "");
+  colls.push_back(pass.last_op);
+  const auto copied = add_bucket_copy_out(plan, cluster, buckets, colls, "");
+
+  // The optimizer steps each rank's own parameters: the busiest rank's share of the elements.
+  const auto owned = zero_redundancy_partition(trace, world);
+  std::int64_t total = 0, busiest = 0, busiest_state_bytes = 0;
+  for (const auto& params : owned) {
+    std::int64_t elems = 0, state = 0;
+    for (auto i : params) {
+      elems += trace.params[i].numel;
+      state += trace.params[i].numel * adam_state_bytes_per_element(trace.params[i].dtype);
+    }
+    total += elems;
+    busiest = std::max(busiest, elems);
+    busiest_state_bytes = std::max(busiest_state_bytes, state);
+  }
+  const double share = total > 0 ? static_cast<double>(busiest) / static_cast<double>(total) : 1.0;
+  const auto opt = add_optimizer(plan, trace, cluster, copied, "", share);
+
+  // _sync_params: every parameter from its owner, in rank order, each as it is in memory.
+  for (int r = 0; r < world; ++r)
+    for (auto i : owned[static_cast<std::size_t>(r)]) {
+      const auto& p = trace.params[i];
+      PlanOp op;
+      op.kind = OpKind::broadcast;
+      op.root = r;
+      op.name = "broadcast:param:" + p.name;
+      op.stream = comm;
+      op.dtype = p.dtype;
+      op.bytes = p.bytes();
+      op.request = collective_request(knobs);
+      op.slices.push_back({i, 0, p.numel});
+      op.deps = {opt};
+      plan.add(std::move(op));
+    }
+
+  // DDP's bucket copies of the gradients, and Adam's state of the busiest rank's parameters.
+  plan.memory = model_state_memory(trace, world, 0, trace.reduced_bytes());
+  plan.memory.optimizer_bytes = busiest_state_bytes;
+  return plan;
+}
+
+}  // namespace redsim
