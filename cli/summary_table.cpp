@@ -37,7 +37,9 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << (knobs.protocol ? protocol_name(*knobs.protocol) : "auto") << ", channels "
       << (knobs.channels > 0 ? std::to_string(knobs.channels) : std::string("auto")) << ", wire "
       << (knobs.wire_dtype ? std::string(dtype_name(*knobs.wire_dtype)) : std::string("param dtype")) << ", reduce "
-      << reduce_op_name(knobs.reduce_op) << "\n\n";
+      << reduce_op_name(knobs.reduce_op);
+  if (plan.strategy == "zero") out << ", ZeRO stage " << knobs.zero_stage << " (" << zero_impl_name(knobs.zero_impl) << ")";
+  out << "\n\n";
   out << "  step time            " << ms(s.step_time_s) << "\n";
   out << "  compute time         " << ms(s.compute_time_s) << "\n";
   out << "  comm time (busy)     " << ms(s.comm_time_s) << "\n";
