@@ -214,6 +214,29 @@ void check_strategy_name(const std::string& strategy, const std::string& config_
   }
 }
 
+// zero's knobs: the stage, DeepSpeed's buckets and overlap, and whose ZeRO.
+void resolve_zero_knobs(const KnobOptions& o, Knobs& k) {
+  if (given(o.zero_stage_opt) || o.config_file.empty()) {
+    if (o.zero_stage != 1 && o.zero_stage != 2)
+      throw InputError("", "", "--zero-stage: expected 1 or 2, got " + std::to_string(o.zero_stage));
+    k.zero_stage = o.zero_stage;
+  }
+  if (given(o.allgather_bucket_mb_opt) || o.config_file.empty())
+    k.allgather_bucket_bytes = mib_to_bytes(o.allgather_bucket_mb, "--allgather-bucket-mb");
+  if (given(o.no_overlap_comm_opt)) k.overlap_comm = false;
+  if (given(o.zero_impl_opt)) {
+    auto z = parse_zero_impl(o.zero_impl);
+    if (!z) throw InputError("", "", "--zero-impl: expected deepspeed|pytorch, got \"" + o.zero_impl + "\"");
+    k.zero_impl = *z;
+  }
+  if (k.zero_impl == ZeroImpl::pytorch) {
+    if (given(o.zero_stage_opt) && o.zero_stage != 1)
+      throw InputError("", "", "--zero-impl pytorch: ZeroRedundancyOptimizer is ZeRO stage 1; drop --zero-stage " +
+                                   std::to_string(o.zero_stage));
+    k.zero_stage = 1;
+  }
+}
+
 }  // namespace
 
 Knobs resolve_knobs(const KnobOptions& o) {
@@ -260,25 +283,7 @@ Knobs resolve_knobs(const KnobOptions& o) {
     k.reduce_op = *r;
   }
   if (given(o.no_broadcast_buffers_opt)) k.broadcast_buffers = false;
-  if (given(o.zero_stage_opt) || o.config_file.empty()) {
-    if (o.zero_stage != 1 && o.zero_stage != 2)
-      throw InputError("", "", "--zero-stage: expected 1 or 2, got " + std::to_string(o.zero_stage));
-    k.zero_stage = o.zero_stage;
-  }
-  if (given(o.allgather_bucket_mb_opt) || o.config_file.empty())
-    k.allgather_bucket_bytes = mib_to_bytes(o.allgather_bucket_mb, "--allgather-bucket-mb");
-  if (given(o.no_overlap_comm_opt)) k.overlap_comm = false;
-  if (given(o.zero_impl_opt)) {
-    auto z = parse_zero_impl(o.zero_impl);
-    if (!z) throw InputError("", "", "--zero-impl: expected deepspeed|pytorch, got \"" + o.zero_impl + "\"");
-    k.zero_impl = *z;
-  }
-  if (k.zero_impl == ZeroImpl::pytorch) {
-    if (given(o.zero_stage_opt) && o.zero_stage != 1)
-      throw InputError("", "", "--zero-impl pytorch: ZeroRedundancyOptimizer is ZeRO stage 1; drop --zero-stage " +
-                                   std::to_string(o.zero_stage));
-    k.zero_stage = 1;
-  }
+  resolve_zero_knobs(o, k);
   if (given(o.microbatches_opt) || o.config_file.empty()) {
     if (o.microbatches < 1 || o.microbatches > 4096)
       throw InputError("", "", "--microbatches: expected 1 to 4096, got " + std::to_string(o.microbatches));

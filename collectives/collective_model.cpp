@@ -18,6 +18,14 @@ using nccl::Hw;
 
 void choose_ideal(PlanOp& op) {
   const Algorithm a = op.request.algorithm.value_or(Algorithm::ring);
+  if (a == Algorithm::binomial) {
+    // Gloo's broadcast, asked for by plans of PyTorch's own broadcasts (strategies/zero_pytorch.h).
+    if (op.kind != OpKind::broadcast) throw InputError("", "", "the binomial algorithm is a broadcast's (op \"" + op.name + "\")");
+    op.algorithm = a;
+    op.protocol.reset();
+    op.channels = 1;
+    return;
+  }
   if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::hierarchical)
     throw InputError("", "", "algorithm " + std::string(algorithm_name(a)) +
                                  " needs a cluster with \"collective_library\": \"nccl\" (this one has ideal collectives)");

@@ -13,7 +13,8 @@ int algo_index(Algorithm a) {
     case Algorithm::collnet_chain: return 3;
     case Algorithm::nvls: return 4;
     case Algorithm::nvls_tree: return 5;
-    case Algorithm::hierarchical: return -1;
+    case Algorithm::hierarchical:
+    case Algorithm::binomial: return -1;
   }
   return -1;
 }

@@ -32,4 +32,13 @@ std::vector<int> tree_shape_key(const ClusterSpec& cluster, int channel, int cha
 // nodes (NVLS joins the devices of a node).
 TreeShape node_tree(const ClusterSpec& cluster, int channel);
 
+// Gloo's broadcast tree (gloo/broadcast.cc) on N ranks for `root`, over virtual ranks
+// (rank - root) mod N: in round i a rank whose low i bits are clear sends to the rank i bits
+// up. Each rank's parent (-1 for the root) and its children in send order.
+struct BinomialTree {
+  std::vector<int> parent;
+  std::vector<std::vector<int>> children;
+};
+BinomialTree binomial_tree(int world, int root);
+
 }  // namespace redsim

@@ -11,10 +11,11 @@ namespace {
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 5> kOps{{
     {ReduceOp::sum, "sum"}, {ReduceOp::avg, "avg"}, {ReduceOp::max, "max"},
     {ReduceOp::min, "min"}, {ReduceOp::prod, "prod"}}};
-constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kAlgos{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgos{{
     {Algorithm::ring, "ring"}, {Algorithm::tree, "tree"}, {Algorithm::nvls, "nvls"},
     {Algorithm::nvls_tree, "nvlstree"}, {Algorithm::collnet_direct, "collnet_direct"},
-    {Algorithm::collnet_chain, "collnet_chain"}, {Algorithm::hierarchical, "hierarchical"}}};
+    {Algorithm::collnet_chain, "collnet_chain"}, {Algorithm::hierarchical, "hierarchical"},
+    {Algorithm::binomial, "binomial"}}};
 // Lower-cased spellings that also parse (NCCL's names without case, and a few obvious variants).
 constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgoAliases{{
     {Algorithm::nvls_tree, "nvls_tree"}, {Algorithm::collnet_direct, "collnetdirect"},
@@ -57,6 +58,7 @@ std::string_view nccl_protocol_name(Protocol p) { return name_of(kNcclProtos, p)
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
   const auto l = lower(name);
+  if (l == "binomial") return std::nullopt;  // a plan's choice for Gloo broadcasts, not a user's
   if (auto a = parse_from(kAlgos, std::string_view(l))) return a;
   return parse_from(kAlgoAliases, std::string_view(l));
 }

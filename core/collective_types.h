@@ -10,7 +10,9 @@ enum class ReduceOp { sum, avg, max, min, prod };
 // NCCL's algorithms (NCCL_ALGO) plus `hierarchical`, a two-level ring (intra-node
 // reduce-scatter, inter-node allreduce, intra-node allgather: Horovod's hierarchical allreduce)
 // that NCCL itself does not offer.
-enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, hierarchical };
+// binomial: Gloo's broadcast (gloo::broadcast, what PyTorch's ProcessGroupGloo calls), which
+// plans request for PyTorch's own broadcasts on clusters with ideal collectives; not a knob value.
+enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, hierarchical, binomial };
 // NCCL's protocols (NCCL_PROTO): LL (8-byte flagged stores, half payload), LL128 (128-byte lines,
 // 120 bytes payload), Simple (bulk copies with a fence and flag per step).
 enum class Protocol { ll, ll128, simple };

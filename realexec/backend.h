@@ -56,6 +56,8 @@ class Communicator {
   virtual Traffic reduce(void* buf, std::int64_t count, DType dtype, ReduceOp op, int root) = 0;
   // Every rank ends with root's buffer.
   virtual Traffic broadcast(void* buf, std::int64_t count, DType dtype, int root) = 0;
+  // The same, as Gloo's binomial tree (gloo::broadcast, what PyTorch's ProcessGroupGloo runs).
+  virtual Traffic broadcast_binomial(void* buf, std::int64_t count, DType dtype, int root) = 0;
   // shards[r] is rank r's part of the buffer (element offsets from `base`, any sizes, zero
   // allowed). Rank r ends with the reduction of shard r in place; the rest is unspecified.
   virtual Traffic reduce_scatter(void* base, const std::vector<Segment>& shards, DType dtype, ReduceOp op) = 0;

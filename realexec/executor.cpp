@@ -277,6 +277,7 @@ Traffic Executor::run_channel(std::size_t s, const PlanOp& op, int c) {
       char* ptr = base + p.offset * L.elem_bytes;
       if (op.kind == OpKind::allreduce) return comm.allreduce(ptr, p.count, op.dtype, op.reduce_op);
       if (op.kind == OpKind::reduce) return comm.reduce(ptr, p.count, op.dtype, op.reduce_op, op.root);
+      if (op.algorithm == Algorithm::binomial) return comm.broadcast_binomial(ptr, p.count, op.dtype, op.root);
       return comm.broadcast(ptr, p.count, op.dtype, op.root);
     }
     case OpKind::reduce_scatter:

@@ -8,12 +8,14 @@
 
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
+#include <gloo/broadcast.h>
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 
+#include "collectives/shapes.h"
 #include "core/pipeline.h"
 #include "realexec/memory_budget.h"
 #include "realexec/reduce_kernels.h"
@@ -106,6 +108,22 @@ class GlooCommunicator final : public Communicator {
     const Traffic t = chain(buf, count, dtype, reduce_function(dtype, op), root, true);
     if (op == ReduceOp::avg && ctx_->rank == root) scale_avg(buf, static_cast<std::size_t>(count), dtype, n);
     return t;
+  }
+
+  Traffic broadcast_binomial(void* buf, std::int64_t count, DType dtype, int root) override {
+    const int n = ctx_->size;
+    if (count <= 0 || n == 1) return {};
+    gloo::BroadcastOptions o(ctx_);
+    set_output(o, buf, count, dtype);
+    o.setRoot(root);
+    o.setTag(next_tag());
+    o.setTimeout(timeout_);
+    guarded("broadcast", [&] { gloo::broadcast(o); });
+    // Each rank receives the buffer once (the root not at all) and sends it to each child.
+    const std::int64_t bytes = count * dtype_size_bytes(dtype);
+    const auto tree = binomial_tree(n, root);
+    const auto kids = static_cast<std::int64_t>(tree.children[static_cast<std::size_t>(ctx_->rank)].size());
+    return {kids * bytes, ctx_->rank == root ? 0 : bytes};
   }
 
   Traffic broadcast(void* buf, std::int64_t count, DType dtype, int root) override {

@@ -106,6 +106,11 @@ class NcclCommunicator final : public Communicator {
     return ring_chain_traffic(count * dtype_size_bytes(dtype), world_, rank_, root, true);
   }
 
+  // NCCL broadcasts with rings only.
+  Traffic broadcast_binomial(void* buf, std::int64_t count, DType dtype, int root) override {
+    return broadcast(buf, count, dtype, root);
+  }
+
   Traffic broadcast(void* buf, std::int64_t count, DType dtype, int root) override {
     if (count <= 0) return {};
     begin();

@@ -365,7 +365,7 @@ class StepRun {
 
   bool is_long_chain(const PlanOp& op) const {
     return op_kind_is_collective(op.kind) && op.group_size <= 0 && world_ > chain_rank_ends_max_ranks_ &&
-           (op.kind == OpKind::reduce || op.kind == OpKind::broadcast);
+           (op.kind == OpKind::reduce || (op.kind == OpKind::broadcast && op.algorithm != Algorithm::binomial));
   }
 
   // Runs the op's work on the engine's clock; returns when its network part ends.

@@ -121,6 +121,11 @@ void Model::prepare(const PlanOp& op) {
     } else if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
       if (cluster_.devices_per_node > 1) intra_rings(c, op.channels);
       if (cluster_.nodes > 1) node_rings();
+    } else if (op.kind == OpKind::broadcast && op.algorithm == Algorithm::binomial) {
+      // Routes exist before the platform is built from them.
+      const auto t = binomial_tree(plan_.world_size, op.root);
+      for (int r = 0; r < plan_.world_size; ++r)
+        for (int k : t.children[static_cast<std::size_t>(r)]) routes_.between(r, k, unfolded_);
     } else {
       world_ring(c, op.channels);
     }
@@ -150,6 +155,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
   else if (allreduce && op.algorithm == Algorithm::nvls_tree) stages = nvls_tree_stages(op, c, bytes);
   else if (allreduce && op.algorithm == Algorithm::tree) stages = tree_stages(op, c, bytes);
   else if (allreduce && op.algorithm == Algorithm::hierarchical) stages = hierarchical_stages(op, c, bytes);
+  else if (op.kind == OpKind::broadcast && op.algorithm == Algorithm::binomial) stages = binomial_stages(op, bytes);
   else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) stages = chain_stages(op, c, bytes);
   else stages = world_ring_stages(op, c);
   stats_.stages += static_cast<std::int64_t>(stages.size());
@@ -169,7 +175,7 @@ void Model::merge_rank_ends(const PlanOp& op, int c, const std::vector<Stage>& s
     for (int r = 0; r < n; ++r) merge(r, end);
     return;
   }
-  if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
+  if ((op.kind == OpKind::reduce || op.kind == OpKind::broadcast) && op.algorithm != Algorithm::binomial) {
     // Chain index i is done once it has passed its last chunk on: the wave's time up to its own
     // hop, then the remaining chunks at the slowest edge's pace (the second stage).
     const auto& wr = world_ring(c, op.channels);
@@ -230,6 +236,13 @@ void Model::add_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& s
       }
       add(r, s, rcv);
     }
+    return;
+  }
+  if (op.kind == OpKind::broadcast && op.algorithm == Algorithm::binomial) {
+    // Every rank but the root receives the buffer once; each sends it to each of its children.
+    const auto t = binomial_tree(n, op.root);
+    for (int r = 0; r < n; ++r)
+      add(r, bytes * static_cast<std::int64_t>(t.children[static_cast<std::size_t>(r)].size()), r == op.root ? 0 : bytes);
     return;
   }
   const auto& wr = world_ring(c, op.channels);

@@ -215,6 +215,10 @@ class Model {
   Flow ring_flow(const RingFamily& family, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes, int steps) const;
   std::vector<Stage> hierarchical_stages(const PlanOp& op, int channel, std::int64_t bytes);
   std::vector<Stage> chain_stages(const PlanOp& op, int channel, std::int64_t bytes);
+  // Gloo's binomial broadcast (sim/binomial_broadcast.h) as a dataflow: each edge's flow starts
+  // once the flow into its sender has arrived; a sender's flows start together (any size: plans
+  // ask for it on at most strategies/zero_pytorch.h kMaxBinomialRanks ranks).
+  std::vector<Stage> binomial_stages(const PlanOp& op, std::int64_t bytes);
   std::vector<Stage> world_ring_stages(const PlanOp& op, int channel);
   // Trees (scalable_tree.cpp): the first chunk up as a dataflow, the other chunks up and down
   // at once, the last chunk down as a dataflow; computed from fair rates beyond

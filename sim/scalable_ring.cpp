@@ -311,6 +311,28 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
   return stages;
 }
 
+std::vector<Stage> Model::binomial_stages(const PlanOp& op, std::int64_t bytes) {
+  const int n = plan_.world_size;
+  const auto t = binomial_tree(n, op.root);
+  Stage st;
+  st.dataflow = true;
+  std::vector<std::int32_t> into(static_cast<std::size_t>(n), -1);  // the flow that brings each rank its data
+  std::vector<int> order{op.root};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const int from = order[i];
+    for (int to : t.children[static_cast<std::size_t>(from)]) {
+      Flow f;
+      f.route = routes_.between(from, to, unfolded_);
+      f.bytes = bytes;
+      f.after[0] = into[static_cast<std::size_t>(from)];
+      into[static_cast<std::size_t>(to)] = static_cast<std::int32_t>(st.flows.size());
+      st.flows.push_back(f);
+      order.push_back(to);
+    }
+  }
+  return {std::move(st)};
+}
+
 // Ring allreduce, reduce-scatter, allgather over the whole world.
 std::vector<Stage> Model::world_ring_stages(const PlanOp& op, int c) {
   const auto& wr = world_ring(c, op.channels);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "sim/binomial_broadcast.h"
 #include "sim/chain_collectives.h"
 #include "sim/hierarchical_allreduce.h"
 #include "sim/nvls_allreduce.h"
@@ -23,6 +24,7 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
   static const RingAllgather allgather;
   static const RingReduce reduce;
   static const RingBroadcast broadcast;
+  static const BinomialBroadcast binomial_broadcast;
   switch (op.kind) {
     case OpKind::allreduce:
       switch (op.algorithm) {
@@ -48,7 +50,7 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
     case OpKind::reduce:
       return reduce;
     case OpKind::broadcast:
-      return broadcast;
+      return op.algorithm == Algorithm::binomial ? static_cast<const SimCollective&>(binomial_broadcast) : broadcast;
     default:
       break;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/error.h"
 #include "strategies/ddp_bucketing.h"
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
@@ -52,7 +53,15 @@ Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, con
   const double share = total > 0 ? static_cast<double>(busiest) / static_cast<double>(total) : 1.0;
   const auto opt = add_optimizer(plan, trace, cluster, copied, "", share);
 
-  // _sync_params: every parameter from its owner, in rank order, each as it is in memory.
+  // _sync_params: every parameter from its owner, in rank order, each as it is in memory. All are
+  // issued at once; on Gloo, ProcessGroupGloo's two worker threads take them in turn.
+  const bool gloo = cluster.library == CollectiveLibrary::ideal;
+  if (gloo && world > kMaxBinomialRanks)
+    throw InputError("", "", "--zero-impl pytorch on a cluster with ideal (Gloo) collectives is simulated up to " +
+                                 std::to_string(kMaxBinomialRanks) + " ranks (Gloo's binomial broadcasts); this one has " +
+                                 std::to_string(world));
+  const std::uint32_t lanes[2] = {comm, gloo ? plan.stream_index("comm1") : comm};
+  int issued = 0;
   for (int r = 0; r < world; ++r)
     for (auto i : owned[static_cast<std::size_t>(r)]) {
       const auto& p = trace.params[i];
@@ -60,10 +69,12 @@ Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, con
       op.kind = OpKind::broadcast;
       op.root = r;
       op.name = "broadcast:param:" + p.name;
-      op.stream = comm;
+      op.stream = lanes[issued++ % 2];
       op.dtype = p.dtype;
       op.bytes = p.bytes();
       op.request = collective_request(knobs);
+      // With ideal collectives (a Gloo cluster) PyTorch's dist.broadcast is Gloo's binomial tree.
+      if (gloo) op.request.algorithm = Algorithm::binomial;
       op.slices.push_back({i, 0, p.numel});
       op.deps = {opt};
       plan.add(std::move(op));

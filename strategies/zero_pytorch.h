@@ -15,6 +15,10 @@
 
 namespace redsim {
 
+// Gloo's binomial broadcasts are simulated edge by edge: plans on ideal-collective (Gloo) clusters
+// are refused beyond this many ranks.
+inline constexpr int kMaxBinomialRanks = 4096;
+
 // Per rank, the parameters (indices into trace.params) it owns, in the order it broadcasts them.
 std::vector<std::vector<std::size_t>> zero_redundancy_partition(const ModelTrace& trace, int world);
 

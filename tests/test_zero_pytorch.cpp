@@ -3,6 +3,7 @@
 // each to the rank with the fewest elements so far, the lowest rank on a tie.
 #include <catch2/catch.hpp>
 
+#include "core/cluster_json.h"
 #include "core/knobs_json.h"
 #include "strategies/ddp_bucketing.h"
 #include "strategies/strategy.h"
@@ -77,6 +78,15 @@ TEST_CASE("zero --zero-impl pytorch: DDP's bucket allreduces, the owners' optimi
     CHECK(op.kind != OpKind::reduce);
     CHECK(op.kind != OpKind::allgather);
   }
+  // On a cluster with ideal (Gloo) collectives, Gloo's binomial broadcasts, alternating between
+  // ProcessGroupGloo's two worker threads.
+  std::vector<std::string> lanes;
+  for (const auto& op : plan.ops)
+    if (op.kind == OpKind::broadcast && !op.slices.empty()) {
+      CHECK(op.algorithm == Algorithm::binomial);
+      lanes.push_back(plan.streams[op.stream]);
+    }
+  CHECK(lanes == std::vector<std::string>{"comm0", "comm1", "comm0", "comm1", "comm0"});
   // Every gradient is allreduced once (27 fp32 elements), as in DDP.
   CHECK(allreduced == 27 * 4);
   // Rank 0's parameters first, each rank's in its partition order.
@@ -108,4 +118,18 @@ TEST_CASE("zero_impl in a knobs file: pytorch is stage 1, an unknown name or sta
     knobs_from_json(json{{"zero_impl", "fairscale"}}, "k.json", "$.knobs", Knobs{});
   });
   CHECK(unknown.find("$.knobs.zero_impl") != std::string::npos);
+}
+
+TEST_CASE("zero --zero-impl pytorch on NCCL: ring broadcasts on one stream, as ProcessGroupNCCL issues them",
+          "[strategies][zero]") {
+  auto cluster = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-h100.json");
+  const auto plan = make_strategy("zero")->plan(five_params(), cluster, pytorch_zero());
+  int broadcasts = 0;
+  for (const auto& op : plan.ops)
+    if (op.kind == OpKind::broadcast && !op.slices.empty()) {
+      ++broadcasts;
+      CHECK(op.algorithm == Algorithm::ring);
+      CHECK(plan.streams[op.stream] == "comm0");
+    }
+  CHECK(broadcasts == 5);
 }

@@ -53,7 +53,8 @@ Where PyTorch's algorithm differs from redsim's model:
     greedily by size, not contiguous ranges), then every parameter is broadcast from its owner
     (one Gloo broadcast, a binomial tree, per tensor, all in flight, waited for at the end of
     step()). `--zero-impl pytorch` plans exactly that (DDP's bucket allreduces, the busiest
-    owner's share of the optimizer, one broadcast per parameter from its owner, rank 0's first);
+    owner's share of the optimizer, one broadcast per parameter from its owner, rank 0's first,
+    on Gloo as gloo::broadcast's binomial tree on the group's two worker threads);
     redsim's default zero is DeepSpeed's (reduce to owners, allgather), which moves fewer bytes.
   - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
     allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
