@@ -57,8 +57,7 @@ HwShares SendClasses::shares(const PlanOp& op, int rank) {
       if (dpn > 1) add(s, rank, ring_next(rank, c, C, true), 2.0 * (dpn - 1) / dpn);
       if (nodes > 1) add(s, rank, ((node + 1) % nodes) * dpn + local, 2.0 * (nodes - 1) / nodes / dpn);
     } else if (op.algorithm == Algorithm::binomial) {  // the whole buffer to each child
-      const auto t = binomial_tree(world, op.root);
-      for (int k : t.children[static_cast<std::size_t>(rank)]) add(s, rank, k, 1);
+      for (int k : binomial_peers(world, op.root, rank).children) add(s, rank, k, 1);
     } else if (op.algorithm == Algorithm::collnet_direct || op.algorithm == Algorithm::collnet_chain) {
       s[static_cast<std::size_t>(nccl::Hw::net)] += 1;
     } else {  // rings and chains: to the next rank of the channel's ring

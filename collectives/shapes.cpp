@@ -92,24 +92,30 @@ TreeShape node_tree(const ClusterSpec& cluster, int channel) {
   return t;
 }
 
-BinomialTree binomial_tree(int world, int root) {
-  BinomialTree t;
-  const auto n = static_cast<std::size_t>(world);
-  t.parent.assign(n, -1);
-  t.children.assign(n, {});
+BinomialPeers binomial_peers(int world, int root, int rank) {
+  BinomialPeers p;
   int dim = 0;
   while ((1 << dim) < world) ++dim;
-  for (int v = 0; v < world; ++v) {
-    int mask = (1 << dim) - 1;
-    for (int i = 0; i < dim; ++i) {
-      mask ^= (1 << i);
-      if ((v & mask) != 0) continue;
-      const int vpeer = v ^ (1 << i);
-      if (vpeer >= world) continue;
-      const int rank = (v + root) % world, peer = (vpeer + root) % world;
-      if ((v & (1 << i)) == 0) t.children[static_cast<std::size_t>(rank)].push_back(peer);
-      else t.parent[static_cast<std::size_t>(rank)] = peer;
-    }
+  const int v = ((rank - root) % world + world) % world;
+  int mask = (1 << dim) - 1;
+  for (int i = 0; i < dim; ++i) {
+    mask ^= (1 << i);
+    if ((v & mask) != 0) continue;
+    const int vpeer = v ^ (1 << i);
+    if (vpeer >= world) continue;
+    const int peer = (vpeer + root) % world;
+    if ((v & (1 << i)) == 0) p.children.push_back(peer);
+    else p.parent = peer;
+  }
+  return p;
+}
+
+BinomialTree binomial_tree(int world, int root) {
+  BinomialTree t;
+  for (int r = 0; r < world; ++r) {
+    auto p = binomial_peers(world, root, r);
+    t.parent.push_back(p.parent);
+    t.children.push_back(std::move(p.children));
   }
   return t;
 }

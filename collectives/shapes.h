@@ -40,5 +40,11 @@ struct BinomialTree {
   std::vector<std::vector<int>> children;
 };
 BinomialTree binomial_tree(int world, int root);
+// One rank's part of that tree, in O(log N): what a rank needs in a collective's hot path.
+struct BinomialPeers {
+  int parent = -1;
+  std::vector<int> children;
+};
+BinomialPeers binomial_peers(int world, int root, int rank);
 
 }  // namespace redsim

@@ -121,8 +121,7 @@ class GlooCommunicator final : public Communicator {
     guarded("broadcast", [&] { gloo::broadcast(o); });
     // Each rank receives the buffer once (the root not at all) and sends it to each child.
     const std::int64_t bytes = count * dtype_size_bytes(dtype);
-    const auto tree = binomial_tree(n, root);
-    const auto kids = static_cast<std::int64_t>(tree.children[static_cast<std::size_t>(ctx_->rank)].size());
+    const auto kids = static_cast<std::int64_t>(binomial_peers(n, root, ctx_->rank).children.size());
     return {kids * bytes, ctx_->rank == root ? 0 : bytes};
   }
 

@@ -19,10 +19,10 @@ void BinomialBroadcast::add_pairs(const PlanOp& op, const ClusterSpec& cluster, 
 TransferTally BinomialBroadcast::run(const PlanOp& op, int rank, SimContext& ctx) const {
   const int n = ctx.plan.world_size;
   if (n < 2 || op.bytes <= 0) return {};
-  const auto t = binomial_tree(n, op.root);
+  const auto peers = binomial_peers(n, op.root, rank);
   const auto& m = ctx.mechanics(op);
   TransferTally tally;
-  const int parent = t.parent[static_cast<std::size_t>(rank)];
+  const int parent = peers.parent;
   if (parent >= 0) {
     void* got = nullptr;
     auto recv = ctx.mailbox(op.stream, 0, static_cast<int>(MailPhase::binomial), rank)->get_async(&got);
@@ -32,7 +32,7 @@ TransferTally BinomialBroadcast::run(const PlanOp& op, int rank, SimContext& ctx
   }
   // Every send is issued at once, as Gloo's are; they share this rank's link.
   std::vector<std::pair<int, simgrid::s4u::CommPtr>> sends;
-  for (int c : t.children[static_cast<std::size_t>(rank)]) {
+  for (int c : peers.children) {
     auto* out = ctx.mailbox(op.stream, 0, static_cast<int>(MailPhase::binomial), c);
     sends.emplace_back(c, out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, op.bytes))));
     tally.bytes_sent += op.bytes;

@@ -6,16 +6,22 @@
 
 namespace redsim {
 
-Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
-  Plan plan = new_plan("bucketed", trace, cluster);
+std::vector<std::uint32_t> add_ddp_gradient_sync(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+                                                 const Knobs& knobs, std::vector<GradBucket>& buckets) {
   const auto comm = plan.stream_index("comm0");
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
-  const auto buckets = ddp_buckets(trace, knobs);
+  buckets = ddp_buckets(trace, knobs);
   auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets);
   auto colls = knobs.comm_hook == CommHook::none ? add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "")
                                                  : add_hooked_buckets(plan, trace, cluster, knobs, buckets, pass);
   colls.push_back(pass.last_op);
-  add_optimizer(plan, trace, cluster, add_bucket_copy_out(plan, cluster, buckets, colls, ""), "");
+  return add_bucket_copy_out(plan, cluster, buckets, colls, "");
+}
+
+Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
+  Plan plan = new_plan("bucketed", trace, cluster);
+  std::vector<GradBucket> buckets;
+  add_optimizer(plan, trace, cluster, add_ddp_gradient_sync(plan, trace, cluster, knobs, buckets), "");
   // DDP's bucket buffers hold a copy of every reduced gradient (gradient_as_bucket_view=False).
   const std::int64_t hook_bytes = knobs.comm_hook == CommHook::none ? 0 : hook_memory_bytes(trace, knobs, buckets);
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes() + hook_bytes);

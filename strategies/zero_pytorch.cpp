@@ -1,10 +1,9 @@
 #include "strategies/zero_pytorch.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "core/error.h"
-#include "strategies/ddp_bucketing.h"
+#include "strategies/bucketed.h"
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 
@@ -27,15 +26,19 @@ std::vector<std::vector<std::size_t>> zero_redundancy_partition(const ModelTrace
 }
 
 Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) {
+  const bool gloo = cluster.library == CollectiveLibrary::ideal;
+  if (gloo && cluster.world_size() > kMaxBinomialRanks)
+    throw InputError("", "", "--zero-impl pytorch on a cluster with ideal (Gloo) collectives is simulated up to " +
+                                 std::to_string(kMaxBinomialRanks) + " ranks (Gloo's binomial broadcasts); this one has " +
+                                 std::to_string(cluster.world_size()));
   Plan plan = new_plan("zero", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   const int world = plan.world_size;
-  auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
-  const auto buckets = ddp_buckets(trace, knobs);
-  auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets);
-  auto colls = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "");
-  colls.push_back(pass.last_op);
-  const auto copied = add_bucket_copy_out(plan, cluster, buckets, colls, "");
+  // DDP's comm hooks are bucketed's knob; this plan reduces plainly, as it always has.
+  Knobs ddp = knobs;
+  ddp.comm_hook = CommHook::none;
+  std::vector<GradBucket> buckets;
+  const auto copied = add_ddp_gradient_sync(plan, trace, cluster, ddp, buckets);
 
   // The optimizer steps each rank's own parameters: the busiest rank's share of the elements.
   const auto owned = zero_redundancy_partition(trace, world);
@@ -55,11 +58,6 @@ Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, con
 
   // _sync_params: every parameter from its owner, in rank order, each as it is in memory. All are
   // issued at once; on Gloo, ProcessGroupGloo's two worker threads take them in turn.
-  const bool gloo = cluster.library == CollectiveLibrary::ideal;
-  if (gloo && world > kMaxBinomialRanks)
-    throw InputError("", "", "--zero-impl pytorch on a cluster with ideal (Gloo) collectives is simulated up to " +
-                                 std::to_string(kMaxBinomialRanks) + " ranks (Gloo's binomial broadcasts); this one has " +
-                                 std::to_string(world));
   const std::uint32_t lanes[2] = {comm, gloo ? plan.stream_index("comm1") : comm};
   int issued = 0;
   for (int r = 0; r < world; ++r)
