@@ -1,6 +1,7 @@
 // The model trace: what one rank computes in a training step (see traces/README.md).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace redsim {
 // that every sum and product redsim forms from them fits in 64 bits (batch x ranks x
 // micro-batches, bytes x optimizer factors) and that SimGrid's clock keeps its precision.
 inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 44;  // 1.8e13
+inline constexpr std::size_t kMaxTensorDims = 16;                          // a parameter's shape
 inline constexpr std::int64_t kMaxModelBytes = std::int64_t{1} << 50;       // 1 PiB of params and buffers
 inline constexpr std::int64_t kMaxBatchSizePerRank = std::int64_t{1} << 24;  // 16,777,216 samples
 inline constexpr double kMaxOpTimeS = 3600;                                   // one layer, one hour
@@ -29,6 +31,9 @@ struct TraceParam {
   std::size_t layer = 0;   // index into ModelTrace::layers
   bool trainable = true;   // requires_grad; frozen parameters get no gradient at all
   bool excluded = false;   // trainable but never reduced (model-parallel, seed 002)
+  // tensor.shape when the trace knows it (its product is numel; [] is a 0-dim scalar). PowerSGD
+  // views a gradient as shape[0] x numel / shape[0], so its compressed sizes depend on it.
+  std::optional<std::vector<std::int64_t>> shape;
 
   std::int64_t bytes() const { return numel * dtype_size_bytes(dtype); }
   bool reduced() const { return trainable && !excluded; }

@@ -27,6 +27,22 @@ std::int64_t tensor_numel(const JsonIn& v) {
   return n;
 }
 
+// A parameter's shape: at most kMaxTensorDims positive dimensions whose product is its numel.
+std::vector<std::int64_t> tensor_shape(const JsonIn& v, std::int64_t numel) {
+  const auto dims = v.items();
+  if (dims.size() > kMaxTensorDims) v.fail("at most " + std::to_string(kMaxTensorDims) + " dimensions");
+  std::vector<std::int64_t> shape;
+  std::int64_t product = 1;
+  for (const auto& d : dims) {
+    const std::int64_t n = d.positive_integer();
+    if (n > numel || product > numel / n) v.fail("dimensions whose product is numel (" + std::to_string(numel) + ")");
+    product *= n;
+    shape.push_back(n);
+  }
+  if (product != numel) v.fail("dimensions whose product is numel (" + std::to_string(numel) + ")");
+  return shape;
+}
+
 // Adds a tensor's bytes to the model's running total, refusing a model over kMaxModelBytes (the
 // sums and products made from it later could no longer overflow).
 void add_model_bytes(std::int64_t& total, std::int64_t bytes, const JsonIn& where) {
@@ -65,10 +81,11 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
 
   std::map<std::string, std::size_t> param_index;
   for (const auto& p : j.at("params").nonempty_items()) {
-    p.allow_only({"name", "numel", "dtype", "layer", "trainable", "excluded"});
+    p.allow_only({"name", "numel", "shape", "dtype", "layer", "trainable", "excluded"});
     TraceParam param;
     param.name = p.at("name").nonempty_string();
     param.numel = tensor_numel(p.at("numel"));
+    if (auto shape = p.find("shape")) param.shape = tensor_shape(*shape, param.numel);
     param.dtype = read_dtype(p.at("dtype"));
     add_model_bytes(model_bytes, param.bytes(), p.at("numel"));
     auto layer = p.at("layer");
@@ -133,6 +150,7 @@ json trace_to_json(const ModelTrace& t) {
   json params = json::array();
   for (const auto& p : t.params) {
     json e = {{"name", p.name}, {"numel", p.numel}, {"dtype", dtype_name(p.dtype)}, {"layer", t.layers[p.layer].name}};
+    if (p.shape) e["shape"] = *p.shape;
     if (!p.trainable) e["trainable"] = false;
     if (p.excluded) e["excluded"] = true;
     params.push_back(std::move(e));

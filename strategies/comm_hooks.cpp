@@ -1,5 +1,6 @@
 #include "strategies/comm_hooks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -68,10 +69,10 @@ PowerSgdBucket split_bucket(const ModelTrace& trace, const GradBucket& b, int r)
       s.uncompressed_elems += trace.params[p].numel;
       continue;
     }
-    s.p_elems += m.rows * r;
-    s.q_elems += m.cols * r;
+    s.p_elems += m.rows * m.rank;
+    s.q_elems += m.cols * m.rank;
     s.matrix_elems += m.rows * m.cols;
-    s.ortho_elems += 2 * m.rows * r * r;  // Gram-Schmidt: each of r columns against the others
+    s.ortho_elems += 2 * m.rows * m.rank * m.rank;  // Gram-Schmidt: each of r columns against the others
   }
   return s;
 }
@@ -104,12 +105,22 @@ std::vector<std::uint32_t> add_powersgd_bucket(Plan& plan, const ModelTrace& tra
 GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank) {
   const auto& p = trace.params[param];
   GradMatrix m;
-  if (is_vector(trace, p)) return m;
-  auto rows = static_cast<std::int64_t>(std::sqrt(static_cast<double>(p.numel)));
-  while (rows > 1 && p.numel % rows != 0) --rows;
-  m.rows = rows;
-  m.cols = p.numel / rows;
-  m.compressed = rows > 1 && (m.rows + m.cols) * rank * 2 < m.rows * m.cols;
+  if (p.shape) {
+    // powerSGD_hook: matrix = tensor.view(tensor.shape[0], -1), rank min(n, m, r), compressed when
+    // (n + m) * rank * min_compression_rate (2) < n * m. A 1-D tensor is n x 1 and never
+    // compressed; a 0-dim one cannot be viewed so and is left uncompressed here.
+    if (p.shape->empty()) return m;
+    m.rows = p.shape->front();
+    m.cols = p.numel / m.rows;
+  } else {
+    if (is_vector(trace, p)) return m;
+    auto rows = static_cast<std::int64_t>(std::sqrt(static_cast<double>(p.numel)));
+    while (rows > 1 && p.numel % rows != 0) --rows;
+    m.rows = rows;
+    m.cols = p.numel / rows;
+  }
+  m.rank = static_cast<int>(std::min<std::int64_t>({m.rows, m.cols, rank}));
+  m.compressed = (m.rows + m.cols) * m.rank * 2 < m.rows * m.cols;
   return m;
 }
 

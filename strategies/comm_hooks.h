@@ -15,13 +15,14 @@
 
 namespace redsim {
 
-// The matrix PowerSGD makes of a gradient (tensor.view(shape[0], -1)). Traces carry no shapes, so
-// a parameter is 1-D when its name ends in "bias" or its layer is a normalisation ("norm", "ln",
-// "bn" in the name), and otherwise the most square m x n with m * n = numel (m the largest
-// divisor at most sqrt(numel)): the best case for compression.
+// The matrix PowerSGD makes of a gradient: tensor.view(shape[0], -1) when the trace gives the
+// parameter's shape. Without one, a parameter is 1-D when its name ends in "bias" or its layer is
+// a normalisation ("norm", "ln", "bn" in the name), and otherwise the most square m x n with
+// m * n = numel (m the largest divisor at most sqrt(numel)): the best case for compression.
 struct GradMatrix {
   std::int64_t rows = 0, cols = 0;
-  bool compressed = false;  // PyTorch's _should_compress: (m + n) r * 2 < m n, and 2-D
+  int rank = 0;             // min(rows, cols, the requested rank), as powerSGD_hook caps it
+  bool compressed = false;  // PyTorch's _should_compress: (m + n) rank * 2 < m n
 };
 GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank);
 

@@ -84,3 +84,57 @@ TEST_CASE("PowerSGD allreduces (m + n) r per matrix and 1-D tensors whole", "[st
   CHECK(powersgd_matrix(testing::uniform_trace(1, 36, 0, 0, 0), 0, 1).compressed);
   CHECK_FALSE(powersgd_matrix(testing::uniform_trace(1, 36, 0, 0, 0), 0, 4).compressed);
 }
+
+TEST_CASE("PowerSGD views a parameter of known shape as shape[0] x numel/shape[0]", "[strategies][hooks]") {
+  // resnet's conv1 (64, 3, 7, 7) is 64 x 147 in powerSGD_hook, not the most square 96 x 98; an
+  // embedding (50257, 1600) is 50257 x 1600; a 1-D tensor is n x 1 and never compressed.
+  auto trace = testing::uniform_trace(4, 64 * 3 * 7 * 7, 1e-3, 2e-3, 0);
+  trace.params[0].shape = std::vector<std::int64_t>{64, 3, 7, 7};
+  auto m = powersgd_matrix(trace, 0, 4);
+  CHECK(m.rows == 64);
+  CHECK(m.cols == 147);
+  CHECK(m.rank == 4);
+  CHECK(m.compressed);  // (64 + 147) 4 2 = 1688 < 9408
+  trace.params[0].shape.reset();
+  m = powersgd_matrix(trace, 0, 4);
+  CHECK(m.rows == 96);  // 9408 = 96 x 98, the largest divisor at most sqrt(9408) = 96.99
+  CHECK(m.cols == 98);
+
+  trace.params[1].numel = 50257 * 1600;
+  trace.params[1].shape = std::vector<std::int64_t>{50257, 1600};
+  m = powersgd_matrix(trace, 1, 8);
+  CHECK(m.rows == 50257);
+  CHECK(m.cols == 1600);
+
+  trace.params[2].numel = 4096;
+  trace.params[2].shape = std::vector<std::int64_t>{4096};
+  CHECK_FALSE(powersgd_matrix(trace, 2, 1).compressed);  // 4096 x 1: (4096 + 1) 2 > 4096
+  trace.params[3].numel = 1;
+  trace.params[3].shape = std::vector<std::int64_t>{};
+  CHECK_FALSE(powersgd_matrix(trace, 3, 1).compressed);
+
+  // The rank is capped at min(n, m, r): a 3 x 1000 matrix at r = 8 runs at rank 3, and
+  // (3 + 1000) 3 2 = 6018 > 3000, so it stays uncompressed although r = 8 was asked.
+  trace.params[2].numel = 3000;
+  trace.params[2].shape = std::vector<std::int64_t>{3, 1000};
+  m = powersgd_matrix(trace, 2, 8);
+  CHECK(m.rank == 3);
+  CHECK_FALSE(m.compressed);
+
+  // In the Plan: P carries shape[0] r and Q (numel / shape[0]) r elements per matrix.
+  auto plan_trace = testing::uniform_trace(2, 64 * 147, 1e-3, 2e-3, 0);
+  for (auto& p : plan_trace.params) p.shape = std::vector<std::int64_t>{64, 3, 7, 7};
+  Knobs k;
+  k.broadcast_buffers = false;
+  k.comm_hook = CommHook::powersgd;
+  k.powersgd_rank = 2;
+  const auto plan = make_strategy("bucketed")->plan(plan_trace, testing::ideal_star(4, 1e10, 2e-6), k);
+  std::int64_t p_bytes = 0, q_bytes = 0;
+  for (const auto& op : plan.ops) {
+    if (op.kind != OpKind::allreduce) continue;
+    if (op.name.size() >= 2 && op.name.compare(op.name.size() - 2, 2, ":p") == 0) p_bytes += op.bytes;
+    if (op.name.size() >= 2 && op.name.compare(op.name.size() - 2, 2, ":q") == 0) q_bytes += op.bytes;
+  }
+  CHECK(p_bytes == 2 * 64 * 2 * 4);
+  CHECK(q_bytes == 2 * 147 * 2 * 4);
+}

@@ -47,6 +47,26 @@ TEST_CASE("trace errors name file, path and expectation", "[core][json]") {
   CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
              Catch::StartsWith("bad.json: $.grad_ready_order: ") && Catch::Contains("b.w"));
 
+  // A shape's dimensions must multiply to numel (10 = 2 x 5), be positive, and be integers.
+  j = tiny_trace();
+  j["params"][0]["shape"] = {2, 5};
+  j["params"][1]["shape"] = json::array({2});
+  auto shaped = trace_from_json(j, "ok.json");
+  CHECK(shaped.params[0].shape == std::vector<std::int64_t>{2, 5});
+  CHECK_FALSE(shaped.params[2].shape.has_value());
+  CHECK(trace_to_json(trace_from_json(trace_to_json(shaped), "again.json")) == trace_to_json(shaped));
+  j["params"][0]["shape"] = {3, 5};
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.params[0].shape: expected dimensions whose product is numel (10)"));
+  j["params"][0]["shape"] = {10, 0};
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.params[0].shape[1]: "));
+  j["params"][0]["shape"] = {"2", 5};
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.params[0].shape[0]: "));
+  j["params"][0]["shape"] = json::array();
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::Contains("product is numel (10)"));
+  j["params"][0]["shape"] = json(std::vector<int>(17, 1));
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::Contains("at most 16 dimensions"));
+
   CHECK_THAT(error_of([] { JsonIn::parse_text("{\n \"a\": 1,\n}", "x.json"); }),
              Catch::StartsWith("x.json: $: malformed JSON at line 3"));
 }

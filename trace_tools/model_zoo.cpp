@@ -53,13 +53,16 @@ class TraceBuilder {
   // A memory-bound layer (normalisation, embedding lookup): bytes moved per sample.
   void memory_layer(const std::string& name, double bytes_per_sample) { add_layer(name, {0, bytes_per_sample}); }
 
-  // Parameter `module.leaf`; its module must already be a layer.
-  void param(const std::string& module, const std::string& leaf, std::int64_t numel) {
+  // Parameter `module.leaf` of the given shape (as PyTorch registers it); its module must
+  // already be a layer.
+  void param(const std::string& module, const std::string& leaf, std::vector<std::int64_t> shape) {
     auto it = layer_index_.find(module);
     if (it == layer_index_.end()) throw std::logic_error("model_zoo: parameter of unknown layer " + module);
     TraceParam p;
     p.name = module + "." + leaf;
-    p.numel = numel;
+    p.numel = 1;
+    for (auto d : shape) p.numel *= d;
+    p.shape = std::move(shape);
     p.dtype = o_.param_dtype;
     p.layer = it->second;
     work_[it->second].weight_bytes += static_cast<double>(p.bytes());
@@ -153,14 +156,14 @@ double embedding_bytes(double elements) { return kEmbeddingPasses * elements * k
 void conv(TraceBuilder& b, const std::string& name, std::int64_t c_in, std::int64_t c_out, std::int64_t k,
           std::int64_t hw_out) {
   b.compute_layer(name, 2.0 * static_cast<double>(c_in * c_out * k * k * hw_out * hw_out));
-  b.param(name, "weight", c_out * c_in * k * k);
+  b.param(name, "weight", {c_out, c_in, k, k});
 }
 
 // BatchNorm2d: affine weight and bias, running statistics as buffers (DDP broadcasts them).
 void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::int64_t hw) {
   b.memory_layer(name, norm_bytes(static_cast<double>(c * hw * hw)));
-  b.param(name, "weight", c);
-  b.param(name, "bias", c);
+  b.param(name, "weight", {c});
+  b.param(name, "bias", {c});
   b.buffer(name + ".running_mean", c, DType::fp32);
   b.buffer(name + ".running_var", c, DType::fp32);
   b.buffer(name + ".num_batches_tracked", 1, DType::int64);
@@ -193,8 +196,8 @@ ModelTrace resnet50(const SynthOptions& o) {
     }
   }
   b.compute_layer("fc", 2.0 * 2048 * 1000);  // after global average pooling
-  b.param("fc", "weight", 2048 * 1000);
-  b.param("fc", "bias", 1000);
+  b.param("fc", "weight", {1000, 2048});
+  b.param("fc", "bias", {1000});
   return b.finish(
       "torchvision resnet50 (ResNet-50 v1.5), 224x224 images, 1000 classes. Buffers: every "
       "BatchNorm's running_mean and running_var (fp32) and num_batches_tracked (int64)",
@@ -206,6 +209,7 @@ ModelTrace resnet50(const SynthOptions& o) {
 struct Linear {
   std::int64_t in, out;
   bool bias;
+  bool conv1d = false;  // GPT-2's Conv1D stores its weight as (in, out); nn.Linear as (out, in)
 };
 
 // nn.Linear (or GPT-2's Conv1D, same parameter count) applied to `tokens` positions.
@@ -213,8 +217,8 @@ void linear_layer(TraceBuilder& b, const std::string& name, Linear l, double tok
   b.compute_layer(name, 2.0 * static_cast<double>(l.in * l.out) * tokens);
 }
 void linear_params(TraceBuilder& b, const std::string& name, Linear l) {
-  b.param(name, "weight", l.in * l.out);
-  if (l.bias) b.param(name, "bias", l.out);
+  b.param(name, "weight", l.conv1d ? std::vector<std::int64_t>{l.in, l.out} : std::vector<std::int64_t>{l.out, l.in});
+  if (l.bias) b.param(name, "bias", {l.out});
 }
 void linear(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
   linear_layer(b, name, l, tokens);
@@ -224,8 +228,8 @@ void linear(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
 // LayerNorm with weight and bias over `hidden`, applied to `tokens` positions.
 void layer_norm(TraceBuilder& b, const std::string& name, std::int64_t hidden, double tokens) {
   b.memory_layer(name, norm_bytes(static_cast<double>(hidden) * tokens));
-  b.param(name, "weight", hidden);
-  b.param(name, "bias", hidden);
+  b.param(name, "weight", {hidden});
+  b.param(name, "bias", {hidden});
 }
 
 // Scores Q K^T and context softmax(.) V for one sequence: two matmuls of 2*seq^2*hidden FLOPs.
@@ -243,9 +247,9 @@ ModelTrace bert_large(const SynthOptions& o) {
   b.memory_layer("embeddings.word_embeddings", embedding_bytes(d * s));
   b.memory_layer("embeddings.token_type_embeddings", embedding_bytes(d * s));
   b.memory_layer("embeddings.position_embeddings", embedding_bytes(d * s));
-  b.param("embeddings.word_embeddings", "weight", vocab * d);
-  b.param("embeddings.position_embeddings", "weight", positions * d);
-  b.param("embeddings.token_type_embeddings", "weight", types * d);
+  b.param("embeddings.word_embeddings", "weight", {vocab, d});
+  b.param("embeddings.position_embeddings", "weight", {positions, d});
+  b.param("embeddings.token_type_embeddings", "weight", {types, d});
   layer_norm(b, "embeddings.LayerNorm", d, s);
   b.buffer("embeddings.position_ids", positions, DType::int64);
   b.buffer("embeddings.token_type_ids", positions, DType::int64);
@@ -275,18 +279,18 @@ ModelTrace gpt2_xl(const SynthOptions& o) {
   const double s = o.seq_len;
   TraceBuilder b(o);
   b.memory_layer("wte", embedding_bytes(d * s));
-  b.param("wte", "weight", vocab * d);
+  b.param("wte", "weight", {vocab, d});
   b.memory_layer("wpe", embedding_bytes(d * s));
-  b.param("wpe", "weight", positions * d);
+  b.param("wpe", "weight", {positions, d});
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     layer_norm(b, p + "ln_1", d, s);
-    linear(b, p + "attn.c_attn", {d, 3 * d, true}, s);
+    linear(b, p + "attn.c_attn", {d, 3 * d, true, true}, s);
     attention_core(b, p + "attn.core", d, s);
-    linear(b, p + "attn.c_proj", {d, d, true}, s);
+    linear(b, p + "attn.c_proj", {d, d, true, true}, s);
     layer_norm(b, p + "ln_2", d, s);
-    linear(b, p + "mlp.c_fc", {d, ff, true}, s);
-    linear(b, p + "mlp.c_proj", {ff, d, true}, s);
+    linear(b, p + "mlp.c_fc", {d, ff, true, true}, s);
+    linear(b, p + "mlp.c_proj", {ff, d, true, true}, s);
   }
   layer_norm(b, "ln_f", d, s);
   return b.finish(
@@ -303,7 +307,7 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   const Linear proj{d, d, false}, up{d, ff, false}, down{ff, d, false};
   TraceBuilder b(o);
   b.memory_layer("model.embed_tokens", embedding_bytes(d * s));
-  b.param("model.embed_tokens", "weight", vocab * d);
+  b.param("model.embed_tokens", "weight", {vocab, d});
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     // LlamaDecoderLayer.forward order...
@@ -322,11 +326,11 @@ ModelTrace llama2_7b(const SynthOptions& o) {
     linear_params(b, p + "mlp.gate_proj", up);
     linear_params(b, p + "mlp.up_proj", up);
     linear_params(b, p + "mlp.down_proj", down);
-    b.param(p + "input_layernorm", "weight", d);
-    b.param(p + "post_attention_layernorm", "weight", d);
+    b.param(p + "input_layernorm", "weight", {d});
+    b.param(p + "post_attention_layernorm", "weight", {d});
   }
   b.memory_layer("model.norm", norm_bytes(d * s));
-  b.param("model.norm", "weight", d);
+  b.param("model.norm", "weight", {d});
   linear(b, "lm_head", {d, vocab, false}, s);
   return b.finish(
       "HuggingFace LlamaForCausalLM, Llama-2-7b config (32 layers, hidden 4096, 32 heads, 32 KV heads, "

@@ -61,10 +61,10 @@ def test_resnet18(redsim, src, capture, d):
     trace = json.load(open(out))
     rawj = json.load(open(raw))
     model = torchvision.models.resnet18(weights=None)
-    ref = [(n, p.numel()) for n, p in model.named_parameters()]
-    got = [(p["name"], p["numel"]) for p in trace["params"]]
-    check(sum(n for _, n in got) == RESNET18_PARAMS, "resnet18 has %d parameters, expected 11,689,512" % sum(n for _, n in got))
-    check(got == ref, "parameters are not model.named_parameters() in order with their sizes")
+    ref = [(n, p.numel(), list(p.shape)) for n, p in model.named_parameters()]
+    got = [(p["name"], p["numel"], p["shape"]) for p in trace["params"]]
+    check(sum(t[1] for t in got) == RESNET18_PARAMS, "resnet18 has %d parameters, expected 11,689,512" % sum(t[1] for t in got))
+    check(got == ref, "parameters are not model.named_parameters() in order with their sizes and shapes")
     check(len(got) == 62, "resnet18 has %d parameter tensors, expected 62" % len(got))
     check(all(p["dtype"] == "fp32" for p in trace["params"]), "resnet18 parameters are not all fp32")
     # Every parameter belongs to the module that registers it.
@@ -81,7 +81,7 @@ def test_resnet18(redsim, src, capture, d):
     # Gradient-ready order: every parameter once; the observed times non-decreasing along it,
     # and so are the times the trace itself implies.
     order = trace["grad_ready_order"]
-    check(sorted(order) == sorted(n for n, _ in ref), "grad_ready_order is not a permutation of the parameters")
+    check(sorted(order) == sorted(t[0] for t in ref), "grad_ready_order is not a permutation of the parameters")
     check(order[:2] == ["fc.bias", "fc.weight"] or order[:2] == ["fc.weight", "fc.bias"], "fc's gradients are not first: %s" % order[:2])
     check(order[-1] == "conv1.weight", "conv1.weight is not the last gradient: %s" % order[-1])
     observed = [g["ready_s"] for g in rawj["grad_ready"]]

@@ -184,6 +184,7 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
             [
                 ("name", name),
                 ("numel", p.numel()),
+                ("shape", list(p.shape)),
                 ("dtype", trace_dtype(p.dtype, "parameter " + name)),
                 ("layer", layers[owner[id(p)]][0]),
             ]
