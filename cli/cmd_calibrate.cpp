@@ -56,6 +56,7 @@ struct CalibrateOptions {
   double timeout_s = 300;
   double interference_ms = 500;
   bool write_interference = false;
+  double hook_cast_mb = 25;  // DDP's default bucket
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
@@ -149,6 +150,22 @@ void apply_interference(const rx::InterferenceMeasurement& m, bool write, Cluste
   c.source += note;
 }
 
+// The hooks' casts, measured on every rank at once, price the comm hooks' kernels on this CPU.
+void apply_hook_casts(const rx::HookCastMeasurement& m, ClusterSpec& c) {
+  const double GBps = m.bandwidth_GBps();
+  if (!(GBps > 0) || !std::isfinite(GBps)) return;
+  c.device.memory_GBps = GBps;
+  std::printf("hook casts: %lld elements to fp16 and back in %.1f ms on every rank at once: memory_GBps %.3f written "
+              "(prices the DDP comm hooks' kernels)\n",
+              static_cast<long long>(m.elements), m.time_s * 1e3, GBps);
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "; memory_GBps %.3f: fp16_compress_hook's casts of a %lld-element bucket (12 bytes per element) "
+                "measured on every rank at once",
+                GBps, static_cast<long long>(m.elements));
+  c.source += note;
+}
+
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
   std::vector<CollectiveSample> sweep;
   for (const auto& p : result.collectives) sweep.push_back({p.kind, p.bytes, p.ranks, p.time_s});
@@ -161,6 +178,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
   ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
   if (result.interference) apply_interference(*result.interference, o.write_interference, c);
+  if (result.hook_casts) apply_hook_casts(*result.hook_casts, c);
   std::fflush(stdout);  // the fit's printf lines before write_calibrated_cluster's
   write_calibrated_cluster(c, o.out_file);
 }
@@ -196,8 +214,9 @@ void run_in_testbed(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg) 
            "--max-bytes", std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes), "--iters",
            std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup",
            std::to_string(o.warmup), "--timeout-s", std::to_string(o.timeout_s), "--rate-label", tb.rate, "--fit",
-           o.fit});
+           o.fit, "--interference-ms", std::to_string(o.interference_ms), "--hook-cast-mb", std::to_string(o.hook_cast_mb)});
   if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
+  if (o.write_interference) args.emplace_back("--write-interference");
   const int rc = run_child(args);
   if (rc != 0) {
     std::cerr << "redsim: error: the testbed run failed (exit status " << rc << ")\n";
@@ -267,6 +286,9 @@ void run_calibrate(const CalibrateOptions& o) {
   // The load is CPU arithmetic: beside Gloo it is what the ranks' compute meets; beside NCCL it
   // would say nothing of GPU kernels (fit those from a profile, --from-profile).
   cfg.interference_target_s = o.backend == "gloo" ? o.interference_ms / 1e3 : 0;
+  // The hooks' casts on a CPU rank are what the cluster's memory_GBps prices; a GPU's comes from
+  // its datasheet (strategies/comm_hooks.cpp), not from a host loop.
+  cfg.hook_cast_elements = o.backend == "gloo" ? static_cast<std::int64_t>(std::llround(o.hook_cast_mb * 1048576 / 4)) : 0;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   if (!o.testbed.empty())
     run_in_testbed(o, cfg);
@@ -320,6 +342,12 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--write-interference", o->write_interference,
                 "also write the measured slowdowns as the cluster's interference (a proxy load's: on the testbed they "
                 "did not improve DDP predictions)");
+  cmd->add_option("--hook-cast-mb", o->hook_cast_mb,
+                  "gloo: time what fp16_compress_hook does to a bucket of this many MiB (cast to fp16 and back) on "
+                  "every rank at once and write it as the device's memory_GBps, which prices the DDP comm hooks' "
+                  "kernels (0: skip, and the hooks' kernels cost nothing)")
+      ->check(CLI::Range(0.0, 1024.0))
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();
   cmd->add_option("--rate-label", o->rate, "(set by --testbed) the shaped rate, recorded in the cluster's source")
       ->group("");

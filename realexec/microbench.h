@@ -17,6 +17,7 @@
 
 #include "core/plan.h"
 #include "realexec/interference_bench.h"
+#include "realexec/memory_bench.h"
 #include "realexec/rank_runner.h"
 
 namespace redsim::realexec {
@@ -34,6 +35,10 @@ struct MicrobenchConfig {
   // Compute beside a collective (realexec/interference_bench.h): about this long a load, beside
   // an allreduce of min(max_bytes, 4 MiB); 0 = not measured.
   double interference_target_s = 0.5;
+  // The DDP comm hooks' casts (realexec/memory_bench.h) on buckets of this many fp32 elements,
+  // every rank at once; 0 = not measured.
+  std::int64_t hook_cast_elements = 0;
+  int hook_cast_repetitions = 5;
 };
 
 struct BenchPoint {
@@ -60,6 +65,7 @@ struct MicrobenchResult {
   std::vector<BenchPoint> collectives;
   std::vector<PointToPointPoint> point_to_point;
   std::optional<InterferenceMeasurement> interference;
+  std::optional<HookCastMeasurement> hook_casts;
 };
 
 using BenchSink = std::function<void(const MicrobenchResult&)>;

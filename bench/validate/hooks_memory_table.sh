@@ -5,8 +5,9 @@
 # and per-rank memory of every variant ddp_steps.py runs vs redsim's memory model.
 #
 #   bench/validate/hooks_memory_table.sh BUILD_DIR [REPEATS]    (default 2 timing runs per variant)
-# Environment: OUT (default ./hooks-out), CLUSTER (default configs/examples/testbed-4x1.calibrated.json,
-# calibrate's fit for this testbed), RATE (400mbit), MODEL (resnet18), BATCH (8), SHAPE (3,64,64).
+# Environment: OUT (default ./hooks-out), CLUSTER (default: `redsim calibrate` run on this testbed first,
+# in the same minutes, its memory_GBps from the hooks' casts included), RATE (400mbit), MODEL (resnet18),
+# BATCH (8), SHAPE (3,64,64).
 # Outputs under $OUT: per run the measured file and trace, validate's output, times.md (one row per
 # run: predicted, measured, error; and predicted again with the device memory_GBps set to the
 # hook casts' bandwidth that gloo_half_allreduce.py measures on the same testbed, cluster-hooks.json)
@@ -17,11 +18,17 @@ main() {
   repeats=${2:-2}
   src=$(cd "$(dirname "$0")/../.." && pwd)
   out=${OUT:-hooks-out}
-  cluster=${CLUSTER:-$src/configs/examples/testbed-4x1.calibrated.json}
   rate=${RATE:-400mbit} model=${MODEL:-resnet18} batch=${BATCH:-8} shape=${SHAPE:-3,64,64}
   mkdir -p "$out"
   cp "$build/cli/redsim" "$out/redsim"  # a rebuild meanwhile cannot pull it away
   redsim=$out/redsim py=/usr/bin/python3 script=$src/bench/validate/ddp_steps.py
+  cluster=${CLUSTER:-}
+  if [ -z "$cluster" ]; then
+    cluster=$out/cluster.json
+    REDSIM_TESTBED=$src/realexec/testbed "$redsim" calibrate --testbed "nodes=4,ranks-per-node=1,rate=$rate" \
+      --out "$cluster" >"$out/calibrate.log" 2>&1 || { echo "FAILED: calibrate (see $out/calibrate.log)"; exit 1; }
+    grep "hook casts:" "$out/calibrate.log"
+  fi
   common=(--model "$model" --batch-size "$batch" --input-shape "$shape")
   tb() { "$src/realexec/testbed" run --nodes 4 --ranks-per-node 1 --rate "$rate" -- "$py" "$script" "${common[@]}" "$@"; }
 

@@ -1,0 +1,22 @@
+// The bandwidth of the DDP comm hooks' elementwise work on this machine's ranks, for redsim
+// calibrate (the cluster's device memory_GBps, which strategies/comm_hooks.cpp charges the hooks'
+// kernels at on a CPU rank): every rank at once does what fp16_compress_hook does to one DDP
+// bucket (cast to a freshly allocated fp16 buffer, divided by the world size, then copied back),
+// counted as redsim counts it: 4 + 2 bytes each way per element.
+#pragma once
+#include <cstdint>
+
+#include "realexec/backend.h"
+
+namespace redsim::realexec {
+
+struct HookCastMeasurement {
+  std::int64_t elements = 0;  // per cast: one 25 MiB fp32 bucket, DDP's default
+  double time_s = 0;          // rank 0's median over the repetitions, every rank at once
+  double bandwidth_GBps() const { return time_s > 0 ? 12.0 * static_cast<double>(elements) / time_s / 1e9 : 0; }
+};
+
+// Collective over every rank (barriers); rank 0's own time is returned (every rank measures alike).
+HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, int repetitions);
+
+}  // namespace redsim::realexec
