@@ -11,7 +11,8 @@ std::vector<std::uint32_t> add_ddp_gradient_sync(Plan& plan, const ModelTrace& t
   const auto comm = plan.stream_index("comm0");
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
   buckets = ddp_buckets(trace, knobs);
-  auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets);
+  const auto calls = hook_call_s(trace, cluster, knobs, buckets);
+  auto pass = add_compute_pass(plan, trace, cluster, "", sync, &buckets, &calls);
   auto colls = knobs.comm_hook == CommHook::none ? add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "")
                                                  : add_hooked_buckets(plan, trace, cluster, knobs, buckets, pass);
   colls.push_back(pass.last_op);

@@ -43,15 +43,22 @@ PlanOp hook_allreduce(const Knobs& knobs, const std::string& name, std::uint32_t
   return op;
 }
 
-// fp16/bf16_compress_hook: cast (read the bucket, write half), allreduce, cast back.
+DType half_of(const Knobs& knobs) { return knobs.comm_hook == CommHook::bf16 ? DType::bf16 : DType::fp16; }
+
+// Bytes one cast of a bucket moves: read it, write the half-precision copy (or the reverse).
+double cast_bytes(const Knobs& knobs, const GradBucket& b) {
+  return static_cast<double>(b.numel) * (dtype_size_bytes(b.dtype) + dtype_size_bytes(half_of(knobs)));
+}
+
+// fp16/bf16_compress_hook: the cast to half (in the hook's call, ending at `ready`), allreduce,
+// cast back (in the future's callback).
 std::uint32_t add_cast_bucket(Plan& plan, const Knobs& knobs, const GradBucket& b, int i, std::uint32_t ready,
                               double mem_Bps) {
   const auto comm = plan.stream_index("comm0"), hook = plan.stream_index("comm_hook");
-  const DType half = knobs.comm_hook == CommHook::bf16 ? DType::bf16 : DType::fp16;
-  const double moved = static_cast<double>(b.numel) * (dtype_size_bytes(b.dtype) + dtype_size_bytes(half));
+  const DType half = half_of(knobs);
+  const double moved = cast_bytes(knobs, b);
   const std::string tag = "bucket" + std::to_string(i);
-  const auto cast = plan.add(hook_kernel("hook:compress:" + tag, hook, moved, mem_Bps, {ready}));
-  auto ar = hook_allreduce(knobs, "allreduce:" + tag, comm, half, b.numel, i, {cast});
+  auto ar = hook_allreduce(knobs, "allreduce:" + tag, comm, half, b.numel, i, {ready});
   ar.slices.clear();
   const auto ar_id = plan.add(std::move(ar));
   return plan.add(hook_kernel("hook:decompress:" + tag, hook, moved, mem_Bps, {ar_id}));
@@ -77,10 +84,14 @@ PowerSgdBucket split_bucket(const ModelTrace& trace, const GradBucket& b, int r)
   return s;
 }
 
-// powerSGD_hook, one bucket: the uncompressed tensors' allreduce; error feedback and P = M Q
-// (read M and the error, write M, read M); P allreduced; P orthogonalised and Q = M^T P (read
-// M); Q allreduced; M = P Q^T and the new error (write M, read M, write the error). Kernels move
-// fp32 matrices; P and Q travel in fp32.
+// Bytes of PowerSGD's work in the hook's call: error feedback and P = M Q (read M and the error,
+// write M, read M).
+double powersgd_call_bytes(const PowerSgdBucket& s) { return 4 * 4.0 * static_cast<double>(s.matrix_elems); }
+
+// powerSGD_hook, one bucket, after its call (error feedback and P = M Q, ending at `ready`): the
+// uncompressed tensors' allreduce; P allreduced; P orthogonalised and Q = M^T P (read M); Q
+// allreduced; M = P Q^T and the new error (write M, read M, write the error). Kernels move fp32
+// matrices; P and Q travel in fp32.
 std::vector<std::uint32_t> add_powersgd_bucket(Plan& plan, const ModelTrace& trace, const Knobs& knobs,
                                                const GradBucket& b, int i, std::uint32_t ready, double mem_Bps) {
   const auto comm = plan.stream_index("comm0"), comm_q = plan.stream_index("comm1"), hook = plan.stream_index("comm_hook");
@@ -92,8 +103,7 @@ std::vector<std::uint32_t> add_powersgd_bucket(Plan& plan, const ModelTrace& tra
                                            s.uncompressed_elems, i, {ready})));
   if (s.matrix_elems == 0) return done;
   const double mat = 4.0 * static_cast<double>(s.matrix_elems);
-  const auto p = plan.add(hook_kernel("hook:powersgd:p:" + tag, hook, 4 * mat, mem_Bps, {ready}));
-  const auto ar_p = plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":p", comm, DType::fp32, s.p_elems, i, {p}));
+  const auto ar_p = plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":p", comm, DType::fp32, s.p_elems, i, {ready}));
   const auto q = plan.add(hook_kernel("hook:powersgd:q:" + tag, hook, mat + 4.0 * s.ortho_elems, mem_Bps, {ar_p}));
   const auto ar_q = plan.add(hook_allreduce(knobs, "allreduce:" + tag + ":q", comm_q, DType::fp32, s.q_elems, i, {q}));
   done.push_back(plan.add(hook_kernel("hook:powersgd:decompress:" + tag, hook, 3 * mat, mem_Bps, {ar_q})));
@@ -142,12 +152,13 @@ double hook_memory_Bps(const ClusterSpec& cluster) {
 std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                                               const Knobs& knobs, const std::vector<GradBucket>& buckets,
                                               const ComputePass& pass) {
-  // The hook's kernels get their own stream: they run as the buckets' futures complete, beside
-  // backward (their contention with backward for the device is not modelled).
+  // The futures' callbacks get their own stream: they run as the buckets' allreduces complete,
+  // beside backward, sharing the device with it as any two kernels of a rank do.
   const double mem_Bps = hook_memory_Bps(cluster);
   std::vector<std::uint32_t> done;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto ready = bucket_ready_op(trace, pass, buckets[b]);
+    // The bucket is ready when the hook's call has run (add_compute_pass, hook_call_s).
+    const auto ready = pass.bucket_ready_ops.empty() ? bucket_ready_op(trace, pass, buckets[b]) : pass.bucket_ready_ops[b];
     const int i = static_cast<int>(b);
     if (knobs.comm_hook == CommHook::powersgd) {
       auto d = add_powersgd_bucket(plan, trace, knobs, buckets[b], i, ready, mem_Bps);
@@ -157,6 +168,19 @@ std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trac
     }
   }
   return done;
+}
+
+std::vector<double> hook_call_s(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
+                                const std::vector<GradBucket>& buckets) {
+  std::vector<double> s(buckets.size(), 0.0);
+  const double mem_Bps = hook_memory_Bps(cluster);
+  if (knobs.comm_hook == CommHook::none || !(mem_Bps > 0)) return s;
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    s[b] = (knobs.comm_hook == CommHook::powersgd
+                ? powersgd_call_bytes(split_bucket(trace, buckets[b], knobs.powersgd_rank))
+                : cast_bytes(knobs, buckets[b])) /
+           mem_Bps;
+  return s;
 }
 
 std::int64_t hook_memory_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets) {

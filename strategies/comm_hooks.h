@@ -32,8 +32,16 @@ GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank)
 // copy bandwidth: a CPU's); 0 (free) when unknown.
 double hook_memory_Bps(const ClusterSpec& cluster);
 
-// Adds the hooked collectives of every bucket (on `comm` and, for PowerSGD's Q, `comm_q`) and
-// the hook's kernels on the "comm_hook" stream; returns the ops the optimizer waits for.
+// Device seconds of the hook's own call per bucket, which DDP makes from the autograd thread, in
+// order with backward (add_compute_pass runs it on the compute stream): the cast to half, or
+// PowerSGD's error feedback and P = M Q. 0 without a hook or a known memory bandwidth.
+std::vector<double> hook_call_s(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
+                                const std::vector<GradBucket>& buckets);
+
+// Adds the hooked collectives of every bucket (on "comm0" and, for PowerSGD's Q, "comm1") after
+// the hook's call (the pass's bucket_ready_ops), and the futures' callbacks (the cast back,
+// PowerSGD's Q = M^T P and decompression) on the "comm_hook" stream; returns the ops the optimizer
+// waits for.
 std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                                               const Knobs& knobs, const std::vector<GradBucket>& buckets,
                                               const ComputePass& pass);

@@ -48,9 +48,20 @@ std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cl
   return {plan.add(std::move(op))};
 }
 
+namespace {
+PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, double duration_s) {
+  PlanOp op;
+  op.kind = kind;
+  op.name = std::move(name);
+  op.stream = stream;
+  op.duration_s = duration_s;
+  return op;
+}
+}  // namespace
+
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
-                             const std::vector<GradBucket>* buckets) {
+                             const std::vector<GradBucket>* buckets, const std::vector<double>* hook_call_s) {
   const std::uint32_t compute = plan.stream_index("compute");
   const double scale = 1.0 / cluster.device.compute_speedup;
   ComputePass pass;
@@ -79,16 +90,14 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     pass.backward_op_of_layer[l] = add(OpKind::backward, prefix + "bwd:" + trace.layers[l].name, trace.layers[l].backward_s);
     pass.last_op = pass.backward_op_of_layer[l];
     for (auto b : completes[l]) {
-      if (!framework) {
-        pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];
-        continue;
-      }
-      PlanOp op;
-      op.kind = OpKind::framework;
-      op.name = prefix + "framework:bucket" + std::to_string(b);
-      op.stream = compute;
-      op.duration_s = bucket_prep_s(cluster, (*buckets)[b]);  // framework time is the cluster device's own
-      pass.bucket_ready_ops[b] = pass.last_op = plan.add(std::move(op));
+      pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];
+      // Framework and hook time is the cluster device's own: not scaled like the trace's compute.
+      if (framework)
+        pass.bucket_ready_ops[b] = pass.last_op = plan.add(compute_stream_op(
+            OpKind::framework, prefix + "framework:bucket" + std::to_string(b), compute, bucket_prep_s(cluster, (*buckets)[b])));
+      if (hook_call_s && b < hook_call_s->size() && (*hook_call_s)[b] > 0)
+        pass.bucket_ready_ops[b] = pass.last_op = plan.add(compute_stream_op(
+            OpKind::backward, prefix + "hook:call:bucket" + std::to_string(b), compute, (*hook_call_s)[b]));
     }
   }
   return pass;

@@ -28,10 +28,14 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
 // micro-batches or local steps apart ("" for a plain step).
 // With `buckets` and a cluster that models framework costs, each bucket gets a framework op on the
 // compute stream right after the backward op that makes its last gradient (the fixed cost and
-// the copy in), and collectives wait for it (bucket_ready_ops).
+// the copy in), and collectives wait for it (bucket_ready_ops). `hook_call_s` (per bucket, 0 for
+// none) adds the DDP comm hook's own call after that: DDP calls the hook from the autograd thread,
+// so its kernels run in order with backward's (on a GPU, on the same stream) before the next
+// layer's backward.
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
-                             const std::vector<GradBucket>* buckets = nullptr);
+                             const std::vector<GradBucket>* buckets = nullptr,
+                             const std::vector<double>* hook_call_s = nullptr);
 
 // The framework's device time for one bucket before its collective (fixed cost + copy in), and the
 // copy of all buckets back out after them; 0 when the cluster models none.

@@ -138,3 +138,42 @@ TEST_CASE("PowerSGD views a parameter of known shape as shape[0] x numel/shape[0
   CHECK(p_bytes == 2 * 64 * 2 * 4);
   CHECK(q_bytes == 2 * 147 * 2 * 4);
 }
+
+TEST_CASE("the hook's own call runs on the compute stream, in order with backward", "[strategies][hooks]") {
+  // DDP calls the hook from the autograd thread: fp16_compress_hook's cast of a bucket runs after
+  // the backward op that readies it and before the next layer's backward (on a GPU, on the same
+  // stream), and only the cast back runs beside backward, in the future's callback. Two layers,
+  // one bucket each (1 MB buckets of 400,000 fp32 elements), casts at 1 GB/s: each cast moves
+  // 400,000 x 6 bytes in 2.4 ms, so backward's second layer starts 2.4 ms after the first ends.
+  const std::int64_t numel = 400'000;
+  auto trace = testing::uniform_trace(2, numel, 1e-3, 2e-3, 0);
+  auto cluster = testing::ideal_star(4, 1e12, 1e-9);
+  cluster.device.memory_GBps = 1;
+  Knobs k;
+  k.broadcast_buffers = false;
+  k.bucket_cap_bytes = 1'500'000;  // each 1.6 MB gradient closes a bucket of its own
+  k.first_bucket_cap_bytes = 1'500'000;
+  k.comm_hook = CommHook::fp16;
+  auto plan = make_strategy("bucketed")->plan(trace, cluster, k);
+  const auto tl = simulate(plan, cluster);
+  auto op = [&](const std::string& name) {
+    for (std::size_t i = 0; i < plan.ops.size(); ++i)
+      if (plan.ops[i].name == name) return i;
+    FAIL("no op " << name);
+    return std::size_t{0};
+  };
+  const double cast_s = numel * 6.0 / 1e9;
+  const auto call0 = op("hook:call:bucket0"), call1 = op("hook:call:bucket1");
+  CHECK(plan.ops[call0].stream == plan.stream_index("compute"));
+  CHECK(plan.ops[call0].duration_s == Approx(cast_s));
+  CHECK(tl.at(0, call0).start_s == Approx(tl.at(0, op("bwd:l1")).end_s));
+  CHECK(tl.at(0, op("bwd:l0")).start_s == Approx(tl.at(0, call0).end_s));
+  CHECK(tl.at(0, call1).start_s == Approx(tl.at(0, op("bwd:l0")).end_s));
+  // One device does all of it: forward and backward (6 ms), both casts (4.8 ms) and bucket 0's
+  // cast back (2.4 ms, which shares the device with bwd:l0 and ends before the second cast does).
+  CHECK(tl.at(0, op("hook:decompress:bucket0")).end_s < tl.at(0, call1).end_s);
+  CHECK(tl.at(0, call1).end_s == Approx(2e-3 + 4e-3 + 3 * cast_s));
+  // The allreduce of bucket 0 waits for its cast; the cast back is off the compute stream.
+  CHECK(tl.at(0, op("allreduce:bucket0")).start_s >= tl.at(0, call0).end_s - 1e-12);
+  CHECK(plan.ops[op("hook:decompress:bucket0")].stream == plan.stream_index("comm_hook"));
+}
