@@ -56,7 +56,7 @@ struct CalibrateOptions {
   double timeout_s = 300;
   double interference_ms = 500;
   bool write_interference = false;
-  double hook_cast_mb = 25;  // DDP's default bucket
+  double hook_bucket_mb = 25;  // DDP's default bucket
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
@@ -166,6 +166,22 @@ void apply_hook_casts(const rx::HookCastMeasurement& m, ClusterSpec& c) {
   c.source += note;
 }
 
+// Gloo's fp16 reduction prices the reductions inside fp16 collectives (the fp16 hook's); fp32's
+// is already inside the bandwidth fitted to the fp32 sweeps, so it is not written.
+void apply_fp16_reduce(const rx::ReduceMeasurement& m, ClusterSpec& c) {
+  const double GBps = m.incoming_GBps();
+  if (!(GBps > 0) || !std::isfinite(GBps)) return;
+  c.device.reduce_GBps_by_dtype[DType::fp16] = GBps;
+  std::printf("fp16 reduction: %lld elements in %.1f ms on every rank at once: reduce_GBps_by_dtype.fp16 %.3f written\n",
+              static_cast<long long>(m.elements), m.time_s * 1e3, GBps);
+  char note[224];
+  std::snprintf(note, sizeof note,
+                "; reduce_GBps_by_dtype.fp16 %.3f: Gloo's fp16 sum (gloo::sum<float16>) of %lld elements measured on "
+                "every rank at once",
+                GBps, static_cast<long long>(m.elements));
+  c.source += note;
+}
+
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
   std::vector<CollectiveSample> sweep;
   for (const auto& p : result.collectives) sweep.push_back({p.kind, p.bytes, p.ranks, p.time_s});
@@ -179,6 +195,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
   if (result.interference) apply_interference(*result.interference, o.write_interference, c);
   if (result.hook_casts) apply_hook_casts(*result.hook_casts, c);
+  if (result.fp16_reduce) apply_fp16_reduce(*result.fp16_reduce, c);
   std::fflush(stdout);  // the fit's printf lines before write_calibrated_cluster's
   write_calibrated_cluster(c, o.out_file);
 }
@@ -214,7 +231,7 @@ void run_in_testbed(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg) 
            "--max-bytes", std::to_string(cfg.max_bytes), "--min-bytes", std::to_string(cfg.min_bytes), "--iters",
            std::to_string(o.iters), "--fit-min-bytes", std::to_string(o.fit_min_bytes), "--warmup",
            std::to_string(o.warmup), "--timeout-s", std::to_string(o.timeout_s), "--rate-label", tb.rate, "--fit",
-           o.fit, "--interference-ms", std::to_string(o.interference_ms), "--hook-cast-mb", std::to_string(o.hook_cast_mb)});
+           o.fit, "--interference-ms", std::to_string(o.interference_ms), "--hook-bucket-mb", std::to_string(o.hook_bucket_mb)});
   if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
   if (o.write_interference) args.emplace_back("--write-interference");
   const int rc = run_child(args);
@@ -288,7 +305,7 @@ void run_calibrate(const CalibrateOptions& o) {
   cfg.interference_target_s = o.backend == "gloo" ? o.interference_ms / 1e3 : 0;
   // The hooks' casts on a CPU rank are what the cluster's memory_GBps prices; a GPU's comes from
   // its datasheet (strategies/comm_hooks.cpp), not from a host loop.
-  cfg.hook_cast_elements = o.backend == "gloo" ? static_cast<std::int64_t>(std::llround(o.hook_cast_mb * 1048576 / 4)) : 0;
+  cfg.hook_bucket_elements = o.backend == "gloo" ? static_cast<std::int64_t>(std::llround(o.hook_bucket_mb * 1048576 / 4)) : 0;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   if (!o.testbed.empty())
     run_in_testbed(o, cfg);
@@ -342,10 +359,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--write-interference", o->write_interference,
                 "also write the measured slowdowns as the cluster's interference (a proxy load's: on the testbed they "
                 "did not improve DDP predictions)");
-  cmd->add_option("--hook-cast-mb", o->hook_cast_mb,
-                  "gloo: time what fp16_compress_hook does to a bucket of this many MiB (cast to fp16 and back) on "
-                  "every rank at once and write it as the device's memory_GBps, which prices the DDP comm hooks' "
-                  "kernels (0: skip, and the hooks' kernels cost nothing)")
+  cmd->add_option("--hook-bucket-mb", o->hook_bucket_mb,
+                  "gloo: time what fp16_compress_hook does to a bucket of this many MiB on every rank at once, and "
+                  "write its casts to fp16 and back as the device's memory_GBps (which prices the DDP comm hooks' "
+                  "kernels) and Gloo's fp16 sum as reduce_GBps_by_dtype.fp16 (0: skip both, and they cost nothing)")
       ->check(CLI::Range(0.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();

@@ -167,6 +167,7 @@ int Mechanics::chunks(std::int64_t bytes) const {
 
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   Mechanics m;
+  if (const double GBps = c.device.reduce_GBps_of(op.dtype); GBps > 0) m.reduce_s_per_byte = 1.0 / (GBps * 1e9);
   if (c.library != CollectiveLibrary::nccl || !op.protocol || world < 2) return m;
   const Protocol p = *op.protocol;
   const bool nvls = op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree;

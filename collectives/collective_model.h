@@ -29,6 +29,9 @@ struct Mechanics {
   // several loops of steps. 0: one loop (ideal collectives).
   std::int64_t chunk_bytes = 0;
   int slices = 1;  // synchronisations per chunk (Simple ring: 2)
+  // Seconds to reduce one incoming byte into the local buffer (device reduce_GBps for the op's
+  // element type; 0: free).
+  double reduce_s_per_byte = 0;
   double hop_latency(nccl::Hw hw) const { return hop_latency_s[static_cast<std::size_t>(hw)]; }
   // Pipeline chunks of a chain or tree channel carrying `bytes`: the protocol's chunk, or 512 KiB
   // pieces for ideal collectives (core/pipeline.h).

@@ -34,6 +34,13 @@ struct DeviceSpec {
   // Bytes per second a device reduces (reads two operands, writes one) inside a collective;
   // 0 = not modelled (reduction is free).
   double reduce_GBps = 0;
+  // The same per element type where it differs (Gloo reduces fp16 element by element in
+  // software, ~18x slower than fp32 on a CPU); a type not listed reduces at reduce_GBps.
+  std::map<DType, double> reduce_GBps_by_dtype;
+  double reduce_GBps_of(DType d) const {
+    const auto it = reduce_GBps_by_dtype.find(d);
+    return it != reduce_GBps_by_dtype.end() ? it->second : reduce_GBps;
+  }
   // CUDA compute capability (7.0 V100, 8.0 A100, 8.6 A10G, 9.0 H100); 0 = not a GPU. NCCL's
   // per-generation constants (LL128, NVLS, per-channel caps) key on it.
   double compute_capability = 0;

@@ -46,7 +46,7 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 
 void read_device(const JsonIn& d, ClusterSpec& c) {
   d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
-                "compute_capability", "pcie_GBps", "memory_GBps"});
+                "reduce_GBps_by_dtype", "compute_capability", "pcie_GBps", "memory_GBps"});
   c.device.name = d.at("name").nonempty_string();
   if (auto aliases = d.find("aliases"))
     for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
@@ -60,6 +60,12 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
                                  "speed-up is relative to, e.g. \"A100-SXM4-80GB\", or \"*\" for any trace)");
   if (auto m = d.find("memory_GB")) c.device.memory_GB = in_range(*m, 0, 1e9, false, "a memory size in GB");
   c.device.reduce_GBps = optional_bandwidth(d, "reduce_GBps");
+  if (auto by = d.find("reduce_GBps_by_dtype")) {
+    by->expect_object();
+    by->allow_only({"fp16", "bf16", "fp32", "fp64"});
+    for (DType t : {DType::fp16, DType::bf16, DType::fp32, DType::fp64})
+      if (auto v = by->find(dtype_name(t))) c.device.reduce_GBps_by_dtype[t] = bandwidth(*v);
+  }
   if (auto cc = d.find("compute_capability")) {
     c.device.compute_capability = cc->nonnegative_number();
     if (c.device.compute_capability > 0 && (c.device.compute_capability < 3 || c.device.compute_capability >= 20))
@@ -241,6 +247,7 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.device.memory_GBps > 0) j["device"]["memory_GBps"] = c.device.memory_GBps;
+  for (const auto& [t, GBps] : c.device.reduce_GBps_by_dtype) j["device"]["reduce_GBps_by_dtype"][std::string(dtype_name(t))] = GBps;
   if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy)
     j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};
   if (c.interference.active())

@@ -4,6 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include <gloo/math.h>
+#include <gloo/types.h>
+
 #include "realexec/clock.h"
 #include "realexec/half.h"
 
@@ -24,6 +27,21 @@ double cast_round_trip(std::vector<float>& grad, float inv_world) {
   return now_s() - t0;
 }
 
+// Every rank at once, after a barrier each time; rank 0's median.
+template <typename F>
+double median_every_rank(Backend& backend, int repetitions, F&& once) {
+  backend.barrier();
+  once();  // warm-up: first touch of the buffers
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, repetitions); ++r) {
+    backend.barrier();
+    times.push_back(once());
+  }
+  backend.barrier();
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 }  // namespace
 
 HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, int repetitions) {
@@ -31,16 +49,22 @@ HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, 
   m.elements = elements;
   std::vector<float> grad(static_cast<std::size_t>(elements), 1.0f);
   const float inv_world = 1.0f / static_cast<float>(std::max(1, backend.world_size()));
-  backend.barrier();
-  cast_round_trip(grad, inv_world);  // warm-up: first touch of the bucket
-  std::vector<double> times;
-  for (int r = 0; r < std::max(1, repetitions); ++r) {
-    backend.barrier();
-    times.push_back(cast_round_trip(grad, inv_world));
-  }
-  backend.barrier();
-  std::sort(times.begin(), times.end());
-  m.time_s = times[times.size() / 2];
+  m.time_s = median_every_rank(backend, repetitions, [&] { return cast_round_trip(grad, inv_world); });
+  return m;
+}
+
+ReduceMeasurement measure_fp16_reduce(Backend& backend, std::int64_t elements, int repetitions) {
+  ReduceMeasurement m;
+  m.elements = elements;
+  const auto n = static_cast<std::size_t>(elements);
+  // Values that stay finite however often they are summed: 2^-14 grows to 1 in 2^14 additions.
+  std::vector<gloo::float16> acc(n, gloo::cpu_float2half_rn(0.0f)), in(n, gloo::cpu_float2half_rn(1.0f / 16384));
+  m.time_s = median_every_rank(backend, repetitions, [&] {
+    const double t0 = now_s();
+    gloo::sum<gloo::float16>(acc.data(), in.data(), n);
+    g_cast_sink = g_cast_sink + gloo::cpu_half2float(acc[n / 2]);
+    return now_s() - t0;
+  });
   return m;
 }
 

@@ -19,4 +19,14 @@ struct HookCastMeasurement {
 // Collective over every rank (barriers); rank 0's own time is returned (every rank measures alike).
 HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, int repetitions);
 
+// How fast Gloo reduces fp16 on this machine's ranks: gloo::sum<gloo::float16>, the function
+// ProcessGroupGloo's allreduce applies to each incoming chunk of a half tensor, element by element
+// in software (fp32 runs vectorised ~18x faster, and the fitted fp32 sweeps already include it).
+struct ReduceMeasurement {
+  std::int64_t elements = 0;
+  double time_s = 0;  // rank 0's median, every rank at once
+  double incoming_GBps() const { return time_s > 0 ? 2.0 * static_cast<double>(elements) / time_s / 1e9 : 0; }
+};
+ReduceMeasurement measure_fp16_reduce(Backend& backend, std::int64_t elements, int repetitions);
+
 }  // namespace redsim::realexec

@@ -35,10 +35,10 @@ struct MicrobenchConfig {
   // Compute beside a collective (realexec/interference_bench.h): about this long a load, beside
   // an allreduce of min(max_bytes, 4 MiB); 0 = not measured.
   double interference_target_s = 0.5;
-  // The DDP comm hooks' casts (realexec/memory_bench.h) on buckets of this many fp32 elements,
-  // every rank at once; 0 = not measured.
-  std::int64_t hook_cast_elements = 0;
-  int hook_cast_repetitions = 5;
+  // fp16_compress_hook's work on a bucket of this many elements (realexec/memory_bench.h): its
+  // casts and Gloo's fp16 reduction, every rank at once; 0 = not measured.
+  std::int64_t hook_bucket_elements = 0;
+  int hook_bench_repetitions = 5;
 };
 
 struct BenchPoint {
@@ -66,6 +66,7 @@ struct MicrobenchResult {
   std::vector<PointToPointPoint> point_to_point;
   std::optional<InterferenceMeasurement> interference;
   std::optional<HookCastMeasurement> hook_casts;
+  std::optional<ReduceMeasurement> fp16_reduce;
 };
 
 using BenchSink = std::function<void(const MicrobenchResult&)>;

@@ -53,7 +53,7 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
     if (send) ctx.pace_step(m, rank, next, sent, send, send_chunk == 0);
     if (recv) ctx.pace_step(m, prev, rank, got_bytes, recv, r == 0);
     t.bytes_received += got_bytes;
-    if (toward_root) ctx.charge_reduction(got_bytes);
+    if (toward_root) ctx.charge_reduction(m, got_bytes);
   }
   return t;
 }

@@ -48,7 +48,7 @@ void tree_up(const PlanOp& op, const Channel& ch, SimContext& ctx, const sg4::Se
     for (auto& x : pending) x->wait();
     for (std::size_t k = 0; k < pending.size(); ++k) ctx.pace_step(m, ch.children[k], ch.rank, piece, pending[k], l == 0);
     t.bytes_received += piece * static_cast<std::int64_t>(ch.children.size());
-    ctx.charge_reduction(piece * static_cast<std::int64_t>(ch.children.size()));
+    ctx.charge_reduction(m, piece * static_cast<std::int64_t>(ch.children.size()));
     if (ch.parent < 0) {
       at_root->release();
       continue;

@@ -48,7 +48,7 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
         ctx.pace_step(m, prev, rank, rb, recv);
         t.bytes_sent += sb;
         t.bytes_received += rb;
-        if (scatter) ctx.charge_reduction(rb);
+        if (scatter) ctx.charge_reduction(m, rb);
       }
     }
   return t;

@@ -46,7 +46,6 @@ Model::Model(const Plan& plan, const ClusterSpec& cluster, bool allow_fold)
     wave_fold_.period_nodes = 2;
     wave_fold_.period_ranks = 2 * cluster.devices_per_node;
   }
-  if (cluster.device.reduce_GBps > 0) reduce_s_per_byte_ = 1.0 / (cluster.device.reduce_GBps * 1e9);
 }
 
 int Model::local_shift(int channel, int channels) const {

@@ -238,7 +238,6 @@ class Model {
   Fold wave_fold_;
   Fold unfolded_;
   RouteTable routes_;
-  double reduce_s_per_byte_ = 0;
   std::map<std::pair<int, int>, WorldRing> world_rings_;
   std::map<std::pair<int, int>, const Tree*> trees_;  // by (channel, channels)
   std::map<std::vector<int>, Tree> tree_by_shape_;     // by tree_shape_key; keeps Trees in place

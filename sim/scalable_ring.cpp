@@ -67,13 +67,14 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
     steps += n - 1;
   }
   const auto rate = fair_rates(routes_, routes);
+  const double reduce_s_per_byte = f.mech ? f.mech->reduce_s_per_byte : 0.0;
   double follow_s = 0, stay_s = 0;
   for (std::size_t p = 0; p < P; ++p) {
     const double a = routes_.latency_s(routes[p]);
     const int visits = follow_rs[p] + follow_ag[p];
-    follow_s += visits * (a + cmax / rate[p]) + follow_rs[p] * cmax * reduce_s_per_byte_;
+    follow_s += visits * (a + cmax / rate[p]) + follow_rs[p] * cmax * reduce_s_per_byte;
     stay_s = std::max(stay_s, steps * a + static_cast<double>(stay_rs[p] + stay_ag[p]) / rate[p] +
-                                  static_cast<double>(stay_rs[p]) * reduce_s_per_byte_);
+                                  static_cast<double>(stay_rs[p]) * reduce_s_per_byte);
   }
   Stage st;
   if (follow_s >= stay_s) {
@@ -86,7 +87,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
       fl.route = routes[p];
       fl.bytes = cmax * visits;
       fl.rounds = visits;
-      fl.post_delay_s = (visits - 1) * routes_.latency_s(fl.route) + static_cast<double>(cmax) * follow_rs[p] * reduce_s_per_byte_;
+      fl.post_delay_s = (visits - 1) * routes_.latency_s(fl.route) + static_cast<double>(cmax) * follow_rs[p] * reduce_s_per_byte;
       if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
       st.flows.push_back(fl);
     }
@@ -96,7 +97,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
       fl.route = routes[p];
       fl.bytes = stay_rs[p] + stay_ag[p];
       fl.rounds = steps;
-      fl.post_delay_s = (steps - 1) * routes_.latency_s(fl.route) + static_cast<double>(stay_rs[p]) * reduce_s_per_byte_;
+      fl.post_delay_s = (steps - 1) * routes_.latency_s(fl.route) + static_cast<double>(stay_rs[p]) * reduce_s_per_byte;
       if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
       st.flows.push_back(fl);
     }
@@ -110,7 +111,8 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   fl.route = route;
   fl.bytes = bytes;
   fl.rounds = steps;
-  fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte_;
+  const double reduce_s_per_byte = f.mech ? f.mech->reduce_s_per_byte : 0.0;
+  fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte;
   if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
   return fl;
 }
@@ -267,7 +269,7 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
   const auto& m = mech(op);
   const int P = m.chunks(bytes);
   const std::int64_t first_chunk = split_piece(bytes, P, 0);
-  const double round_extra = reduce ? static_cast<double>(bytes) / P * reduce_s_per_byte_ : 0.0;
+  const double round_extra = reduce ? static_cast<double>(bytes) / P * m.reduce_s_per_byte : 0.0;
   const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];
   const int first = reduce ? root_pos + 1 : root_pos;  // the chain's head
   // The wave: the first chunk hop by hop from the head, over the whole chain (N-1 hops) when

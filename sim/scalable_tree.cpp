@@ -71,7 +71,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
   const int P = m.chunks(bytes);
   const auto first = split_piece(bytes, P, 0), last = split_piece(bytes, P, P - 1);
   const double chunk = static_cast<double>(bytes) / P;
-  auto reduce_s = [&](int q) { return chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * reduce_s_per_byte_; };
+  auto reduce_s = [&](int q) { return chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * m.reduce_s_per_byte; };
   Stage up_wave, steady, down_wave;
   for (int q = 1; q < n; ++q) {
     const int p = t.parent[static_cast<std::size_t>(q)];
@@ -164,7 +164,7 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   for (int q = n - 1; q >= 0; --q) {
     double ready = 0;
     for (int k : t.kids[static_cast<std::size_t>(q)]) ready = std::max(ready, done[static_cast<std::size_t>(k)]);
-    ready += chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * reduce_s_per_byte_;
+    ready += chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * m.reduce_s_per_byte;
     if (q == 0) up_wave = ready;
     else done[static_cast<std::size_t>(q)] = ready + hop(t.up_edge[static_cast<std::size_t>(q)], chunk, up_rate[static_cast<std::size_t>(q)]);
   }

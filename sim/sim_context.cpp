@@ -13,14 +13,12 @@
 namespace redsim {
 
 SimContext::SimContext(const Plan& p, const ClusterSpec& c, SimPlatform plat)
-    : plan(p), cluster(c), platform(std::move(plat)) {
-  if (c.device.reduce_GBps > 0) reduce_s_per_byte_ = 1.0 / (c.device.reduce_GBps * 1e9);
-}
+    : plan(p), cluster(c), platform(std::move(plat)) {}
 
-void SimContext::charge_reduction(std::int64_t bytes) const {
+void SimContext::charge_reduction(const Mechanics& m, std::int64_t bytes) const {
   // A sleep, not an execution: reductions run beside compute (on spare SMs or a copy engine)
   // and must not steal the host's compute share in the model.
-  if (reduce_s_per_byte_ > 0 && bytes > 0) simgrid::s4u::this_actor::sleep_for(static_cast<double>(bytes) * reduce_s_per_byte_);
+  if (m.reduce_s_per_byte > 0 && bytes > 0) simgrid::s4u::this_actor::sleep_for(static_cast<double>(bytes) * m.reduce_s_per_byte);
 }
 
 simgrid::s4u::Mailbox* SimContext::mailbox(std::uint32_t stream, int channel, int phase, int rank) {

@@ -28,7 +28,7 @@ struct SimContext {
   // rank's mailbox and a get from one's own.
   simgrid::s4u::Mailbox* mailbox(std::uint32_t stream, int channel, int phase, int rank);
   // Time for reducing `bytes` of incoming data into the local buffer (device reduce_GBps).
-  void charge_reduction(std::int64_t bytes) const;
+  void charge_reduction(const Mechanics& m, std::int64_t bytes) const;
   // Ring order of a channel and each rank's position in it (cached).
   const std::vector<int>& ring(int channel, int channels);
   const std::vector<int>& ring_position(int channel, int channels);
@@ -51,7 +51,6 @@ struct SimContext {
   std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) const;
 
  private:
-  double reduce_s_per_byte_ = 0;
   std::unordered_map<std::uint32_t, Mechanics> mechanics_;
   std::map<std::pair<int, int>, double> route_latency_s_;
   std::map<std::pair<int, int>, TreeShape> trees_;

@@ -63,7 +63,7 @@ void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t byte
     for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, chunk, recvs[k], r == 0);
     t.bytes_sent += sent;
     t.bytes_received += received;
-    ctx.charge_reduction(received);
+    ctx.charge_reduction(m, received);
     if (!up && r < chunks) reduced->release();
   }
 }

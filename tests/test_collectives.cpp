@@ -113,6 +113,26 @@ TEST_CASE("hierarchical allreduce costs the sum of its three phases", "[sim][col
   }
 }
 
+TEST_CASE("an element type's own reduce throughput replaces the device's, at both fidelities", "[sim][collectives]") {
+  // Gloo sums fp16 element by element in software: an fp16 ring allreduce reduces its (N-1) S/N
+  // incoming bytes at the fp16 rate, an fp32 one at reduce_GBps.
+  const int n = 4;
+  const std::int64_t S = 40'000'000;
+  auto cluster = testing::ideal_star(n, B, alpha);
+  cluster.device.reduce_GBps = 20;
+  cluster.device.reduce_GBps_by_dtype[DType::fp16] = 0.5;
+  const double wire = 2 * (n - 1) * (alpha + static_cast<double>(S) / n / B);
+  for (auto fidelity : {Fidelity::exact, Fidelity::scalable}) {
+    CAPTURE(static_cast<int>(fidelity));
+    const SimOptions opts{false, fidelity};
+    auto plan = testing::single_allreduce_plan(n, S, 1);
+    plan.ops[0].dtype = DType::fp16;
+    CHECK(end_of(simulate(plan, cluster, opts)) == Approx(wire + (n - 1) * (S / n) / 0.5e9).epsilon(0.001));
+    plan.ops[0].dtype = DType::fp32;
+    CHECK(end_of(simulate(plan, cluster, opts)) == Approx(wire + (n - 1) * (S / n) / 20e9).epsilon(0.001));
+  }
+}
+
 TEST_CASE("reduction arithmetic is charged at the device's reduce throughput", "[sim][collectives]") {
   const int n = 8;
   const std::int64_t S = 80'000'000;

@@ -71,6 +71,19 @@ TEST_CASE("trace errors name file, path and expectation", "[core][json]") {
              Catch::StartsWith("x.json: $: malformed JSON at line 3"));
 }
 
+TEST_CASE("a cluster's reduce rate per element type round-trips and refuses what is not one", "[core][json]") {
+  auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":1,"devices_per_node":1,
+    "device":{"name":"cpu","reduce_GBps":8,"reduce_GBps_by_dtype":{"fp16":0.1}}})");
+  auto ok = cluster_from_json(c, "c.json");
+  CHECK(ok.device.reduce_GBps_of(DType::fp16) == 0.1);
+  CHECK(ok.device.reduce_GBps_of(DType::fp32) == 8);
+  CHECK(cluster_to_json(cluster_from_json(cluster_to_json(ok), "again.json")) == cluster_to_json(ok));
+  c["device"]["reduce_GBps_by_dtype"] = {{"int8", 1.0}};
+  CHECK_THAT(error_of([&] { cluster_from_json(c, "bad.json"); }), Catch::StartsWith("bad.json: $.device.reduce_GBps_by_dtype.int8: unknown member"));
+  c["device"]["reduce_GBps_by_dtype"] = {{"fp16", 0}};
+  CHECK_THAT(error_of([&] { cluster_from_json(c, "bad.json"); }), Catch::StartsWith("bad.json: $.device.reduce_GBps_by_dtype.fp16: "));
+}
+
 TEST_CASE("cluster validation rejects impossible clusters", "[core][json]") {
   auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":2,"devices_per_node":8,
     "device":{"name":"g"},"intra_node":{"fabric":"nvswitch","link_bandwidth_GBps":450,"latency_us":2},

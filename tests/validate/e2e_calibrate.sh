@@ -33,16 +33,19 @@ assert 'interference measured on every rank at once' in d['source']" "$tmp/c.jso
 grep -q "^hook casts: 6553600 elements to fp16 and back in .* memory_GBps .* written" "$tmp/c.out" || fail "no hook casts line"
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1]))
-assert d['device']['memory_GBps'] > 0 and 'fp16_compress_hook' in d['source'], d['device']" "$tmp/c.json" ||
-  fail "memory_GBps not written"
+assert d['device']['memory_GBps'] > 0 and 'fp16_compress_hook' in d['source'], d['device']
+assert d['device']['reduce_GBps_by_dtype']['fp16'] > 0 and 'gloo::sum<float16>' in d['source'], d['device']
+assert set(d['device']['reduce_GBps_by_dtype']) == {'fp16'}, d['device']" "$tmp/c.json" ||
+  fail "memory_GBps or the fp16 reduce rate not written"
+grep -q "^fp16 reduction: 6553600 elements in .* reduce_GBps_by_dtype.fp16 .* written" "$tmp/c.out" || fail "no fp16 reduction line"
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$tmp/c.json" --strategy bucketed --comm-hook fp16 \
   >"$tmp/out" 2>"$tmp/err" || fail "the calibrated cluster does not simulate the fp16 hook"
-"$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 0 --hook-cast-mb 0 \
+"$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 0 --hook-bucket-mb 0 \
   --out "$tmp/c0.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --interference-ms 0"
 ! grep -q "^interference:" "$tmp/out" || fail "--interference-ms 0 still measured interference"
-! grep -q "^hook casts" "$tmp/out" || fail "--hook-cast-mb 0 still measured the casts"
-python3 -c "import json,sys; assert 'memory_GBps' not in json.load(open(sys.argv[1]))['device']" "$tmp/c0.json" ||
-  fail "--hook-cast-mb 0 wrote memory_GBps"
+! grep -q "^hook casts" "$tmp/out" || fail "--hook-bucket-mb 0 still measured the casts"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['device']; assert 'memory_GBps' not in d and 'reduce_GBps_by_dtype' not in d" "$tmp/c0.json" ||
+  fail "--hook-bucket-mb 0 wrote memory_GBps or an fp16 reduce rate"
 "$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 100 \
   --out "$tmp/c1.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate without --write-interference"
 grep -q "^interference: .*not written" "$tmp/out" || fail "measured interference not reported as unwritten"
@@ -68,7 +71,7 @@ bad testbed "--testbed" --testbed nodes=1 --out "$tmp/x.json"
 bad fit-min "--fit-min-bytes" --ranks 2 --max-bytes 262144 --out "$tmp/x.json"
 bad fit "--fit: expected ring|all" --ranks 2 --fit some --out "$tmp/x.json"
 bad interference "--interference-ms" --ranks 2 --interference-ms -1 --out "$tmp/x.json"
-bad hook-cast "--hook-cast-mb" --ranks 2 --hook-cast-mb -1 --out "$tmp/x.json"
+bad hook-cast "--hook-bucket-mb" --ranks 2 --hook-bucket-mb -1 --out "$tmp/x.json"
 # --backend nccl without a GPU (or without NCCL in this build): one line naming the backend,
 # status 1 (no device) or 2 (not built), and no output file.
 if ! command -v nvidia-smi >/dev/null 2>&1; then
