@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -150,36 +151,29 @@ void apply_interference(const rx::InterferenceMeasurement& m, bool write, Cluste
   c.source += note;
 }
 
-// The hooks' casts, measured on every rank at once, price the comm hooks' kernels on this CPU.
-void apply_hook_casts(const rx::HookCastMeasurement& m, ClusterSpec& c) {
-  const double GBps = m.bandwidth_GBps();
-  if (!(GBps > 0) || !std::isfinite(GBps)) return;
-  c.device.memory_GBps = GBps;
-  std::printf("hook casts: %lld elements to fp16 and back in %.1f ms on every rank at once: memory_GBps %.3f written "
-              "(prices the DDP comm hooks' kernels)\n",
-              static_cast<long long>(m.elements), m.time_s * 1e3, GBps);
-  char note[256];
-  std::snprintf(note, sizeof note,
-                "; memory_GBps %.3f: fp16_compress_hook's casts of a %lld-element bucket (12 bytes per element) "
-                "measured on every rank at once",
-                GBps, static_cast<long long>(m.elements));
-  c.source += note;
-}
-
-// Gloo's fp16 reduction prices the reductions inside fp16 collectives (the fp16 hook's); fp32's
-// is already inside the bandwidth fitted to the fp32 sweeps, so it is not written.
-void apply_fp16_reduce(const rx::ReduceMeasurement& m, ClusterSpec& c) {
-  const double GBps = m.incoming_GBps();
-  if (!(GBps > 0) || !std::isfinite(GBps)) return;
-  c.device.reduce_GBps_by_dtype[DType::fp16] = GBps;
-  std::printf("fp16 reduction: %lld elements in %.1f ms on every rank at once: reduce_GBps_by_dtype.fp16 %.3f written\n",
-              static_cast<long long>(m.elements), m.time_s * 1e3, GBps);
-  char note[224];
-  std::snprintf(note, sizeof note,
-                "; reduce_GBps_by_dtype.fp16 %.3f: Gloo's fp16 sum (gloo::sum<float16>) of %lld elements measured on "
-                "every rank at once",
-                GBps, static_cast<long long>(m.elements));
-  c.source += note;
+// What fp16_compress_hook does to a bucket, measured on every rank at once: the casts price the
+// comm hooks' kernels on this CPU (memory_GBps), Gloo's fp16 sum the reductions inside fp16
+// collectives (fp32's is already inside the bandwidth fitted to the fp32 sweeps: not written).
+void apply_hook_bucket(const rx::MicrobenchResult& r, ClusterSpec& c) {
+  auto write = [&](const char* field, double GBps, double time_s, const std::string& label, const std::string& what,
+                   const std::function<void(double)>& set) {
+    if (!(GBps > 0) || !std::isfinite(GBps)) return;
+    set(GBps);
+    std::printf("%s in %.1f ms on every rank at once: %s %.3f written\n", label.c_str(), time_s * 1e3, field, GBps);
+    char note[96];
+    std::snprintf(note, sizeof note, "; %s %.3f: ", field, GBps);
+    c.source += note + what + " measured on every rank at once";
+  };
+  if (const auto& m = r.hook_casts)
+    write("memory_GBps", m->bandwidth_GBps(), m->time_s,
+          "hook casts: " + std::to_string(m->elements) + " elements to fp16 and back",
+          "fp16_compress_hook's casts of a " + std::to_string(m->elements) + "-element bucket (12 bytes per element)",
+          [&](double v) { c.device.memory_GBps = v; });
+  if (const auto& m = r.fp16_reduce)
+    write("reduce_GBps_by_dtype.fp16", m->incoming_GBps(), m->time_s,
+          "fp16 reduction: " + std::to_string(m->elements) + " elements",
+          "Gloo's fp16 sum (gloo::sum<float16>) of " + std::to_string(m->elements) + " elements",
+          [&](double v) { c.device.reduce_GBps_by_dtype[DType::fp16] = v; });
 }
 
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
@@ -194,8 +188,7 @@ void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx:
   const CalibrationRun run{o.name, o.backend, o.rate, nodes, per_node, o.iters};
   ClusterSpec c = calibrated_cluster(run, policy, fit, intra);
   if (result.interference) apply_interference(*result.interference, o.write_interference, c);
-  if (result.hook_casts) apply_hook_casts(*result.hook_casts, c);
-  if (result.fp16_reduce) apply_fp16_reduce(*result.fp16_reduce, c);
+  apply_hook_bucket(result, c);
   std::fflush(stdout);  // the fit's printf lines before write_calibrated_cluster's
   write_calibrated_cluster(c, o.out_file);
 }

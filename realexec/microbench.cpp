@@ -160,19 +160,9 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
                       static_cast<long long>(m.collective_bytes), m.collective_alone_s * 1e3, m.collective_beside_s * 1e3,
                       m.collective_slowdown(), m.collectives_beside);
       }
-      if (cfg.hook_bucket_elements > 0) {
+      if (cfg.hook_bucket_elements > 0) {  // reported by the sink (calibrate's cluster lines)
         result.hook_casts = measure_hook_casts(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
-        if (job.rank == 0 && cfg.progress)
-          std::printf("hook casts       %lld fp32 elements to fp16 and back, every rank at once: %9.1f ms, %.3f GB/s "
-                      "at 12 bytes per element\n",
-                      static_cast<long long>(result.hook_casts->elements), result.hook_casts->time_s * 1e3,
-                      result.hook_casts->bandwidth_GBps());
         result.fp16_reduce = measure_fp16_reduce(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
-        if (job.rank == 0 && cfg.progress)
-          std::printf("fp16 reduction   %lld elements (gloo::sum<float16>), every rank at once: %9.1f ms, %.3f GB/s "
-                      "of incoming data\n",
-                      static_cast<long long>(result.fp16_reduce->elements), result.fp16_reduce->time_s * 1e3,
-                      result.fp16_reduce->incoming_GBps());
       }
       backend->barrier();
       if (job.rank == 0) sink(result);
