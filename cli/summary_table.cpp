@@ -39,6 +39,19 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << (knobs.wire_dtype ? std::string(dtype_name(*knobs.wire_dtype)) : std::string("param dtype")) << ", reduce "
       << reduce_op_name(knobs.reduce_op);
   if (plan.strategy == "zero") out << ", ZeRO stage " << knobs.zero_stage << " (" << zero_impl_name(knobs.zero_impl) << ")";
+  if (plan.strategy == "bucketed" && knobs.comm_hook != CommHook::none) {
+    out << ", comm hook " << comm_hook_name(knobs.comm_hook);
+    if (knobs.comm_hook == CommHook::powersgd) {
+      // PowerSGD's matrices come from the parameters' shapes; say when the trace lacks some.
+      std::size_t reduced = 0, shaped = 0;
+      for (const auto& p : trace.params)
+        if (p.reduced()) ++reduced, shaped += p.shape ? 1 : 0;
+      out << " rank " << knobs.powersgd_rank;
+      if (shaped < reduced)
+        out << " (" << reduced - shaped << " of " << reduced
+            << " parameters without a shape in the trace: their matrices are guessed, the most square)";
+    }
+  }
   out << "\n\n";
   out << "  step time            " << ms(s.step_time_s) << "\n";
   out << "  compute time         " << ms(s.compute_time_s) << "\n";
