@@ -181,6 +181,7 @@ class Model {
     bool allgather = true;
     const Mechanics* mech = nullptr;  // the op's protocol; each step repeats per loop and slice
     int step_factor = 1;              // loops x slices
+    double reduce_s_per_byte() const { return mech ? mech->reduce_s_per_byte : 0.0; }
   };
   // Turns a flow built for ideal collectives (payload bytes, `rounds` steps paying the route's
   // latency) into one under the op's protocol: wire bytes, rounds x round_factor steps, each at

@@ -67,7 +67,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
     steps += n - 1;
   }
   const auto rate = fair_rates(routes_, routes);
-  const double reduce_s_per_byte = f.mech ? f.mech->reduce_s_per_byte : 0.0;
+  const double reduce_s_per_byte = f.reduce_s_per_byte();
   double follow_s = 0, stay_s = 0;
   for (std::size_t p = 0; p < P; ++p) {
     const double a = routes_.latency_s(routes[p]);
@@ -111,7 +111,7 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   fl.route = route;
   fl.bytes = bytes;
   fl.rounds = steps;
-  const double reduce_s_per_byte = f.mech ? f.mech->reduce_s_per_byte : 0.0;
+  const double reduce_s_per_byte = f.reduce_s_per_byte();
   fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte;
   if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
   return fl;

@@ -158,7 +158,7 @@ std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trac
   std::vector<std::uint32_t> done;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     // The bucket is ready when the hook's call has run (add_compute_pass, hook_call_s).
-    const auto ready = pass.bucket_ready_ops.empty() ? bucket_ready_op(trace, pass, buckets[b]) : pass.bucket_ready_ops[b];
+    const auto ready = pass.bucket_ready_ops.at(b);
     const int i = static_cast<int>(b);
     if (knobs.comm_hook == CommHook::powersgd) {
       auto d = add_powersgd_bucket(plan, trace, knobs, buckets[b], i, ready, mem_Bps);

@@ -39,7 +39,7 @@ std::vector<double> hook_call_s(const ModelTrace& trace, const ClusterSpec& clus
                                 const std::vector<GradBucket>& buckets);
 
 // Adds the hooked collectives of every bucket (on "comm0" and, for PowerSGD's Q, "comm1") after
-// the hook's call (the pass's bucket_ready_ops), and the futures' callbacks (the cast back,
+// the hook's call (the bucket_ready_ops of a pass built with these buckets), and the futures' callbacks (the cast back,
 // PowerSGD's Q = M^T P and decompression) on the "comm_hook" stream; returns the ops the optimizer
 // waits for.
 std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,

@@ -35,20 +35,8 @@ std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket)
   return layer;
 }
 
-std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cluster, const std::vector<GradBucket>& buckets,
-                                               std::vector<std::uint32_t> deps, const std::string& prefix) {
-  const double s = bucket_copy_out_s(cluster, buckets);
-  if (s <= 0) return deps;
-  PlanOp op;
-  op.kind = OpKind::framework;
-  op.name = prefix + "framework:copy-out";
-  op.stream = plan.stream_index("compute");
-  op.duration_s = s;
-  op.deps = std::move(deps);
-  return {plan.add(std::move(op))};
-}
-
 namespace {
+// An op of the compute stream: a framework cost or the hook's call, timed by the cluster device.
 PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, double duration_s) {
   PlanOp op;
   op.kind = kind;
@@ -58,6 +46,15 @@ PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, do
   return op;
 }
 }  // namespace
+
+std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cluster, const std::vector<GradBucket>& buckets,
+                                               std::vector<std::uint32_t> deps, const std::string& prefix) {
+  const double s = bucket_copy_out_s(cluster, buckets);
+  if (s <= 0) return deps;
+  PlanOp op = compute_stream_op(OpKind::framework, prefix + "framework:copy-out", plan.stream_index("compute"), s);
+  op.deps = std::move(deps);
+  return {plan.add(std::move(op))};
+}
 
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,

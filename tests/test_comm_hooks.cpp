@@ -156,12 +156,7 @@ TEST_CASE("the hook's own call runs on the compute stream, in order with backwar
   k.comm_hook = CommHook::fp16;
   auto plan = make_strategy("bucketed")->plan(trace, cluster, k);
   const auto tl = simulate(plan, cluster);
-  auto op = [&](const std::string& name) {
-    for (std::size_t i = 0; i < plan.ops.size(); ++i)
-      if (plan.ops[i].name == name) return i;
-    FAIL("no op " << name);
-    return std::size_t{0};
-  };
+  auto op = [&](const std::string& name) { return testing::op_index(plan, name); };
   const double cast_s = numel * 6.0 / 1e9;
   const auto call0 = op("hook:call:bucket0"), call1 = op("hook:call:bucket1");
   CHECK(plan.ops[call0].stream == plan.stream_index("compute"));

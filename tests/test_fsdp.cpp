@@ -105,12 +105,7 @@ TEST_CASE("fsdp's hooks: gather before compute, reduce-scatter after, prefetch p
   auto cluster = testing::ideal_star(4, 1e10, 1e-6);
   Knobs k;
   auto plan = make_strategy("fsdp")->plan(trace, cluster, k);
-  auto by_name = [&](const std::string& name) -> const PlanOp& {
-    for (const auto& op : plan.ops)
-      if (op.name == name) return op;
-    FAIL("no op " << name);
-    return plan.ops.front();
-  };
+  auto by_name = [&](const std::string& name) -> const PlanOp& { return plan.ops[testing::op_index(plan, name)]; };
   auto depends = [&](const PlanOp& op, const std::string& dep) {
     for (auto d : op.deps)
       if (plan.ops[d].name == dep) return true;

@@ -1,6 +1,7 @@
 #include "tests/test_support.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/cluster_json.h"
 #include "core/error.h"
@@ -61,6 +62,12 @@ Plan single_collective_plan(int world, OpKind kind, Algorithm algorithm, std::in
   p.ops[0].algorithm = algorithm;
   p.ops[0].root = root;
   return p;
+}
+
+std::size_t op_index(const Plan& plan, const std::string& name) {
+  for (std::size_t i = 0; i < plan.ops.size(); ++i)
+    if (plan.ops[i].name == name) return i;
+  throw std::runtime_error("no op named " + name + " in the plan");
 }
 
 Plan single_allreduce_plan(int world, std::int64_t bytes, int channels) {

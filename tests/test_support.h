@@ -38,6 +38,9 @@ Plan single_allreduce_plan(int world, std::int64_t bytes, int channels);
 // forward/backward times; batch 1.
 ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, double backward_s, double optimizer_s);
 
+// The index of the op named `name` in `plan`; throws (failing the test) when there is none.
+std::size_t op_index(const Plan& plan, const std::string& name);
+
 // The latest end of any op on any rank: a simulated collective's completion time.
 double end_of(const Timeline& tl);
 // Bytes sent by all ranks over all ops.
