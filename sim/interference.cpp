@@ -5,42 +5,60 @@
 namespace redsim {
 namespace sg4 = simgrid::s4u;
 
-DeviceActivity::DeviceActivity(const InterferenceSpec& spec) : spec_(spec) {}
+DeviceActivity::DeviceActivity(const InterferenceSpec& spec, bool shares_cpu) : spec_(spec), shares_cpu_(shares_cpu) {}
 
 double DeviceActivity::compute_busy_s() const {
   return busy_before_s_ + (computing_ > 0 ? sg4::Engine::get_clock() - busy_since_s_ : 0.0);
 }
 
-template <class Slowed>
-void DeviceActivity::run_at_rate(double work_s, double slowdown, Slowed slowed) {
+double DeviceActivity::share() const {
+  const int jobs = computing_ + reducing_;
+  return shares_cpu_ && jobs > 1 ? 1.0 / jobs : 1.0;
+}
+
+template <class Rate>
+void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
   if (work_s <= 0) return;
-  if (slowdown == 1.0) {
+  if (!varies) {  // nothing can change the rate: one plain sleep
     sg4::this_actor::sleep_for(work_s);
     return;
   }
   std::unique_lock<sg4::Mutex> lock(*mutex_);
   double left_s = work_s;
-  // Each change of the other side's activity wakes the loop to apply the new rate.
+  // Each change of the device's activity wakes the loop to apply the new rate.
   while (left_s > 0) {
-    const double rate = slowed() ? 1.0 / slowdown : 1.0;
+    const double r = rate();
     const double t0 = sg4::Engine::get_clock();
-    if (changed_->wait_until(lock, t0 + left_s / rate) == std::cv_status::timeout) return;
-    left_s -= (sg4::Engine::get_clock() - t0) * rate;
+    if (changed_->wait_until(lock, t0 + left_s / r) == std::cv_status::timeout) return;
+    left_s -= (sg4::Engine::get_clock() - t0) * r;
   }
 }
 
+template <class Body>
+void DeviceActivity::as_job(int& counter, Body body) {
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (&counter == &computing_ && computing_ == 0) busy_since_s_ = sg4::Engine::get_clock();
+    ++counter;
+  }
+  changed_->notify_all();
+  body();
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (--counter == 0 && &counter == &computing_) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
+  }
+  changed_->notify_all();
+}
+
 void DeviceActivity::run_compute(double work_s) {
-  {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (computing_++ == 0) busy_since_s_ = sg4::Engine::get_clock();
-  }
-  changed_->notify_all();
-  run_at_rate(work_s, spec_.compute_slowdown, [this] { return collectives_ > 0; });
-  {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (--computing_ == 0) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
-  }
-  changed_->notify_all();
+  as_job(computing_, [&] {
+    run_at_rate(work_s, shares_cpu_ || spec_.compute_slowdown != 1.0, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+  });
+}
+
+void DeviceActivity::run_reduction(double work_s) {
+  if (work_s <= 0) return;
+  as_job(reducing_, [&] { run_at_rate(work_s, true, [this] { return share(); }); });
 }
 
 double DeviceActivity::begin_collective() {
@@ -61,7 +79,7 @@ void DeviceActivity::finish_collective(double mark) {
     // The network part ran at full speed; beside compute it should have run at 1/slowdown.
     lost_s = (compute_busy_s() - mark) * (1.0 - 1.0 / spec_.collective_slowdown);
   }
-  run_at_rate(lost_s, spec_.collective_slowdown, [this] { return computing_ > 0; });
+  run_at_rate(lost_s, spec_.collective_slowdown != 1.0, [this] { return computing_ > 0 ? 1.0 / spec_.collective_slowdown : 1.0; });
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     --collectives_;

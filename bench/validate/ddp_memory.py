@@ -8,7 +8,8 @@ and optimizer state exist: parameters from the module, gradients from .grad, opt
 from the optimizer that holds it (ZeroRedundancyOptimizer's local one: this rank's partition),
 DDP's buckets from DDP's own logging data (bucket_sizes, bytes: with gradient_as_bucket_view=False
 DDP keeps them besides the gradients), PowerSGD's error feedback and P/Q matrices from its state.
-A 16-bit hook's compressed copies live only while a bucket is in flight and are not counted.
+The fp16 hook's compressed copies live only while a bucket is in flight: their peak over the
+steps is tracked from each hook call to its future's completion (ddp_variants.Fp16InFlight).
 """
 
 
@@ -54,9 +55,12 @@ def bucket_bytes(ddp):
 
 
 def hook_state_bytes(torch, state):
-    """PowerSGD: error feedback per bucket and the P and Q matrices it keeps warm between steps."""
+    """PowerSGD: error feedback per bucket and the P and Q matrices it keeps warm between steps;
+    the fp16 hook: the most bytes of compressed copies in flight at once."""
     if state is None:
         return 0
+    if hasattr(state, "peak_bytes"):
+        return state.peak_bytes
     total = 0
     for name in ("error_dict", "p_memory_dict", "q_memory_dict"):
         total += _state_bytes(torch, getattr(state, name, {}))

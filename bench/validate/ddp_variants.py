@@ -98,6 +98,36 @@ VARIANTS = ("bucketed", "accumulate", "zero", "localsgd", "fp16-hook", "powersgd
 Built = collections.namedtuple("Built", "ddp opt inner_opt hook_state micro period")
 
 
+class Fp16InFlight:
+    """fp16_compress_hook, run as is, with its compressed copies tracked: the hook makes one fp16
+    copy of each bucket (buffer.to(torch.float16), 2 bytes per element) and frees it when its
+    future's decompress callback has copied the result back. The bytes of the copies alive at once,
+    from each hook call until its future completes, peak at `peak_bytes` (ddp_memory.py)."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()  # the futures complete on Gloo's worker threads
+        self.now_bytes = 0
+        self.peak_bytes = 0
+
+    def hook(self, state, bucket):
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        copy_bytes = bucket.buffer().numel() * 2
+        with self.lock:
+            self.now_bytes += copy_bytes
+            self.peak_bytes = max(self.peak_bytes, self.now_bytes)
+        fut = default_hooks.fp16_compress_hook(state, bucket)
+
+        def done(f):
+            with self.lock:
+                self.now_bytes -= copy_bytes
+            return f.value()
+
+        return fut.then(done)
+
+
 def make_optimizer(torch, args):
     if args.optimizer == "adam":
         return torch.optim.Adam, dict(lr=1e-3)
@@ -135,9 +165,8 @@ def build(torch, model, args, pg):
         opt = PostLocalSGDOptimizer(optim=inner, averager=PeriodicModelAverager(period=period, warmup_steps=0))
         return Built(ddp, opt, inner, None, micro, period)
     if args.variant == "fp16-hook":
-        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-
-        ddp.register_comm_hook(pg, default_hooks.fp16_compress_hook)
+        hook_state = Fp16InFlight()
+        ddp.register_comm_hook(pg, hook_state.hook)
     elif args.variant == "powersgd":
         from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
 

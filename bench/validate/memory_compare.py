@@ -7,7 +7,8 @@ communication buffers: the figure simulate and tune print) is set against what t
 rank held in PyTorch:
 
   - tensors: parameters, gradients, this rank's optimizer state, DDP's buckets plus the comm hook's
-    persistent state, counted from the tensors themselves (ddp_memory.py);
+    state (PowerSGD's matrices; the fp16 hook's compressed copies at their peak in flight),
+    counted from the tensors themselves (ddp_memory.py);
   - RSS growth: the rank's peak resident memory (VmHWM) minus its resident memory before the model
     existed, i.e. the model state plus what the model leaves out (activations, allocator slack,
     Gloo's buffers, autograd's graph).

@@ -65,7 +65,9 @@ assert len(ranks) == 2
 for r in ranks:
     assert r["params_bytes"] == P and r["grads_bytes"] == P and r["bucket_bytes"] == P, r
     assert 2 * P <= r["optimizer_bytes"] <= 2 * P + 62 * 8, r
-    assert r["hook_bytes"] == 0 and r["peak_rss_bytes"] > r["rss_before_model_bytes"] > 0, r
+    # The hook's fp16 copies in flight at their peak: some bucket's, at most every gradient's.
+    assert 0 < r["hook_bytes"] <= P // 2 and r["hook_bytes"] % 2 == 0, r
+    assert r["peak_rss_bytes"] > r["rss_before_model_bytes"] > 0, r
 PY
 v --measured "$tmp/fp16.json" --strategy bucketed --bucket-mb 25 --comm-hook fp16 --max-error 1000 ||
   fail "validate fp16-hook: exit $?"
