@@ -5,16 +5,13 @@
 namespace redsim {
 namespace sg4 = simgrid::s4u;
 
-DeviceActivity::DeviceActivity(const InterferenceSpec& spec, bool shares_cpu) : spec_(spec), shares_cpu_(shares_cpu) {}
+DeviceActivity::DeviceActivity(const InterferenceSpec& spec) : spec_(spec) {}
 
 double DeviceActivity::compute_busy_s() const {
   return busy_before_s_ + (computing_ > 0 ? sg4::Engine::get_clock() - busy_since_s_ : 0.0);
 }
 
-double DeviceActivity::share() const {
-  const int jobs = computing_ + reducing_;
-  return shares_cpu_ && jobs > 1 ? 1.0 / jobs : 1.0;
-}
+double DeviceActivity::share() const { return computing_ > 1 ? 1.0 / computing_ : 1.0; }
 
 template <class Rate>
 void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
@@ -34,31 +31,23 @@ void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
   }
 }
 
-template <class Body>
-void DeviceActivity::as_job(int& counter, Body body) {
-  {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (&counter == &computing_ && computing_ == 0) busy_since_s_ = sg4::Engine::get_clock();
-    ++counter;
-  }
-  changed_->notify_all();
-  body();
-  {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (--counter == 0 && &counter == &computing_) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
-  }
-  changed_->notify_all();
-}
-
 void DeviceActivity::run_compute(double work_s) {
-  as_job(computing_, [&] {
-    run_at_rate(work_s, shares_cpu_ || spec_.compute_slowdown != 1.0, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
-  });
-}
-
-void DeviceActivity::run_reduction(double work_s) {
-  if (work_s <= 0) return;
-  as_job(reducing_, [&] { run_at_rate(work_s, true, [this] { return share(); }); });
+  // Others are woken only when their rate changes: another compute op's share, or a collective's
+  // make-up while compute runs.
+  bool wake = false;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (computing_++ == 0) busy_since_s_ = sg4::Engine::get_clock();
+    wake = computing_ > 1 || spec_.collective_slowdown != 1.0;
+  }
+  if (wake) changed_->notify_all();
+  run_at_rate(work_s, true, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    if (--computing_ == 0) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
+    wake = computing_ > 0 || spec_.collective_slowdown != 1.0;
+  }
+  if (wake) changed_->notify_all();
 }
 
 double DeviceActivity::begin_collective() {
@@ -68,7 +57,7 @@ double DeviceActivity::begin_collective() {
     ++collectives_;
     mark = compute_busy_s();
   }
-  changed_->notify_all();
+  if (spec_.compute_slowdown != 1.0) changed_->notify_all();
   return mark;
 }
 
@@ -84,7 +73,7 @@ void DeviceActivity::finish_collective(double mark) {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     --collectives_;
   }
-  changed_->notify_all();
+  if (spec_.compute_slowdown != 1.0) changed_->notify_all();
 }
 
 }  // namespace redsim

@@ -6,9 +6,9 @@
 // same rate rule. So on an otherwise idle device a collective of D seconds that has compute
 // beside it throughout takes D x collective_slowdown, and compute beside a collective throughout
 // takes its duration x compute_slowdown.
-// A CPU device (DeviceSpec::shares_cpu) is also one processor shared equally by whatever work it
-// has at once: its compute ops, on any stream, and its collectives' reductions, which Gloo runs
-// on the same cores (collectives/reduction_work.h). Two such jobs each progress at half speed.
+// Compute ops a device runs at once on different streams (a comm hook's callbacks beside
+// backward) share it equally: two such ops each progress at half speed, as the exact fidelity's
+// SimGrid host shares its executions when there is no interference.
 #pragma once
 #include <simgrid/s4u.hpp>
 #include <vector>
@@ -19,13 +19,11 @@ namespace redsim {
 
 class DeviceActivity {
  public:
-  DeviceActivity(const InterferenceSpec& spec, bool shares_cpu);
+  explicit DeviceActivity(const InterferenceSpec& spec);
 
   // A compute op of `work_s` seconds alone: returns when it is done, slowed while a collective
-  // runs and, on a shared CPU, sharing it with the device's other jobs.
+  // runs and sharing the device with its other compute ops.
   void run_compute(double work_s);
-  // A collective's reduction of `work_s` seconds alone, after its network part, on a shared CPU.
-  void run_reduction(double work_s);
   // Around a collective: begin when it starts (the mark it returns goes to finish); finish after
   // its network part, which makes up the progress lost to compute since begin (itself slowed
   // while compute runs). Several collectives (streams) may run at once.
@@ -34,20 +32,15 @@ class DeviceActivity {
 
  private:
   double compute_busy_s() const;  // compute's busy time so far, for the overlap of a collective
-  double share() const;           // the fraction of the device one job gets now
+  double share() const;           // the fraction of the device one compute op gets now
   // Runs `work_s` at rate(), re-read whenever the device's activity changes (a plain sleep when
   // nothing `varies` it) until it is done.
   template <class Rate>
   void run_at_rate(double work_s, bool varies, Rate rate);
-  // Counts a job of the device (compute or reduction) in while it runs.
-  template <class Body>
-  void as_job(int& counter, Body body);
 
   InterferenceSpec spec_;
-  bool shares_cpu_ = false;
   int collectives_ = 0;
   int computing_ = 0;
-  int reducing_ = 0;
   double busy_before_s_ = 0;  // compute busy time up to busy_since_s_
   double busy_since_s_ = 0;
   simgrid::s4u::MutexPtr mutex_ = simgrid::s4u::Mutex::create();

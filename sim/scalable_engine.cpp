@@ -14,7 +14,6 @@
 #include <xbt/log.h>
 
 #include "sim/interference.h"
-#include "collectives/reduction_work.h"
 #include "sim/platform.h"
 #include "sim/scalable_model.h"
 
@@ -273,16 +272,9 @@ class StepRun {
         stream_ops_(plan.streams.size()),
         isolated_(collective_streams(plan) <= 1) {
     for (const auto& op : plan.ops) stream_ops_[op.stream].push_back(op.id);
-    // Every rank's device is alike (SPMD): one activity stands for all (sim/interference.h).
-    // A CPU rank's reductions run before each collective's network part, beside its compute
-    // (collectives/reduction_work.h).
-    const bool shares_cpu = reductions_share_cpu(cluster);
-    if (cluster.interference.active() || shares_cpu) device_.emplace(cluster.interference, shares_cpu);
-    if (shares_cpu) {
-      reduction_s_.assign(plan.ops.size(), 0.0);
-      for (const auto& op : plan.ops)
-        if (op_kind_is_collective(op.kind) && op.group_size <= 0) reduction_s_[op.id] = reduction_s_per_rank(op, cluster, world_);
-    }
+    // Every rank's device is alike (SPMD): one activity stands for all, and shares it among the
+    // compute ops of its streams, as the exact fidelity's hosts do (sim/interference.h).
+    device_.emplace(cluster.interference);
   }
 
   Timeline run(sg4::Engine& engine) {
@@ -386,7 +378,6 @@ class StepRun {
       // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
       const auto& mech = model_.mech(op);
       if (const double t = cluster_.launch_us(op.kind) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
-      if (!reduction_s_.empty()) device_->run_reduction(reduction_s_[op.id]);
       if (world_ > 1 && long_chain) run_chain(op, s);
       else if (world_ > 1) run_collective(op, s);
     } else if (device_) {
@@ -464,7 +455,6 @@ class StepRun {
   std::vector<std::vector<std::uint32_t>> stream_ops_;
   const bool isolated_;
   std::optional<DeviceActivity> device_;
-  std::vector<double> reduction_s_;  // by op, on a CPU rank (empty elsewhere)
   std::map<ComputedKey, ComputedOp> computed_;
   std::map<ChainKey, double> chain_took_s_;
 };

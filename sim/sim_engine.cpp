@@ -14,7 +14,6 @@
 #include "sim/child_process.h"
 #include "sim/grouped_collectives.h"
 #include "sim/interference.h"
-#include "collectives/reduction_work.h"
 #include "sim/platform.h"
 #include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
@@ -223,18 +222,13 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
   Timeline tl("simulated", world, plan.ops.size());
   std::vector<RankState> ranks(static_cast<std::size_t>(world));
   for (auto& r : ranks) r.done.assign(plan.ops.size(), 0);
-  // Without interference on a GPU compute is a plain execution, as before (sim/interference.h).
-  const bool shares_cpu = reductions_share_cpu(cluster);
+  // Without interference compute is a plain execution, as before (sim/interference.h): a rank's
+  // host shares it among the rank's streams, as a device's activity does.
   std::vector<DeviceActivity> devices;
-  if (cluster.interference.active() || shares_cpu) {
+  if (cluster.interference.active()) {
     devices.reserve(static_cast<std::size_t>(world));
-    for (int r = 0; r < world; ++r) devices.emplace_back(cluster.interference, shares_cpu);  // a mutex each
+    for (int r = 0; r < world; ++r) devices.emplace_back(cluster.interference);  // a mutex each
   }
-  // A CPU rank's reductions, before each collective's network part (collectives/reduction_work.h).
-  std::vector<double> reduction_s(plan.ops.size());
-  if (shares_cpu)
-    for (const auto& op : plan.ops)
-      if (op_kind_is_collective(op.kind) && op.group_size <= 0) reduction_s[op.id] = reduction_s_per_rank(op, cluster, world);
   const auto barriers = collective_barriers(plan);
 
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
@@ -264,7 +258,6 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
         const auto& mech = ctx.mechanics(op);
         // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
         if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
-        if (device) device->run_reduction(reduction_s[id]);
         auto tally = sim_collective_for(op).run(op, rank, ctx);
         if (device) device->finish_collective(mark);
         t.bytes_sent = ctx.wire_bytes(mech, tally.bytes_sent);
