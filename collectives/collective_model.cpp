@@ -8,6 +8,7 @@
 
 #include "collectives/cluster_subset.h"
 #include "collectives/nccl_tuning.h"
+#include "collectives/reduction_work.h"
 #include "core/error.h"
 #include "core/pipeline.h"
 
@@ -167,7 +168,10 @@ int Mechanics::chunks(std::int64_t bytes) const {
 
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   Mechanics m;
-  if (const double GBps = c.device.reduce_GBps_of(op.dtype); GBps > 0) m.reduce_s_per_byte = 1.0 / (GBps * 1e9);
+  // On a CPU rank the reductions are charged after the network part, on the device
+  // (collectives/reduction_work.h).
+  if (const double GBps = c.device.reduce_GBps_of(op.dtype); GBps > 0 && !reductions_share_cpu(c))
+    m.reduce_s_per_byte = 1.0 / (GBps * 1e9);
   if (c.library != CollectiveLibrary::nccl || !op.protocol || world < 2) return m;
   const Protocol p = *op.protocol;
   const bool nvls = op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree;

@@ -11,7 +11,10 @@ double DeviceActivity::compute_busy_s() const {
   return busy_before_s_ + (computing_ > 0 ? sg4::Engine::get_clock() - busy_since_s_ : 0.0);
 }
 
-double DeviceActivity::share() const { return computing_ > 1 ? 1.0 / computing_ : 1.0; }
+double DeviceActivity::share() const {
+  const int jobs = computing_ + reducing_;
+  return jobs > 1 ? 1.0 / jobs : 1.0;
+}
 
 template <class Rate>
 void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
@@ -31,23 +34,37 @@ void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
   }
 }
 
-void DeviceActivity::run_compute(double work_s) {
-  // Others are woken only when their rate changes: another compute op's share, or a collective's
+template <class Body>
+void DeviceActivity::as_job(int& counter, Body body) {
+  // Others are woken only when their rate changes: another job's share, or a collective's
   // make-up while compute runs.
+  const bool compute = &counter == &computing_;
   bool wake = false;
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (computing_++ == 0) busy_since_s_ = sg4::Engine::get_clock();
-    wake = computing_ > 1 || spec_.collective_slowdown != 1.0;
+    if (compute && computing_ == 0) busy_since_s_ = sg4::Engine::get_clock();
+    ++counter;
+    wake = computing_ + reducing_ > 1 || (compute && spec_.collective_slowdown != 1.0);
   }
   if (wake) changed_->notify_all();
-  run_at_rate(work_s, true, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+  body();
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
-    if (--computing_ == 0) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
-    wake = computing_ > 0 || spec_.collective_slowdown != 1.0;
+    if (--counter == 0 && compute) busy_before_s_ += sg4::Engine::get_clock() - busy_since_s_;
+    wake = computing_ + reducing_ > 0 || (compute && spec_.collective_slowdown != 1.0);
   }
   if (wake) changed_->notify_all();
+}
+
+void DeviceActivity::run_compute(double work_s) {
+  as_job(computing_, [&] {
+    run_at_rate(work_s, true, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+  });
+}
+
+void DeviceActivity::run_reduction(double work_s) {
+  if (work_s <= 0) return;
+  as_job(reducing_, [&] { run_at_rate(work_s, true, [this] { return share(); }); });
 }
 
 double DeviceActivity::begin_collective() {

@@ -6,9 +6,10 @@
 // same rate rule. So on an otherwise idle device a collective of D seconds that has compute
 // beside it throughout takes D x collective_slowdown, and compute beside a collective throughout
 // takes its duration x compute_slowdown.
-// Compute ops a device runs at once on different streams (a comm hook's callbacks beside
-// backward) share it equally: two such ops each progress at half speed, as the exact fidelity's
-// SimGrid host shares its executions when there is no interference.
+// The jobs a device runs at once share it equally: compute ops on different streams (a comm
+// hook's callbacks beside backward), as the exact fidelity's SimGrid host shares its executions,
+// and on a CPU rank its collectives' reductions, which Gloo runs on the same cores
+// (collectives/reduction_work.h). Two such jobs each progress at half speed.
 #pragma once
 #include <simgrid/s4u.hpp>
 #include <vector>
@@ -22,8 +23,10 @@ class DeviceActivity {
   explicit DeviceActivity(const InterferenceSpec& spec);
 
   // A compute op of `work_s` seconds alone: returns when it is done, slowed while a collective
-  // runs and sharing the device with its other compute ops.
+  // runs and sharing the device with its other jobs.
   void run_compute(double work_s);
+  // A CPU rank's reductions of `work_s` seconds alone, before a collective's network part.
+  void run_reduction(double work_s);
   // Around a collective: begin when it starts (the mark it returns goes to finish); finish after
   // its network part, which makes up the progress lost to compute since begin (itself slowed
   // while compute runs). Several collectives (streams) may run at once.
@@ -32,15 +35,20 @@ class DeviceActivity {
 
  private:
   double compute_busy_s() const;  // compute's busy time so far, for the overlap of a collective
-  double share() const;           // the fraction of the device one compute op gets now
+  double share() const;           // the fraction of the device one job gets now
   // Runs `work_s` at rate(), re-read whenever the device's activity changes (a plain sleep when
   // nothing `varies` it) until it is done.
   template <class Rate>
   void run_at_rate(double work_s, bool varies, Rate rate);
+  // Counts a job (compute or reduction) in while `body` runs it; wakes the others when their
+  // rate changes.
+  template <class Body>
+  void as_job(int& counter, Body body);
 
   InterferenceSpec spec_;
   int collectives_ = 0;
   int computing_ = 0;
+  int reducing_ = 0;
   double busy_before_s_ = 0;  // compute busy time up to busy_since_s_
   double busy_since_s_ = 0;
   simgrid::s4u::MutexPtr mutex_ = simgrid::s4u::Mutex::create();

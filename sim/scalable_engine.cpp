@@ -14,6 +14,7 @@
 #include <xbt/log.h>
 
 #include "sim/interference.h"
+#include "collectives/reduction_work.h"
 #include "sim/platform.h"
 #include "sim/scalable_model.h"
 
@@ -275,6 +276,13 @@ class StepRun {
     // Every rank's device is alike (SPMD): one activity stands for all, and shares it among the
     // compute ops of its streams, as the exact fidelity's hosts do (sim/interference.h).
     device_.emplace(cluster.interference);
+    // A CPU rank's reductions run on it before each collective's network part
+    // (collectives/reduction_work.h).
+    if (reductions_share_cpu(cluster)) {
+      reduction_s_.assign(plan.ops.size(), 0.0);
+      for (const auto& op : plan.ops)
+        if (op_kind_is_collective(op.kind) && op.group_size <= 0) reduction_s_[op.id] = reduction_s_per_rank(op, cluster, world_);
+    }
   }
 
   Timeline run(sg4::Engine& engine) {
@@ -378,6 +386,7 @@ class StepRun {
       // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
       const auto& mech = model_.mech(op);
       if (const double t = cluster_.launch_us(op.kind) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
+      if (!reduction_s_.empty()) device_->run_reduction(reduction_s_[op.id]);
       if (world_ > 1 && long_chain) run_chain(op, s);
       else if (world_ > 1) run_collective(op, s);
     } else if (device_) {
@@ -455,6 +464,7 @@ class StepRun {
   std::vector<std::vector<std::uint32_t>> stream_ops_;
   const bool isolated_;
   std::optional<DeviceActivity> device_;
+  std::vector<double> reduction_s_;  // by op, on a CPU rank (empty elsewhere)
   std::map<ComputedKey, ComputedOp> computed_;
   std::map<ChainKey, double> chain_took_s_;
 };

@@ -14,6 +14,7 @@
 #include "sim/child_process.h"
 #include "sim/grouped_collectives.h"
 #include "sim/interference.h"
+#include "collectives/reduction_work.h"
 #include "sim/platform.h"
 #include "sim/ring_pass.h"
 #include "sim/scalable_engine.h"
@@ -204,6 +205,44 @@ void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>&
   t.bytes_received = g.bytes_received[i];
 }
 
+// A collective on one rank: the host's launch, then the protocol's base latency (NCCL's
+// baseLat), a CPU rank's reductions, then the steps.
+void run_collective(const PlanOp& op, int rank, SimContext& ctx, const std::vector<sg4::BarrierPtr>& barriers,
+                    double reduction_s, OpTiming& t, DeviceActivity* device) {
+  if (!barriers.empty()) barriers[0]->wait();
+  t.start_s = sg4::Engine::get_clock();
+  const double mark = device ? device->begin_collective() : 0;
+  const auto& mech = ctx.mechanics(op);
+  if (const double s = ctx.cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
+  if (device) device->run_reduction(reduction_s);
+  auto tally = sim_collective_for(op).run(op, rank, ctx);
+  if (device) device->finish_collective(mark);
+  t.bytes_sent = ctx.wire_bytes(mech, tally.bytes_sent);
+  t.bytes_received = ctx.wire_bytes(mech, tally.bytes_received);
+}
+
+// Each rank's device activity, where compute needs more than a plain execution: interference,
+// or a CPU rank, whose reductions share it with compute (sim/interference.h,
+// collectives/reduction_work.h). Without them a GPU's compute is a plain execution, as before:
+// a rank's host shares it among the rank's streams, as a device's activity does.
+struct RankDevices {
+  std::vector<DeviceActivity> activity;  // empty: plain executions
+  std::vector<double> reduction_s;       // by op: a CPU rank's reductions
+};
+RankDevices rank_devices(const Plan& plan, const ClusterSpec& cluster) {
+  RankDevices d;
+  d.reduction_s.assign(plan.ops.size(), 0.0);
+  const bool cpu = reductions_share_cpu(cluster);
+  if (!cluster.interference.active() && !cpu) return d;
+  d.activity.reserve(static_cast<std::size_t>(plan.world_size));
+  for (int r = 0; r < plan.world_size; ++r) d.activity.emplace_back(cluster.interference);  // a mutex each
+  if (cpu)
+    for (const auto& op : plan.ops)
+      if (op_kind_is_collective(op.kind) && op.group_size <= 0)
+        d.reduction_s[op.id] = reduction_s_per_rank(op, cluster, plan.world_size);
+  return d;
+}
+
 Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster, const SimOptions& options,
                                    const GroupedTimings& grouped) {
   if (!options.sim_log) xbt_log_control_set("root.thresh:critical");
@@ -222,13 +261,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
   Timeline tl("simulated", world, plan.ops.size());
   std::vector<RankState> ranks(static_cast<std::size_t>(world));
   for (auto& r : ranks) r.done.assign(plan.ops.size(), 0);
-  // Without interference compute is a plain execution, as before (sim/interference.h): a rank's
-  // host shares it among the rank's streams, as a device's activity does.
-  std::vector<DeviceActivity> devices;
-  if (cluster.interference.active()) {
-    devices.reserve(static_cast<std::size_t>(world));
-    for (int r = 0; r < world; ++r) devices.emplace_back(cluster.interference);  // a mutex each
-  }
+  auto devices = rank_devices(plan, cluster);
   const auto barriers = collective_barriers(plan);
 
   std::vector<std::vector<std::uint32_t>> stream_ops(plan.streams.size());
@@ -236,7 +269,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
 
   auto stream_loop = [&](int rank, std::size_t stream) {
     auto& rs = ranks[static_cast<std::size_t>(rank)];
-    DeviceActivity* device = devices.empty() ? nullptr : &devices[static_cast<std::size_t>(rank)];
+    DeviceActivity* device = devices.activity.empty() ? nullptr : &devices.activity[static_cast<std::size_t>(rank)];
     for (auto id : stream_ops[stream]) {
       const auto& op = plan.ops[id];
       {
@@ -252,16 +285,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       if (op_kind_is_collective(op.kind) && op.group_size > 0) {
         run_grouped(op, rank, barriers[id], grouped.at(id), t, device);
       } else if (op_kind_is_collective(op.kind)) {
-        if (!barriers[id].empty()) barriers[id][0]->wait();
-        t.start_s = sg4::Engine::get_clock();
-        const double mark = device ? device->begin_collective() : 0;
-        const auto& mech = ctx.mechanics(op);
-        // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
-        if (const double s = cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
-        auto tally = sim_collective_for(op).run(op, rank, ctx);
-        if (device) device->finish_collective(mark);
-        t.bytes_sent = ctx.wire_bytes(mech, tally.bytes_sent);
-        t.bytes_received = ctx.wire_bytes(mech, tally.bytes_received);
+        run_collective(op, rank, ctx, barriers[id], devices.reduction_s[id], t, device);
       } else {
         t.start_s = t.ready_s;
         if (device)

@@ -128,6 +128,46 @@ TEST_CASE("the Perfetto trace shows what interference added to a compute op", "[
   CHECK(seen == 2);
 }
 
+// A CPU rank (no compute capability) reduces on the cores its compute runs on: the fp16
+// allreduce's reductions, R = (S - S/2) / rate on 2 ranks, run first as device work sharing the
+// rank equally with compute (each at half speed while both run), then the network part D.
+//   C > R: the reduction ends at 2R, the collective at 2R + D, compute at C + R;
+//   C < R: compute ends at 2C, the reduction at R + C, the collective at R + C + D.
+// On a GPU the same rate is charged inside the collective's steps and compute is untouched.
+TEST_CASE("on a CPU rank a collective's reductions share the device with compute", "[sim][interference]") {
+  const Fidelity fid = GENERATE(Fidelity::exact, Fidelity::scalable);
+  INFO((fid == Fidelity::exact ? "exact" : "scalable"));
+  const double D = kAloneS, rate_GBps = 0.25;
+  const double R = static_cast<double>(kBytes - kBytes / 2) / (rate_GBps * 1e9);  // 2 ms
+  auto run = [&](double compute_s, double capability) {
+    auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
+    cluster.device.reduce_GBps_by_dtype[DType::fp16] = rate_GBps;
+    cluster.device.compute_capability = capability;
+    Plan plan = compute_beside_allreduce(compute_s);
+    plan.ops[0].dtype = DType::fp16;
+    const Timeline tl = simulate(plan, cluster, SimOptions{false, fid});
+    return Ends{tl.at(0, 0).end_s, tl.at(0, 1).end_s};
+  };
+  SECTION("compute longer than the reductions") {
+    const double C = 5e-3;
+    const auto e = run(C, 0);
+    CHECK(e.collective_s == Approx(2 * R + D).epsilon(1e-9));
+    CHECK(e.compute_s == Approx(C + R).epsilon(1e-9));
+  }
+  SECTION("compute shorter than the reductions") {
+    const double C = 0.5e-3;
+    const auto e = run(C, 0);
+    CHECK(e.collective_s == Approx(R + C + D).epsilon(1e-9));
+    CHECK(e.compute_s == Approx(2 * C).epsilon(1e-9));
+  }
+  SECTION("a GPU reduces beside its compute") {
+    const double C = 5e-3;
+    const auto e = run(C, 8.0);
+    CHECK(e.collective_s == Approx(D + R).epsilon(1e-6));
+    CHECK(e.compute_s == Approx(C).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("a device's compute ops on two streams share it", "[sim][interference]") {
   // The hook's callbacks (comm_hook stream) beside backward (compute stream): C1 and C2 < C1
   // start together and each runs at half speed while both do: C2 ends at 2 C2, C1 at C1 + C2.
