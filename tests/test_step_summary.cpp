@@ -44,3 +44,33 @@ TEST_CASE("bus factors follow nccl-tests", "[core][summary]") {
   CHECK(bus_factor(OpKind::reduce_scatter, 4) == Approx(3.0 / 4));
   CHECK(bus_factor(OpKind::broadcast, 8) == 1.0);
 }
+
+TEST_CASE("ranks with repeated op times are summarised once, and every distinct rank counts", "[core][summary]") {
+  // Six ranks in three patterns (A B A B A C); the summary takes each figure's maximum over ranks:
+  // A: compute 0..1, comm 0.5..2 -> compute 1, comm 1.5, exposed 1, end 2;
+  // B: compute 0..2, comm 0.5..2.5 -> compute 2, comm 2, exposed 0.5, end 2.5;
+  // C, the last rank: compute 0..1, comm 0.5..3 -> compute 1, comm 2.5, exposed 2, end 3.
+  Plan p;
+  p.world_size = 6;
+  p.samples_per_step = 6;
+  PlanOp a;
+  a.kind = OpKind::backward;
+  a.stream = p.stream_index("compute");
+  p.add(a);
+  PlanOp c;
+  c.kind = OpKind::allreduce;
+  c.stream = p.stream_index("comm0");
+  c.bytes = 1000;
+  p.add(c);
+  Timeline tl("test", 6, 2);
+  const double compute_end[] = {1, 2, 1, 2, 1, 1}, comm_end[] = {2, 2.5, 2, 2.5, 2, 3};
+  for (int r = 0; r < 6; ++r) {
+    tl.mutable_at(r, 0) = {0, 0, compute_end[r], 0, 0};
+    tl.mutable_at(r, 1) = {0.5, 0.5, comm_end[r], 0, 0};
+  }
+  const auto s = summarize(p, tl);
+  CHECK(s.step_time_s == 3.0);
+  CHECK(s.compute_time_s == 2.0);
+  CHECK(s.comm_time_s == 2.5);
+  CHECK(s.exposed_comm_s == 2.0);
+}
