@@ -19,7 +19,14 @@ import sys
 import tempfile
 import time
 
-STRATEGIES = ["flat", "bucketed", "zero", "accumulate", "localsgd", "fsdp", "hsdp"]
+# STRATEGY+HOOK runs bucketed DDP with that comm hook (issue 18): bucketed+fp16, bucketed+powersgd.
+STRATEGIES = ["flat", "bucketed", "bucketed+fp16", "bucketed+powersgd", "zero", "accumulate", "localsgd", "fsdp",
+              "hsdp"]
+
+
+def strategy_args(name):
+    strategy, _, hook = name.partition("+")
+    return ["--strategy", strategy] + (["--comm-hook", hook] if hook else [])
 
 
 def tree_rss_kB(root_pid):
@@ -83,19 +90,19 @@ def main():
     base = json.load(open(os.path.join(a.source_dir, "configs", "dgx-h100-x2048.json")))
     trace = os.path.join(a.source_dir, "traces", "gpt2-xl.json")
     with tempfile.TemporaryDirectory(prefix="redsim-scale-") as tmp:
-        print("%-10s %8s %8s %9s %10s  %s" % ("strategy", "ranks", "outputs", "wall s", "peak MiB", "result"), flush=True)
+        print("%-18s %8s %8s %9s %10s  %s" % ("strategy", "ranks", "outputs", "wall s", "peak MiB", "result"), flush=True)
         for ranks in a.ranks:
             cluster = dict(base, nodes=ranks // base["devices_per_node"], name="dgx-h100-x%d" % (ranks // 8))
             cluster_file = os.path.join(tmp, "cluster-%d.json" % ranks)
             json.dump(cluster, open(cluster_file, "w"))
             for s in a.strategies:
                 for outputs in ([False, True] if a.outputs else [False]):
-                    cmd = [a.redsim, "simulate", "--trace", trace, "--cluster", cluster_file, "--strategy", s,
-                           "--fidelity", "scalable"]
+                    cmd = [a.redsim, "simulate", "--trace", trace, "--cluster", cluster_file] + strategy_args(s) + [
+                        "--fidelity", "scalable"]
                     if outputs:
                         cmd += ["--out", os.path.join(tmp, "r.json"), "--timeline", os.path.join(tmp, "t.json")]
                     wall_s, peak_kB, what = run_one(cmd, a.timeout_s)
-                    print("%-10s %8d %8s %9s %10.0f  %s" % (s, ranks, "yes" if outputs else "no",
+                    print("%-18s %8d %8s %9s %10.0f  %s" % (s, ranks, "yes" if outputs else "no",
                                                           "%.2f" % wall_s if wall_s is not None else ">%.0f" % a.timeout_s,
                                                           peak_kB / 1024, what), flush=True)
     return 0

@@ -87,21 +87,22 @@ struct Busy {
 
 // One rank of each pattern of op times (ranks whose every op starts and ends alike have equal
 // busy figures): PowerSGD at 16,384 ranks has ~100 patterns, so ~100 ranks' intervals are merged
-// instead of 16,384. Patterns are told apart by a hash of the times and then compared exactly.
-std::vector<int> ranks_with_distinct_times(const Plan& plan, const Timeline& tl) {
+// instead of 16,384. Only the ops whose times differ between ranks (`varying`) can tell ranks
+// apart; patterns are told apart by a hash of those times and then compared exactly.
+std::vector<int> ranks_with_distinct_times(const Timeline& tl, const std::vector<std::uint32_t>& varying) {
   std::unordered_map<std::uint64_t, std::vector<int>> by_hash;
   std::vector<int> out;
   auto same = [&](int a, int b) {
-    for (const auto& op : plan.ops) {
-      const auto &x = tl.at(a, op.id), &y = tl.at(b, op.id);
+    for (auto id : varying) {
+      const auto &x = tl.at(a, id), &y = tl.at(b, id);
       if (x.start_s != y.start_s || x.end_s != y.end_s) return false;
     }
     return true;
   };
   for (int r = 0; r < tl.world_size; ++r) {
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the times' bits
-    for (const auto& op : plan.ops) {
-      const auto& t = tl.at(r, op.id);
+    for (auto id : varying) {
+      const auto& t = tl.at(r, id);
       for (double d : {t.start_s, t.end_s}) {
         std::uint64_t bits = 0;
         std::memcpy(&bits, &d, sizeof bits);
@@ -146,10 +147,12 @@ StepSummary summarize(const Plan& plan, const Timeline& tl) {
   const double steps = std::max(1, plan.steps);
   // When every op's times are equal on all ranks (folded, or records that differ only in bytes),
   // one rank's intervals stand for all: a ZeRO step at 131,072 ranks is not ops x ranks.
-  bool uniform = true;
-  for (std::size_t i = 0; i < plan.ops.size() && uniform; ++i) uniform = tl.op_times_uniform(i);
+  std::vector<std::uint32_t> varying;
+  for (const auto& op : plan.ops)
+    if (!tl.op_times_uniform(op.id)) varying.push_back(op.id);
   Busy busy;
-  const std::vector<int> ranks = uniform ? std::vector<int>(tl.world_size > 0 ? 1 : 0, 0) : ranks_with_distinct_times(plan, tl);
+  const std::vector<int> ranks =
+      varying.empty() ? std::vector<int>(tl.world_size > 0 ? 1 : 0, 0) : ranks_with_distinct_times(tl, varying);
   for (int r : ranks) busy.add_rank(plan, [&](std::uint32_t id) -> const OpTiming& { return tl.at(r, id); });
   s.bytes_sent_per_rank = max_bytes_sent_per_rank(plan, tl);
   const double step_end = busy.step_end, compute = busy.compute, comm = busy.comm, exposed = busy.exposed;
