@@ -168,7 +168,7 @@ int Mechanics::chunks(std::int64_t bytes) const {
 
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   Mechanics m;
-  // On a CPU rank the reductions are charged after the network part, on the device
+  // On a CPU rank the reductions are charged before the network part, on the device
   // (collectives/reduction_work.h).
   if (const double GBps = c.device.reduce_GBps_of(op.dtype); GBps > 0 && !reductions_share_cpu(c))
     m.reduce_s_per_byte = 1.0 / (GBps * 1e9);

@@ -4,12 +4,10 @@
 #include <vector>
 
 #include "collectives/shapes.h"
+#include "core/pipeline.h"
 
 namespace redsim {
 namespace {
-
-// Channel c's part of `bytes` (the larger pieces first, as the simulator splits them).
-std::int64_t piece(std::int64_t bytes, int parts, int c) { return bytes / parts + (c < bytes % parts ? 1 : 0); }
 
 // A ring of n reduce-scatters `bytes`: the busiest rank receives all but the smallest chunk.
 std::int64_t ring_scatter(std::int64_t bytes, int n) { return n < 2 ? 0 : bytes - bytes / n; }
@@ -18,7 +16,7 @@ std::int64_t tree_allreduce(const PlanOp& op, const ClusterSpec& cluster, int wo
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(world));
   for (int c = 0; c < op.channels; ++c) {
     const auto shape = tree_shape(cluster, c, op.channels);
-    const auto b = piece(op.bytes, op.channels, c);
+    const auto b = split_piece(op.bytes, op.channels, c);
     for (int r = 0; r < world; ++r)
       per_rank[static_cast<std::size_t>(r)] += b * static_cast<std::int64_t>(shape.children[static_cast<std::size_t>(r)].size());
   }
@@ -52,7 +50,7 @@ std::int64_t reduced_bytes_per_rank(const PlanOp& op, const ClusterSpec& cluster
   if (op.algorithm == Algorithm::tree) return tree_allreduce(op, cluster, world);
   std::int64_t total = 0;
   for (int c = 0; c < channels; ++c) {
-    const auto b = piece(op.bytes, channels, c);
+    const auto b = split_piece(op.bytes, channels, c);
     if (op.algorithm != Algorithm::hierarchical) {
       total += ring_scatter(b, world);
       continue;
@@ -69,6 +67,14 @@ double reduction_s_per_rank(const PlanOp& op, const ClusterSpec& cluster, int wo
   const double GBps = cluster.device.reduce_GBps_of(op.dtype);
   if (GBps <= 0) return 0;
   return static_cast<double>(reduced_bytes_per_rank(op, cluster, world)) / (GBps * 1e9);
+}
+
+std::vector<double> reduction_s_by_op(const Plan& plan, const ClusterSpec& cluster) {
+  std::vector<double> s(plan.ops.size(), 0.0);
+  if (!reductions_share_cpu(cluster)) return s;
+  for (const auto& op : plan.ops)
+    if (op_kind_is_collective(op.kind) && op.group_size <= 0) s[op.id] = reduction_s_per_rank(op, cluster, plan.world_size);
+  return s;
 }
 
 }  // namespace redsim

@@ -4,15 +4,13 @@
 #pragma once
 #include <cstdint>
 
+#include "core/pipeline.h"
 #include "realexec/backend.h"
 
 namespace redsim::realexec {
 
-// Near-equal split of `total` into `parts` (the first total % parts pieces one larger): the same
-// rule the simulator uses for channels and chunks.
-inline std::int64_t split_piece(std::int64_t total, int parts, int index) {
-  return total / parts + (index < total % parts ? 1 : 0);
-}
+// split_piece (core/pipeline.h) is the simulator's near-equal split; split_offset is where piece
+// `index` starts.
 inline std::int64_t split_offset(std::int64_t total, int parts, int index) {
   const std::int64_t base = total / parts, extra = total % parts;
   return base * index + (index < extra ? index : extra);

@@ -17,12 +17,8 @@ double DeviceActivity::share() const {
 }
 
 template <class Rate>
-void DeviceActivity::run_at_rate(double work_s, bool varies, Rate rate) {
+void DeviceActivity::run_at_rate(double work_s, Rate rate) {
   if (work_s <= 0) return;
-  if (!varies) {  // nothing can change the rate: one plain sleep
-    sg4::this_actor::sleep_for(work_s);
-    return;
-  }
   std::unique_lock<sg4::Mutex> lock(*mutex_);
   double left_s = work_s;
   // Each change of the device's activity wakes the loop to apply the new rate.
@@ -58,13 +54,13 @@ void DeviceActivity::as_job(int& counter, Body body) {
 
 void DeviceActivity::run_compute(double work_s) {
   as_job(computing_, [&] {
-    run_at_rate(work_s, true, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+    run_at_rate(work_s, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
   });
 }
 
 void DeviceActivity::run_reduction(double work_s) {
   if (work_s <= 0) return;
-  as_job(reducing_, [&] { run_at_rate(work_s, true, [this] { return share(); }); });
+  as_job(reducing_, [&] { run_at_rate(work_s, [this] { return share(); }); });
 }
 
 double DeviceActivity::begin_collective() {
@@ -85,7 +81,7 @@ void DeviceActivity::finish_collective(double mark) {
     // The network part ran at full speed; beside compute it should have run at 1/slowdown.
     lost_s = (compute_busy_s() - mark) * (1.0 - 1.0 / spec_.collective_slowdown);
   }
-  run_at_rate(lost_s, spec_.collective_slowdown != 1.0, [this] { return computing_ > 0 ? 1.0 / spec_.collective_slowdown : 1.0; });
+  run_at_rate(lost_s, [this] { return computing_ > 0 ? 1.0 / spec_.collective_slowdown : 1.0; });
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     --collectives_;

@@ -36,10 +36,9 @@ class DeviceActivity {
  private:
   double compute_busy_s() const;  // compute's busy time so far, for the overlap of a collective
   double share() const;           // the fraction of the device one job gets now
-  // Runs `work_s` at rate(), re-read whenever the device's activity changes (a plain sleep when
-  // nothing `varies` it) until it is done.
+  // Runs `work_s` at rate(), re-read whenever the device's activity changes, until it is done.
   template <class Rate>
-  void run_at_rate(double work_s, bool varies, Rate rate);
+  void run_at_rate(double work_s, Rate rate);
   // Counts a job (compute or reduction) in while `body` runs it; wakes the others when their
   // rate changes.
   template <class Body>

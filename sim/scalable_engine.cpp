@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <tuple>
 #include <string>
 #include <unordered_map>
@@ -271,18 +270,10 @@ class StepRun {
         mutex_(sg4::Mutex::create()),
         cv_(sg4::ConditionVariable::create()),
         stream_ops_(plan.streams.size()),
-        isolated_(collective_streams(plan) <= 1) {
+        isolated_(collective_streams(plan) <= 1),
+        device_(cluster.interference),
+        reduction_s_(reduction_s_by_op(plan, cluster)) {
     for (const auto& op : plan.ops) stream_ops_[op.stream].push_back(op.id);
-    // Every rank's device is alike (SPMD): one activity stands for all, and shares it among the
-    // compute ops of its streams, as the exact fidelity's hosts do (sim/interference.h).
-    device_.emplace(cluster.interference);
-    // A CPU rank's reductions run on it before each collective's network part
-    // (collectives/reduction_work.h).
-    if (reductions_share_cpu(cluster)) {
-      reduction_s_.assign(plan.ops.size(), 0.0);
-      for (const auto& op : plan.ops)
-        if (op_kind_is_collective(op.kind) && op.group_size <= 0) reduction_s_[op.id] = reduction_s_per_rank(op, cluster, world_);
-    }
   }
 
   Timeline run(sg4::Engine& engine) {
@@ -386,13 +377,11 @@ class StepRun {
       // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
       const auto& mech = model_.mech(op);
       if (const double t = cluster_.launch_us(op.kind) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
-      if (!reduction_s_.empty()) device_->run_reduction(reduction_s_[op.id]);
+      device_.run_reduction(reduction_s_[op.id]);  // a CPU rank's (collectives/reduction_work.h)
       if (world_ > 1 && long_chain) run_chain(op, s);
       else if (world_ > 1) run_collective(op, s);
-    } else if (device_) {
-      device_->run_compute(op.duration_s);
-    } else if (op.duration_s > 0) {
-      sg4::this_actor::sleep_for(op.duration_s);
+    } else {
+      device_.run_compute(op.duration_s);
     }
     return sg4::Engine::get_clock();
   }
@@ -436,9 +425,9 @@ class StepRun {
         std::fill(s.sent.begin(), s.sent.end(), 0);
         std::fill(s.received.begin(), s.received.end(), 0);
       }
-      const double mark = collective && device_ ? device_->begin_collective() : 0;
+      const double mark = collective ? device_.begin_collective() : 0;
       const double network_end = run_op(op, ready, long_chain, s);
-      if (collective && device_) device_->finish_collective(mark);
+      if (collective) device_.finish_collective(mark);
       record_op(op, ready, network_end, sg4::Engine::get_clock(), long_chain, s);
       {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
@@ -463,8 +452,10 @@ class StepRun {
   sg4::ConditionVariablePtr cv_;
   std::vector<std::vector<std::uint32_t>> stream_ops_;
   const bool isolated_;
-  std::optional<DeviceActivity> device_;
-  std::vector<double> reduction_s_;  // by op, on a CPU rank (empty elsewhere)
+  // Every rank's device is alike (SPMD): one activity stands for all, and shares it among the
+  // compute ops of its streams, as the exact fidelity's hosts do (sim/interference.h).
+  DeviceActivity device_;
+  const std::vector<double> reduction_s_;  // by op: a CPU rank's reductions, before the network part
   std::map<ComputedKey, ComputedOp> computed_;
   std::map<ChainKey, double> chain_took_s_;
 };

@@ -87,8 +87,4 @@ void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t pa
 
 std::int64_t SimContext::wire_bytes(const Mechanics& m, std::int64_t payload) const { return redsim::wire_bytes(m, payload); }
 
-std::int64_t split_piece(std::int64_t total, int parts, int index) {
-  return total / parts + (index < total % parts ? 1 : 0);
-}
-
 }  // namespace redsim

@@ -10,6 +10,7 @@
 #include "core/cluster.h"
 #include "collectives/collective_model.h"
 #include "collectives/shapes.h"
+#include "core/pipeline.h"
 #include "core/plan.h"
 #include "sim/platform.h"
 
@@ -59,9 +60,5 @@ struct SimContext {
   std::map<std::pair<int, int>, std::pair<std::vector<int>, std::vector<int>>> rings_;
   const std::pair<std::vector<int>, std::vector<int>>& ring_entry(int channel, int channels);
 };
-
-// Splits `total` into `parts` near-equal integer pieces (the first total % parts get one more),
-// as collectives split a buffer into channels and chunks.
-std::int64_t split_piece(std::int64_t total, int parts, int index);
 
 }  // namespace redsim

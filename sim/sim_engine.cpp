@@ -231,15 +231,10 @@ struct RankDevices {
 };
 RankDevices rank_devices(const Plan& plan, const ClusterSpec& cluster) {
   RankDevices d;
-  d.reduction_s.assign(plan.ops.size(), 0.0);
-  const bool cpu = reductions_share_cpu(cluster);
-  if (!cluster.interference.active() && !cpu) return d;
+  d.reduction_s = reduction_s_by_op(plan, cluster);
+  if (!cluster.interference.active() && !reductions_share_cpu(cluster)) return d;
   d.activity.reserve(static_cast<std::size_t>(plan.world_size));
   for (int r = 0; r < plan.world_size; ++r) d.activity.emplace_back(cluster.interference);  // a mutex each
-  if (cpu)
-    for (const auto& op : plan.ops)
-      if (op_kind_is_collective(op.kind) && op.group_size <= 0)
-        d.reduction_s[op.id] = reduction_s_per_rank(op, cluster, plan.world_size);
   return d;
 }
 
