@@ -53,6 +53,25 @@ std::vector<RankRange> rank_ranges(const std::vector<int>& sorted_ranks) {
   return out;
 }
 
+std::vector<RankRun> rank_runs(const std::vector<RankRange>& ranges) {
+  std::vector<RankRun> runs;
+  for (const auto& [first, last] : ranges) {
+    if (first == last && !runs.empty()) {
+      RankRun& r = runs.back();
+      if (r.first == r.last) {  // a single rank: the second makes it a run of their distance
+        r.last = first, r.stride = first - r.first;
+        continue;
+      }
+      if (first - r.last == r.stride) {
+        r.last = first;
+        continue;
+      }
+    }
+    runs.push_back({first, last, 1});
+  }
+  return runs;
+}
+
 std::string rank_ranges_text(const std::vector<RankRange>& ranges) {
   std::string s;
   for (const auto& [a, b] : ranges) {

@@ -1,5 +1,6 @@
 // A set of ranks as a user writes it ("all", "0,1,8-15") and as redsim's folded outputs write
-// it (inclusive [first, last] ranges): which ranks a timeline output stands for.
+// it (inclusive [first, last] ranges, or [first, last, stride] runs): which ranks a timeline
+// output stands for.
 #pragma once
 #include <string>
 #include <utility>
@@ -15,6 +16,18 @@ std::vector<int> parse_rank_set(const std::string& text, int world_size, const s
 
 // Sorted ranks as the fewest inclusive ranges.
 std::vector<RankRange> rank_ranges(const std::vector<int>& sorted_ranks);
+
+// Ranks first, first + stride, ..., last (last - first a multiple of stride).
+struct RankRun {
+  int first = 0, last = 0, stride = 1;
+  bool operator==(const RankRun&) const = default;
+};
+
+// Sorted maximal ranges (as rank_ranges gives them) as runs: single ranks a fixed distance apart
+// become one run. A tree's or chain's equal records fall on one rank per node (8, 16, 24, ...),
+// which ranges would spell out one by one: at 16,384 ranks that is 16,384 ranges against ~100
+// runs per op. Each run's ranks are all below the next run's.
+std::vector<RankRun> rank_runs(const std::vector<RankRange>& ranges);
 
 // "0-3,8,12-15", for messages and labels.
 std::string rank_ranges_text(const std::vector<RankRange>& ranges);

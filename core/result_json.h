@@ -52,7 +52,7 @@ struct RedsimResult {
 };
 
 nlohmann::json result_to_json(const RedsimResult& result);
-// A simulated result with its timeline in the folded form (redsim-timeline version 2) for
+// A simulated result with its timeline in the folded form (redsim-timeline version 3) for
 // `ranks` (sorted), streamed to `out`: the size follows the distinct records, not ranks x ops.
 void write_folded_result(const RedsimResult& result, const std::vector<int>& ranks, const OutputSink& out);
 

@@ -1,5 +1,5 @@
-// redsim-timeline version 2, the folded form (core/timeline_json.h): op by op, each distinct
-// record once with the ranks it stands for as [first, last] ranges. Written piece by piece, so
+// redsim-timeline version 3, the folded form (core/timeline_json.h): op by op, each distinct
+// record once with the ranks it stands for as [first, last] ranges or [first, last, stride] runs. Written piece by piece, so
 // a step at 131,072 ranks never exists whole as a JSON document.
 #include <algorithm>
 #include <unordered_map>
@@ -78,13 +78,24 @@ std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const
   return groups;
 }
 
-std::string ranges_json(const std::vector<RankRange>& ranges) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    if (i) s += ',';
-    s += '[' + std::to_string(ranges[i].first) + ',' + std::to_string(ranges[i].second) + ']';
+// Appends the ranks as runs: [first, last] when contiguous, else [first, last, stride].
+void append_runs(std::string& s, const std::vector<RankRange>& ranges) {
+  s += '[';
+  bool comma = false;
+  for (const RankRun& r : rank_runs(ranges)) {
+    if (comma) s += ',';
+    comma = true;
+    s += '[';
+    s += std::to_string(r.first);
+    s += ',';
+    s += std::to_string(r.last);
+    if (r.stride != 1) {
+      s += ',';
+      s += std::to_string(r.stride);
+    }
+    s += ']';
   }
-  return s + "]";
+  s += ']';
 }
 
 std::string number(double v) { return nlohmann::json(v).dump(); }
@@ -94,19 +105,22 @@ std::string number(double v) { return nlohmann::json(v).dump(); }
 void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,
                                 const OutputSink& out) {
   const auto all_ranges = rank_ranges(ranks);
-  out("{\"format\": \"redsim-timeline\", \"version\": 2, \"source\": " + nlohmann::json(tl.source).dump() +
-      ", \"world_size\": " + std::to_string(tl.world_size) + ", \"ranks_included\": " +
-      ranges_json(all_ranges) + ",\n  \"ops\": [");
+  // Appended in place: prefixing a record's long rank list would move it once per member.
+  std::string s = "{\"format\": \"redsim-timeline\", \"version\": 3, \"source\": " + nlohmann::json(tl.source).dump() +
+                  ", \"world_size\": " + std::to_string(tl.world_size) + ", \"ranks_included\": ";
+  append_runs(s, all_ranges);
+  out(s + ",\n  \"ops\": [");
   for (std::size_t i = 0; i < tl.op_count; ++i) {
-    std::string s = i ? ",\n   " : "\n   ";
+    s = i ? ",\n   " : "\n   ";
     s += "{\"op\": " + std::to_string(i) + ", \"records\": [";
     const bool collective = op_kind_is_collective(plan.ops[i].kind);
     const auto groups = group_records(tl, i, ranks, all_ranges);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const OpTiming& t = groups[g].record;
       if (g) s += ", ";
-      s += "{\"ranks\": " + ranges_json(groups[g].ranges) + ", \"ready_s\": " + number(t.ready_s) +
-           ", \"start_s\": " + number(t.start_s) + ", \"end_s\": " + number(t.end_s);
+      s += "{\"ranks\": ";
+      append_runs(s, groups[g].ranges);
+      s += ", \"ready_s\": " + number(t.ready_s) + ", \"start_s\": " + number(t.start_s) + ", \"end_s\": " + number(t.end_s);
       if (collective)
         s += ", \"bytes_sent\": " + std::to_string(t.bytes_sent) + ", \"bytes_received\": " + std::to_string(t.bytes_received);
       s += "}";
@@ -119,30 +133,36 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
 
 namespace {
 
-std::vector<int> read_ranges(const JsonIn& node, int world_size) {
-  if (!node.raw().is_array()) node.fail("an array of [first, last] rank ranges");
+// Version 2 holds [first, last] ranges; version 3 also [first, last, stride] runs.
+std::vector<int> read_ranges(const JsonIn& node, int world_size, bool strides) {
+  const std::string what = strides ? "a [first, last] or [first, last, stride] rank run" : "a [first, last] rank range";
+  if (!node.raw().is_array()) node.fail("an array of " + what + "s");
   std::vector<int> ranks;
   for (const auto& item : node.items()) {
-    if (!item.raw().is_array() || item.raw().size() != 2) item.fail("a [first, last] rank range");
-    const auto pair = item.items();
-    const auto first = pair[0].nonnegative_integer(), last = pair[1].nonnegative_integer();
+    const std::size_t n = item.raw().is_array() ? item.raw().size() : 0;
+    if (n != 2 && !(strides && n == 3)) item.fail(what);
+    const auto run = item.items();
+    const auto first = run[0].nonnegative_integer(), last = run[1].nonnegative_integer();
+    const auto stride = n == 3 ? run[2].positive_integer() : 1;
     if (last < first || last >= world_size)
       item.fail("first <= last < the world size " + std::to_string(world_size));
+    if ((last - first) % stride != 0) run[2].fail("a stride that divides last - first");
     if (!ranks.empty() && first <= ranks.back()) item.fail("ranges in increasing order, without overlap");
-    for (auto r = first; r <= last; ++r) ranks.push_back(static_cast<int>(r));
+    for (auto r = first; r <= last; r += stride) ranks.push_back(static_cast<int>(r));
   }
   return ranks;
 }
 
 // One op's records onto the rows of the included ranks (row_of: rank -> row, -1 if not included).
-void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, std::size_t rows, Timeline& tl) {
+void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, std::size_t rows, bool strides,
+             Timeline& tl) {
   if (op.at("op").integer() != static_cast<std::int64_t>(i)) op.at("op").fail("op " + std::to_string(i) + " (ops in plan order)");
   std::vector<OpTiming> per_row(rows);
   std::vector<char> seen(rows, 0);
   std::size_t covered = 0;
   for (const auto& rec : op.at("records").items()) {
     const OpTiming t = op_timing_from_json(rec);
-    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()))) {
+    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides)) {
       const int row = row_of[static_cast<std::size_t>(r)];
       if (row < 0 || seen[static_cast<std::size_t>(row)]) rec.at("ranks").fail("each included rank once per op");
       seen[static_cast<std::size_t>(row)] = 1, ++covered;
@@ -160,7 +180,8 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
   out.world_size = static_cast<int>(node.at("world_size").positive_integer());
   if (out.world_size != plan.world_size)
     node.at("world_size").fail("the simulated plan's " + std::to_string(plan.world_size) + " ranks");
-  out.ranks = read_ranges(node.at("ranks_included"), out.world_size);
+  const bool strides = node.at("version").integer() >= 3;
+  out.ranks = read_ranges(node.at("ranks_included"), out.world_size, strides);
   if (out.ranks.empty()) node.at("ranks_included").fail("at least one rank");
   std::vector<int> row_of(static_cast<std::size_t>(out.world_size), -1);
   for (std::size_t i = 0; i < out.ranks.size(); ++i) row_of[static_cast<std::size_t>(out.ranks[i])] = static_cast<int>(i);
@@ -169,7 +190,7 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
     ops.fail(std::to_string(plan.ops.size()) + " ops (the plan's op count) — were the same trace and knobs used?");
   out.timeline = Timeline::folded(node.string_or("source", "measured"), static_cast<int>(out.ranks.size()), plan.ops.size());
   const auto items = ops.items();
-  for (std::size_t i = 0; i < items.size(); ++i) read_op(items[i], i, row_of, out.ranks.size(), out.timeline);
+  for (std::size_t i = 0; i < items.size(); ++i) read_op(items[i], i, row_of, out.ranks.size(), strides, out.timeline);
   return out;
 }
 

@@ -76,7 +76,10 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
 
 RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan) {
   node.expect_object();
-  if (auto version = node.find("version"); version && version->integer() == 2) return folded_timeline_from_json(node, plan);
+  if (auto version = node.find("version"); version && version->integer() >= 2) {
+    if (version->integer() > 3) version->fail("version 1, 2 or 3 (this redsim writes 3)");
+    return folded_timeline_from_json(node, plan);
+  }
   const JsonIn ranks = node.at("ranks");
   const auto rows = ranks.nonempty_items();
   RankedTimeline out;

@@ -33,12 +33,14 @@ nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, cons
 // 1e9 s of the step's start; shared by both versions' readers.
 OpTiming op_timing_from_json(const JsonIn& record);
 
-// Version 1 (per rank, as measured runs write it) and version 2 (folded, as simulate writes it).
+// Version 1 (per rank, as measured runs write it) and versions 2 and 3 (folded, as simulate
+// writes it; 3 adds stride runs).
 RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
 
-// Version 2, the folded form: op by op, each distinct record once with the ranks it stands for
-// ("ranks": [[first, last], ...]); "ranks_included" says which ranks of the job the file covers
-// (`ranks`, sorted). Streamed to `out`: its size is the records' count, not ranks x ops.
+// Version 3, the folded form: op by op, each distinct record once with the ranks it stands for
+// ("ranks": [[first, last], [first, last, stride], ...]: first, first + stride, ..., last; a
+// stride of 1 is left out, and version 2 has no strides); "ranks_included" says which ranks of
+// the job the file covers (`ranks`, sorted). Streamed to `out`: its size is the records' count, not ranks x ops.
 void write_folded_timeline_json(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
                                 const OutputSink& out);
 RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan);

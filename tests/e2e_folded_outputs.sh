@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# simulate --out at scale (issue 19): the timeline is folded (redsim-timeline v2), each op's
+# simulate --out at scale (issue 19): the timeline is folded (redsim-timeline v3), each op's
 # records partition the ranks it holds, the step time is the last record's end, equal buckets of
 # a computed tree get equal per-rank times, --timeline-ranks chooses what both outputs hold, the
 # Perfetto trace keeps to a few ranks on a large job, validate reads the folded form back, and
@@ -22,17 +22,19 @@ grep -q "ranks 0,7-8,511 of 512 (--timeline-ranks chooses)" "$tmp/out" || fail "
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
+def ranks_of(run):  # [first, last] or [first, last, stride]
+    return range(run[0], run[1] + 1, run[2] if len(run) == 3 else 1)
 r = json.load(open(d + "/r.json"))
 tl = r["timeline"]
-assert tl["version"] == 2 and tl["world_size"] == 512 and tl["ranks_included"] == [[0, 511]], tl["ranks_included"]
+assert tl["version"] == 3 and tl["world_size"] == 512 and tl["ranks_included"] == [[0, 511]], tl["ranks_included"]
 last_end = 0.0
 by_bytes = {}
 for i, op in enumerate(tl["ops"]):
     assert op["op"] == i
     covered = []
     for rec in op["records"]:
-        for a, b in rec["ranks"]:
-            covered.extend(range(a, b + 1))
+        for run in rec["ranks"]:
+            covered.extend(ranks_of(run))
         assert rec["ready_s"] <= rec["start_s"] <= rec["end_s"], rec
         last_end = max(last_end, rec["end_s"])
     assert sorted(covered) == list(range(512)), "op %d does not cover each rank once" % i
@@ -48,8 +50,8 @@ assert abs(r["summary"]["step_time_s"] - last_end) <= 1e-12 * last_end, (r["summ
 def per_rank(op):
     out = {}
     for rec in tl["ops"][op]["records"]:
-        for a, b in rec["ranks"]:
-            for k in range(a, b + 1):
+        for run in rec["ranks"]:
+            for k in ranks_of(run):
                 out[k] = rec["end_s"] - rec["start_s"]
     return out
 same = [ops for ops in by_bytes.values() if len(ops) > 1]
@@ -69,10 +71,12 @@ echo "ok: folded --out at 512 ranks, default Perfetto ranks"
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
+def ranks_of(run):  # [first, last] or [first, last, stride]
+    return range(run[0], run[1] + 1, run[2] if len(run) == 3 else 1)
 tl = json.load(open(d + "/r3.json"))["timeline"]
 assert tl["ranks_included"] == [[3, 3], [100, 101]], tl["ranks_included"]
 for op in tl["ops"]:
-    covered = sorted(k for rec in op["records"] for a, b in rec["ranks"] for k in range(a, b + 1))
+    covered = sorted(k for rec in op["records"] for run in rec["ranks"] for k in ranks_of(run))
     assert covered == [3, 100, 101], covered
 assert {e["pid"] for e in json.load(open(d + "/t3.json"))["traceEvents"]} == {3, 100, 101}
 PY
@@ -88,7 +92,7 @@ python3 -c "
 import json; v = json.load(open('$tmp/v.json')); e = v['comparison']['step_error']
 assert abs(e) < 1e-9, e
 assert v['measured']['has_timeline'] is True"
-echo "ok: validate reads redsim-timeline v2"
+echo "ok: validate reads redsim-timeline v3"
 
 set +e
 "$redsim" simulate --trace "$trace" --cluster "$tmp/c512.json" --strategy flat --timeline-ranks 512 --out "$tmp/bad.json" >"$tmp/bad_out" 2>"$tmp/err"
@@ -110,6 +114,8 @@ json.dump(c, open('$tmp/c8192.json', 'w'))"
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
+def ranks_of(run):  # [first, last] or [first, last, stride]
+    return range(run[0], run[1] + 1, run[2] if len(run) == 3 else 1)
 r = json.load(open(d + "/z.json"))
 tl, n = r["timeline"], 8192
 assert tl["world_size"] == n
@@ -123,11 +129,11 @@ for c in reduces:
     sent = received = 0
     covered = 0
     for rec in op["records"]:
-        count = sum(b - a + 1 for a, b in rec["ranks"])
+        count = sum(len(ranks_of(run)) for run in rec["ranks"])
         covered += count
         sent += rec["bytes_sent"] * count
         received += rec["bytes_received"] * count
-        if any(a <= root <= b for a, b in rec["ranks"]):
+        if any(root in ranks_of(run) for run in rec["ranks"]):
             assert rec["bytes_sent"] == 0, ("the root sends nothing", c["name"])
     assert covered == n, c["name"]
     # Few records (a default, each channel's head and tail), every rank ending with the chain.

@@ -1,4 +1,4 @@
-// redsim-timeline version 2 (core/timeline_json.h) and rank sets (core/rank_set.h): what simulate
+// redsim-timeline version 3 (core/timeline_json.h) and rank sets (core/rank_set.h): what simulate
 // --out writes is read back as the same per-rank records, for all ranks or the chosen ones.
 #include <catch2/catch.hpp>
 
@@ -59,12 +59,14 @@ TEST_CASE("a folded timeline is read back as the same per-rank records", "[core]
   write_folded_timeline_json(plan, tl, parse_rank_set("all", world, "--timeline-ranks"),
                              [&](std::string_view s) { text.append(s); });
   const auto j = nlohmann::json::parse(text);
-  CHECK(j["version"] == 2);
+  CHECK(j["version"] == 3);
   // One record for the folded op, two for the alternating one, one per rank for the third.
   CHECK(j["ops"][0]["records"].size() == 1);
   CHECK(j["ops"][0]["records"][0]["ranks"] == nlohmann::json::parse("[[0, 63]]"));
   CHECK(j["ops"][1]["records"].size() == 2);
-  CHECK(j["ops"][1]["records"][0]["ranks"].size() == 32);  // even ranks: 32 ranges of one
+  // Even ranks: one run of stride 2 (32 ranges of one in version 2).
+  CHECK(j["ops"][1]["records"][0]["ranks"] == nlohmann::json::parse("[[0, 62, 2]]"));
+  CHECK(j["ops"][1]["records"][1]["ranks"] == nlohmann::json::parse("[[1, 63, 2]]"));
   CHECK(j["ops"][2]["records"].size() == 64);
   CHECK(j["ops"][1]["records"][0].contains("bytes_sent"));   // a collective's bytes
   CHECK_FALSE(j["ops"][0]["records"][0].contains("bytes_sent"));
@@ -110,9 +112,59 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
   auto beyond = j;
   beyond["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 8]]");
   expect_error(beyond, "$.timeline.ops[0].records[0].ranks[0]: expected first <= last < the world size 8");
+  auto bad_stride = j;
+  bad_stride["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 7, 2]]");
+  expect_error(bad_stride, "$.timeline.ops[0].records[0].ranks[0][2]: expected a stride that divides last - first");
+  auto zero_stride = j;
+  zero_stride["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 0]]");
+  expect_error(zero_stride, "$.timeline.ops[0].records[0].ranks[0][2]");
+  auto v2_stride = j;  // version 2 had no strides
+  v2_stride["version"] = 2;
+  v2_stride["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 2]]");
+  expect_error(v2_stride, "$.timeline.ops[1].records[0].ranks[0]: expected a [first, last] rank range");
+  auto v4 = j;
+  v4["version"] = 4;
+  expect_error(v4, "$.timeline.version: expected version 1, 2 or 3");
   auto short_ops = j;
   short_ops["ops"].erase(2);
   expect_error(short_ops, "$.timeline.ops: expected 3 ops");
+}
+
+TEST_CASE("a version 2 folded timeline (ranges only) still reads back", "[core][timeline][json]") {
+  const int world = 8;
+  const Plan plan = three_op_plan(world);
+  const Timeline tl = sample(world);
+  std::string text;
+  write_folded_timeline_json(plan, tl, parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
+  auto j = nlohmann::json::parse(text);
+  // As version 2 wrote it: every run spelled out as [r, r] ranges.
+  j["version"] = 2;
+  for (auto& op : j["ops"])
+    for (auto& rec : op["records"]) {
+      nlohmann::json ranges = nlohmann::json::array();
+      for (const auto& run : rec["ranks"]) {
+        const int step = run.size() == 3 ? run[2].get<int>() : 1;
+        if (step == 1) ranges.push_back(run);
+        else
+          for (int r = run[0].get<int>(); r <= run[1].get<int>(); r += step) ranges.push_back({r, r});
+      }
+      rec["ranks"] = ranges;
+    }
+  const RankedTimeline back = timeline_from_json(JsonIn(j, "$.timeline", "r.json"), plan);
+  for (int r = 0; r < world; ++r)
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
+}
+
+TEST_CASE("single ranks a fixed distance apart fold into stride runs", "[core][rank_set]") {
+  using V = std::vector<RankRun>;
+  // One rank per 8-GPU node: a tree's or chain's equal records.
+  CHECK(rank_runs({{0, 0}, {8, 8}, {16, 16}, {24, 24}}) == V{{0, 24, 8}});
+  // Ranges stay ranges; the singles after them fold by their own distance.
+  CHECK(rank_runs({{0, 3}, {5, 5}, {7, 7}, {9, 9}, {20, 29}}) == V{{0, 3, 1}, {5, 9, 2}, {20, 29, 1}});
+  // A change of distance starts a new run; each run's ranks are below the next one's.
+  CHECK(rank_runs({{0, 0}, {2, 2}, {5, 5}, {8, 8}}) == V{{0, 2, 2}, {5, 8, 3}});
+  CHECK(rank_runs({{4, 4}}) == V{{4, 4, 1}});
+  CHECK(rank_runs({}).empty());
 }
 
 TEST_CASE("rank sets parse as a user writes them and print as ranges", "[core][rank_set]") {
