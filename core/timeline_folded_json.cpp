@@ -1,6 +1,6 @@
 // redsim-timeline version 3, the folded form (core/timeline_json.h): op by op, each distinct
-// record once with the ranks it stands for as [first, last] ranges or [first, last, stride] runs. Written piece by piece, so
-// a step at 131,072 ranks never exists whole as a JSON document.
+// record once with the ranks it stands for as [first, last] ranges or [first, last, stride]
+// runs. Written piece by piece, so a step at 131,072 ranks never exists whole as a JSON document.
 #include <algorithm>
 #include <unordered_map>
 
@@ -146,6 +146,7 @@ std::vector<int> read_ranges(const JsonIn& node, int world_size, bool strides) {
     const auto stride = n == 3 ? run[2].positive_integer() : 1;
     if (last < first || last >= world_size)
       item.fail("first <= last < the world size " + std::to_string(world_size));
+    if (stride > world_size) run[2].fail("a stride of at most the world size " + std::to_string(world_size));
     if ((last - first) % stride != 0) run[2].fail("a stride that divides last - first");
     if (!ranks.empty() && first <= ranks.back()) item.fail("ranges in increasing order, without overlap");
     for (auto r = first; r <= last; r += stride) ranks.push_back(static_cast<int>(r));

@@ -103,21 +103,21 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
       CHECK_THAT(e.what(), Catch::Contains(fragment));
     }
   };
-  auto missing = j;
-  missing["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6]]");
-  expect_error(missing, "$.timeline.ops[0].records: expected a record for every rank");
-  auto repeated = j;
-  repeated["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 7], [3, 3]]");
-  expect_error(repeated, "$.timeline.ops[0].records[0].ranks[1]: expected ranges in increasing order");
-  auto beyond = j;
-  beyond["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 8]]");
-  expect_error(beyond, "$.timeline.ops[0].records[0].ranks[0]: expected first <= last < the world size 8");
-  auto bad_stride = j;
-  bad_stride["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 7, 2]]");
-  expect_error(bad_stride, "$.timeline.ops[0].records[0].ranks[0][2]: expected a stride that divides last - first");
-  auto zero_stride = j;
-  zero_stride["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 0]]");
-  expect_error(zero_stride, "$.timeline.ops[0].records[0].ranks[0][2]");
+  // Op 0's one record given other ranks: what is wrong, and the path and words of the error.
+  const std::vector<std::pair<const char*, const char*>> bad_ranks{
+      {"[[0, 6]]", "$.timeline.ops[0].records: expected a record for every rank"},
+      {"[[0, 7], [3, 3]]", "$.timeline.ops[0].records[0].ranks[1]: expected ranges in increasing order"},
+      {"[[0, 8]]", "$.timeline.ops[0].records[0].ranks[0]: expected first <= last < the world size 8"},
+      {"[[0, 7, 2]]", "$.timeline.ops[0].records[0].ranks[0][2]: expected a stride that divides last - first"},
+      {"[[0, 6, 0]]", "$.timeline.ops[0].records[0].ranks[0][2]"},
+      {"[[0, 0, 9223372036854775807]]",
+       "$.timeline.ops[0].records[0].ranks[0][2]: expected a stride of at most the world size 8"},
+      {"[[0, 7, 1, 1]]", "$.timeline.ops[0].records[0].ranks[0]: expected a [first, last] or [first, last, stride]"}};
+  for (const auto& [ranks, error] : bad_ranks) {
+    auto doc = j;
+    doc["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse(ranks);
+    expect_error(doc, error);
+  }
   auto v2_stride = j;  // version 2 had no strides
   v2_stride["version"] = 2;
   v2_stride["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 2]]");
