@@ -29,6 +29,12 @@ struct RankRun {
 // runs per op. Each run's ranks are all below the next run's.
 std::vector<RankRun> rank_runs(const std::vector<RankRange>& ranges);
 
+// A record's ranks (sorted ranges) as few runs, in no particular order: a stretch of ranges that
+// repeats with a period (PowerSGD's records hold ranks 8, 9, 11 of every 8 over thousands of
+// nodes) becomes a run per rank of the period, the rest as rank_runs writes it. Never more runs
+// than ranges.
+std::vector<RankRun> record_runs(const std::vector<RankRange>& ranges);
+
 // "0-3,8,12-15", for messages and labels.
 std::string rank_ranges_text(const std::vector<RankRange>& ranges);
 

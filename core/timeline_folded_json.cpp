@@ -78,11 +78,11 @@ std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const
   return groups;
 }
 
-// Appends the ranks as runs: [first, last] when contiguous, else [first, last, stride].
-void append_runs(std::string& s, const std::vector<RankRange>& ranges) {
+// Appends runs: [first, last] when contiguous, else [first, last, stride].
+void append_runs(std::string& s, const std::vector<RankRun>& runs) {
   s += '[';
   bool comma = false;
-  for (const RankRun& r : rank_runs(ranges)) {
+  for (const RankRun& r : runs) {
     if (comma) s += ',';
     comma = true;
     s += '[';
@@ -108,7 +108,7 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
   // Appended in place: prefixing a record's long rank list would move it once per member.
   std::string s = "{\"format\": \"redsim-timeline\", \"version\": 3, \"source\": " + nlohmann::json(tl.source).dump() +
                   ", \"world_size\": " + std::to_string(tl.world_size) + ", \"ranks_included\": ";
-  append_runs(s, all_ranges);
+  append_runs(s, rank_runs(all_ranges));  // sorted: the rows' order
   out(s + ",\n  \"ops\": [");
   for (std::size_t i = 0; i < tl.op_count; ++i) {
     s = i ? ",\n   " : "\n   ";
@@ -119,7 +119,7 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
       const OpTiming& t = groups[g].record;
       if (g) s += ", ";
       s += "{\"ranks\": ";
-      append_runs(s, groups[g].ranges);
+      append_runs(s, record_runs(groups[g].ranges));
       s += ", \"ready_s\": " + number(t.ready_s) + ", \"start_s\": " + number(t.start_s) + ", \"end_s\": " + number(t.end_s);
       if (collective)
         s += ", \"bytes_sent\": " + std::to_string(t.bytes_sent) + ", \"bytes_received\": " + std::to_string(t.bytes_received);
@@ -133,8 +133,9 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
 
 namespace {
 
-// Version 2 holds [first, last] ranges; version 3 also [first, last, stride] runs.
-std::vector<int> read_ranges(const JsonIn& node, int world_size, bool strides) {
+// Version 2 holds [first, last] ranges; version 3 also [first, last, stride] runs, which in a
+// record may come in any order (`sorted` false: read_op checks each rank comes once).
+std::vector<int> read_ranges(const JsonIn& node, int world_size, bool strides, bool sorted) {
   const std::string what = strides ? "a [first, last] or [first, last, stride] rank run" : "a [first, last] rank range";
   if (!node.raw().is_array()) node.fail("an array of " + what + "s");
   std::vector<int> ranks;
@@ -148,7 +149,7 @@ std::vector<int> read_ranges(const JsonIn& node, int world_size, bool strides) {
       item.fail("first <= last < the world size " + std::to_string(world_size));
     if (stride > world_size) run[2].fail("a stride of at most the world size " + std::to_string(world_size));
     if ((last - first) % stride != 0) run[2].fail("a stride that divides last - first");
-    if (!ranks.empty() && first <= ranks.back()) item.fail("ranges in increasing order, without overlap");
+    if (sorted && !ranks.empty() && first <= ranks.back()) item.fail("ranges in increasing order, without overlap");
     for (auto r = first; r <= last; r += stride) ranks.push_back(static_cast<int>(r));
   }
   return ranks;
@@ -163,7 +164,7 @@ void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, st
   std::size_t covered = 0;
   for (const auto& rec : op.at("records").items()) {
     const OpTiming t = op_timing_from_json(rec);
-    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides)) {
+    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides, !strides)) {
       const int row = row_of[static_cast<std::size_t>(r)];
       if (row < 0 || seen[static_cast<std::size_t>(row)]) rec.at("ranks").fail("each included rank once per op");
       seen[static_cast<std::size_t>(row)] = 1, ++covered;
@@ -182,7 +183,7 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
   if (out.world_size != plan.world_size)
     node.at("world_size").fail("the simulated plan's " + std::to_string(plan.world_size) + " ranks");
   const bool strides = node.at("version").integer() >= 3;
-  out.ranks = read_ranges(node.at("ranks_included"), out.world_size, strides);
+  out.ranks = read_ranges(node.at("ranks_included"), out.world_size, strides, true);
   if (out.ranks.empty()) node.at("ranks_included").fail("at least one rank");
   std::vector<int> row_of(static_cast<std::size_t>(out.world_size), -1);
   for (std::size_t i = 0; i < out.ranks.size(); ++i) row_of[static_cast<std::size_t>(out.ranks[i])] = static_cast<int>(i);

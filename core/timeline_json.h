@@ -39,9 +39,9 @@ RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
 
 // Version 3, the folded form: op by op, each distinct record once with the ranks it stands for
 // ("ranks": [[first, last], [first, last, stride], ...]: first, first + stride, ..., last; a
-// stride of 1 is left out, and version 2 has no strides); "ranks_included" says which ranks of
-// the job the file covers (`ranks`, sorted). Streamed to `out`: its size is the records' count,
-// not ranks x ops.
+// stride of 1 is left out, and version 2 has no strides; a record's runs come in any order, each
+// rank once); "ranks_included" (sorted runs) says which ranks of the job the file covers
+// (`ranks`, sorted). Streamed to `out`: its size is the records' count, not ranks x ops.
 void write_folded_timeline_json(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
                                 const OutputSink& out);
 RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan);

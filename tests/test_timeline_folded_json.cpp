@@ -2,6 +2,8 @@
 // --out writes is read back as the same per-rank records, for all ranks or the chosen ones.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "core/error.h"
@@ -77,6 +79,29 @@ TEST_CASE("a folded timeline is read back as the same per-rank records", "[core]
     for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
 }
 
+TEST_CASE("a record on ranks 0, 1 and 3 of every node is written as three runs and read back",
+          "[core][timeline][json]") {
+  const int world = 64;
+  const Plan plan = three_op_plan(world);
+  Timeline tl = sample(world);
+  std::vector<OpTiming> b(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    const bool head = r % 8 == 0 || r % 8 == 1 || r % 8 == 3;
+    b[static_cast<std::size_t>(r)] = OpTiming{1.0, 1.0, head ? 1.5 : 1.75, 8192, 8192};
+  }
+  tl.set_op(1, b);
+  std::string text;
+  write_folded_timeline_json(plan, tl, parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["ops"][1]["records"][0]["ranks"] == nlohmann::json::parse("[[0, 56, 8], [1, 57, 8], [3, 59, 8]]"));
+  // The others (2 and 4-7 of every node: 16 ranges) as a run per rank of the node.
+  CHECK(j["ops"][1]["records"][1]["ranks"] ==
+        nlohmann::json::parse("[[2, 58, 8], [4, 60, 8], [5, 61, 8], [6, 62, 8], [7, 63, 8]]"));
+  const RankedTimeline back = round_trip(plan, tl, parse_rank_set("all", world, "x"));
+  for (int r = 0; r < world; ++r)
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
+}
+
 TEST_CASE("a folded timeline of chosen ranks says which ranks it holds", "[core][timeline][json]") {
   const int world = 64;
   const Plan plan = three_op_plan(world);
@@ -106,7 +131,7 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
   // Op 0's one record given other ranks: what is wrong, and the path and words of the error.
   const std::vector<std::pair<const char*, const char*>> bad_ranks{
       {"[[0, 6]]", "$.timeline.ops[0].records: expected a record for every rank"},
-      {"[[0, 7], [3, 3]]", "$.timeline.ops[0].records[0].ranks[1]: expected ranges in increasing order"},
+      {"[[0, 7], [3, 3]]", "$.timeline.ops[0].records[0].ranks: expected each included rank once per op"},
       {"[[0, 8]]", "$.timeline.ops[0].records[0].ranks[0]: expected first <= last < the world size 8"},
       {"[[0, 7, 2]]", "$.timeline.ops[0].records[0].ranks[0][2]: expected a stride that divides last - first"},
       {"[[0, 6, 0]]", "$.timeline.ops[0].records[0].ranks[0][2]"},
@@ -118,6 +143,9 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
     doc["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse(ranks);
     expect_error(doc, error);
   }
+  auto unsorted = j;  // the included ranks give the rows' order: sorted
+  unsorted["ranks_included"] = nlohmann::json::parse("[[4, 7], [0, 3]]");
+  expect_error(unsorted, "$.timeline.ranks_included[1]: expected ranges in increasing order");
   auto v2_stride = j;  // version 2 had no strides
   v2_stride["version"] = 2;
   v2_stride["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 2]]");
@@ -165,6 +193,43 @@ TEST_CASE("single ranks a fixed distance apart fold into stride runs", "[core][r
   CHECK(rank_runs({{0, 0}, {2, 2}, {5, 5}, {8, 8}}) == V{{0, 2, 2}, {5, 8, 3}});
   CHECK(rank_runs({{4, 4}}) == V{{4, 4, 1}});
   CHECK(rank_runs({}).empty());
+}
+
+TEST_CASE("a record's ranks that repeat with a period are written as a run per rank of the period",
+          "[core][rank_set]") {
+  using V = std::vector<RankRun>;
+  // Ranks 8, 9 and 11 of every 8-rank node from node 1 to node 100 (PowerSGD's tree records).
+  std::vector<int> ranks;
+  for (int node = 1; node <= 100; ++node)
+    for (int local : {0, 1, 3}) ranks.push_back(8 * node + local);
+  CHECK(record_runs(rank_ranges(ranks)) == V{{8, 800, 8}, {9, 801, 8}, {11, 803, 8}});
+  // A range before the stretch stays a range; singles 10 apart are one run.
+  CHECK(record_runs({{0, 3}, {10, 10}, {20, 20}, {30, 30}, {40, 40}}) == V{{0, 3, 1}, {10, 40, 10}});
+  // Three wide blocks would be 4 runs for 3 ranges: left as ranges.
+  CHECK(record_runs({{0, 3}, {8, 11}, {16, 19}}) == V{{0, 3, 1}, {8, 11, 1}, {16, 19, 1}});
+  // Any rank set: the runs hold exactly its ranks, and never more runs than ranges.
+  std::uint64_t state = 12345;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int> set;
+    for (int r = 0; r < 512; ++r) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      // Mostly periodic (by rank % 8, the pattern changing every 128 ranks), sometimes not.
+      const bool periodic = ((state >> 40) % 8) != 0;
+      const int pattern = (r / 128 + trial) % 8;
+      if (periodic ? (r % 8 == pattern || r % 8 == (pattern * 3) % 8) : ((state >> 20) % 3) == 0) set.push_back(r);
+    }
+    const auto ranges = rank_ranges(set);
+    const auto runs = record_runs(ranges);
+    std::vector<int> back;
+    for (const RankRun& run : runs) {
+      REQUIRE(run.stride >= 1);
+      REQUIRE((run.last - run.first) % run.stride == 0);
+      for (int r = run.first; r <= run.last; r += run.stride) back.push_back(r);
+    }
+    std::sort(back.begin(), back.end());
+    CHECK(back == set);
+    CHECK(runs.size() <= ranges.size());
+  }
 }
 
 TEST_CASE("rank sets parse as a user writes them and print as ranges", "[core][rank_set]") {
