@@ -100,6 +100,46 @@ void append_runs(std::string& s, const std::vector<RankRun>& runs) {
 
 std::string number(double v) { return nlohmann::json(v).dump(); }
 
+// An op with more distinct records than this (a chain's ranks end in turn) is written as columns.
+constexpr std::size_t kColumnsFromRecords = 256;
+
+// One record of all `ranks` whose members that differ between ranks are arrays of one value per
+// rank, in rank order: a number per rank instead of a record per rank (ZeRO's chains below 4,097
+// ranks). Flushed to `out` as it grows.
+void append_columns(std::string& s, const Timeline& tl, std::size_t op, const std::vector<int>& ranks,
+                    const std::vector<RankRange>& all_ranges, bool collective, const OutputSink& out) {
+  s += "{\"ranks\": ";
+  append_runs(s, rank_runs(all_ranges));
+  auto column = [&](const char* key, auto value_of, auto text_of) {
+    const auto first = value_of(tl.at(ranks.front(), op));
+    const bool same = std::all_of(ranks.begin(), ranks.end(), [&](int r) { return value_of(tl.at(r, op)) == first; });
+    s += ", \"";
+    s += key;
+    s += "\": ";
+    if (same) {
+      s += text_of(first);
+      return;
+    }
+    s += '[';
+    for (std::size_t k = 0; k < ranks.size(); ++k) {
+      if (k) s += ',';
+      s += text_of(value_of(tl.at(ranks[k], op)));
+      if (s.size() > (1u << 16)) out(s), s.clear();
+    }
+    s += ']';
+  };
+  auto seconds = [](double v) { return number(v); };
+  auto count = [](std::int64_t v) { return std::to_string(v); };
+  column("ready_s", [](const OpTiming& t) { return t.ready_s; }, seconds);
+  column("start_s", [](const OpTiming& t) { return t.start_s; }, seconds);
+  column("end_s", [](const OpTiming& t) { return t.end_s; }, seconds);
+  if (collective) {
+    column("bytes_sent", [](const OpTiming& t) { return t.bytes_sent; }, count);
+    column("bytes_received", [](const OpTiming& t) { return t.bytes_received; }, count);
+  }
+  s += "}";
+}
+
 }  // namespace
 
 void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,
@@ -115,6 +155,11 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
     s += "{\"op\": " + std::to_string(i) + ", \"records\": [";
     const bool collective = op_kind_is_collective(plan.ops[i].kind);
     const auto groups = group_records(tl, i, ranks, all_ranges);
+    if (groups.size() > kColumnsFromRecords) {
+      append_columns(s, tl, i, ranks, all_ranges, collective, out);
+      out(s + "]}");
+      continue;
+    }
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const OpTiming& t = groups[g].record;
       if (g) s += ", ";
@@ -163,12 +208,17 @@ void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, st
   std::vector<char> seen(rows, 0);
   std::size_t covered = 0;
   for (const auto& rec : op.at("records").items()) {
-    const OpTiming t = op_timing_from_json(rec);
-    for (int r : read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides, !strides)) {
-      const int row = row_of[static_cast<std::size_t>(r)];
+    const auto rec_ranks = read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides, !strides);
+    // Version 3's columns: members that are arrays hold one value per rank, in the runs' order.
+    bool columns = false;
+    for (const char* key : {"ready_s", "start_s", "end_s", "bytes_sent", "bytes_received"})
+      columns = columns || (strides && rec.raw().contains(key) && rec.raw()[key].is_array());
+    const OpTiming shared = columns ? OpTiming{} : op_timing_from_json(rec);
+    for (std::size_t k = 0; k < rec_ranks.size(); ++k) {
+      const int row = row_of[static_cast<std::size_t>(rec_ranks[k])];
       if (row < 0 || seen[static_cast<std::size_t>(row)]) rec.at("ranks").fail("each included rank once per op");
       seen[static_cast<std::size_t>(row)] = 1, ++covered;
-      per_row[static_cast<std::size_t>(row)] = t;
+      per_row[static_cast<std::size_t>(row)] = columns ? op_timing_from_json(rec, k, rec_ranks.size()) : shared;
     }
   }
   if (covered != rows) op.at("records").fail("a record for every rank in ranks_included");

@@ -46,13 +46,31 @@ double time_s(const JsonIn& v) {
 
 }  // namespace
 
-OpTiming op_timing_from_json(const JsonIn& o) {
+namespace {
+
+// Member `key` of a record for its k-th rank of n: the member, or, when n > 0 and it is an array,
+// its element k (an array holds one value per rank).
+std::optional<JsonIn> member(const JsonIn& o, std::string_view key, std::size_t k, std::size_t n) {
+  auto m = o.find(key);
+  if (!m || n == 0 || !m->raw().is_array()) return m;
+  if (m->raw().size() != n) m->fail("a value, or an array of one value per rank of the record (" + std::to_string(n) + ")");
+  return JsonIn(m->raw()[k], m->path() + "[" + std::to_string(k) + "]", m->file());
+}
+
+}  // namespace
+
+OpTiming op_timing_from_json(const JsonIn& o, std::size_t rank_index, std::size_t record_ranks) {
+  auto required = [&](std::string_view key) {
+    if (auto m = member(o, key, rank_index, record_ranks)) return *m;
+    return o.at(key);  // its "missing member" error
+  };
   OpTiming t;
-  t.start_s = time_s(o.at("start_s"));
-  t.end_s = time_s(o.at("end_s"));
-  t.ready_s = o.find("ready_s") ? time_s(o.at("ready_s")) : t.start_s;
-  if (auto b = o.find("bytes_sent")) t.bytes_sent = b->nonnegative_integer();
-  if (auto b = o.find("bytes_received")) t.bytes_received = b->nonnegative_integer();
+  t.start_s = time_s(required("start_s"));
+  t.end_s = time_s(required("end_s"));
+  const auto ready = member(o, "ready_s", rank_index, record_ranks);
+  t.ready_s = ready ? time_s(*ready) : t.start_s;
+  if (auto b = member(o, "bytes_sent", rank_index, record_ranks)) t.bytes_sent = b->nonnegative_integer();
+  if (auto b = member(o, "bytes_received", rank_index, record_ranks)) t.bytes_received = b->nonnegative_integer();
   return t;
 }
 

@@ -31,7 +31,9 @@ nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, cons
 // "ready_s" to "start_s", bytes to 0.
 // One record's members (start_s, end_s; ready_s defaults to start_s, bytes to 0), times within
 // 1e9 s of the step's start; shared by both versions' readers.
-OpTiming op_timing_from_json(const JsonIn& record);
+// With record_ranks > 0 (a folded record of that many ranks) a member may be an array of one
+// value per rank, read at rank_index.
+OpTiming op_timing_from_json(const JsonIn& record, std::size_t rank_index = 0, std::size_t record_ranks = 0);
 
 // Version 1 (per rank, as measured runs write it) and versions 2 and 3 (folded, as simulate
 // writes it; 3 adds stride runs).
@@ -40,7 +42,9 @@ RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan);
 // Version 3, the folded form: op by op, each distinct record once with the ranks it stands for
 // ("ranks": [[first, last], [first, last, stride], ...]: first, first + stride, ..., last; a
 // stride of 1 is left out, and version 2 has no strides; a record's runs come in any order, each
-// rank once); "ranks_included" (sorted runs) says which ranks of the job the file covers
+// rank once). An op of more than 256 distinct records is one record whose members that differ
+// between ranks are arrays of one value per rank, in the order its runs list the ranks (version
+// 3). "ranks_included" (sorted runs) says which ranks of the job the file covers
 // (`ranks`, sorted). Streamed to `out`: its size is the records' count, not ranks x ops.
 void write_folded_timeline_json(const Plan& plan, const Timeline& timeline, const std::vector<int>& ranks,
                                 const OutputSink& out);

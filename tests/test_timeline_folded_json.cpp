@@ -102,6 +102,55 @@ TEST_CASE("a record on ranks 0, 1 and 3 of every node is written as three runs a
     for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
 }
 
+TEST_CASE("an op whose ranks all end apart is written as columns and read back", "[core][timeline][json]") {
+  // A chain of 300 ranks: each ends one hop after the one before; the head receives nothing.
+  const int world = 300;
+  const Plan plan = three_op_plan(world);
+  Timeline tl = sample(world);
+  std::vector<OpTiming> chain(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r)
+    chain[static_cast<std::size_t>(r)] = OpTiming{1.0, 1.0, 1.5 + r * 1e-6, 8192, r == 0 ? 0 : 8192};
+  tl.set_op(1, chain);
+  std::string text;
+  write_folded_timeline_json(plan, tl, parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
+  const auto j = nlohmann::json::parse(text);
+  // One record: the members every rank shares as values, the others one per rank.
+  const auto& rec = j["ops"][1]["records"];
+  REQUIRE(rec.size() == 1);
+  CHECK(rec[0]["ranks"] == nlohmann::json::parse("[[0, 299]]"));
+  CHECK(rec[0]["start_s"] == 1.0);
+  CHECK(rec[0]["bytes_sent"] == 8192);
+  REQUIRE(rec[0]["end_s"].size() == 300);
+  CHECK(rec[0]["end_s"][299] == 1.5 + 299 * 1e-6);
+  CHECK(rec[0]["bytes_received"][0] == 0);
+  // Op 2 (a record per rank, 300 of them) is columns too; op 0 (one record) is not.
+  CHECK(j["ops"][2]["records"].size() == 1);
+  CHECK(j["ops"][0]["records"][0]["end_s"] == 1.0);
+
+  const RankedTimeline back = round_trip(plan, tl, parse_rank_set("all", world, "x"));
+  for (int r = 0; r < world; ++r)
+    for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
+  // A column of the wrong length, or columns in version 2, are refused with their path.
+  auto expect_error = [&](const nlohmann::json& doc, const std::string& fragment) {
+    try {
+      timeline_from_json(JsonIn(doc, "$.timeline", "r.json"), plan);
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(fragment));
+    }
+  };
+  auto short_column = j;
+  short_column["ops"][1]["records"][0]["end_s"].erase(0);
+  expect_error(short_column, "$.timeline.ops[1].records[0].end_s: expected a value, or an array of one value per rank");
+  auto negative = j;
+  negative["ops"][1]["records"][0]["bytes_received"][7] = -1;
+  expect_error(negative, "$.timeline.ops[1].records[0].bytes_received[7]");
+  auto v2 = j;
+  v2["version"] = 2;
+  v2["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 299]]");
+  expect_error(v2, "$.timeline.ops[1].records[0].end_s");
+}
+
 TEST_CASE("a folded timeline of chosen ranks says which ranks it holds", "[core][timeline][json]") {
   const int world = 64;
   const Plan plan = three_op_plan(world);
