@@ -1,18 +1,40 @@
 #include "core/chrome_trace.h"
 
+#include <algorithm>
+
 #include "core/units.h"
 
 namespace redsim {
 
+namespace {
+
+// A JSON string: quoted as is when nothing in it needs escaping (every key and most names; a
+// json object per key was a fifth of a large job's Perfetto output), else as nlohmann escapes it.
+void append_json_string(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += nlohmann::json(s).dump();
+    return;
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+}  // namespace
+
 void JsonObjectText::key(std::string_view k) {
   if (!body_.empty()) body_ += ", ";
-  body_ += nlohmann::json(k).dump();
+  append_json_string(body_, k);
   body_ += ": ";
 }
 
 JsonObjectText& JsonObjectText::str(std::string_view k, std::string_view value) {
   key(k);
-  body_ += nlohmann::json(value).dump();  // escaped: op names come from the trace file
+  append_json_string(body_, value);  // escaped: op names come from the trace file
   return *this;
 }
 
