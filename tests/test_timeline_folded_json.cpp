@@ -44,6 +44,16 @@ Timeline sample(int world) {
   return tl;
 }
 
+// Reading `doc` as a timeline of `plan` is refused with an error that contains `fragment`.
+void expect_error(const Plan& plan, const nlohmann::json& doc, const std::string& fragment) {
+  try {
+    timeline_from_json(JsonIn(doc, "$.timeline", "r.json"), plan);
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains(fragment));
+  }
+}
+
 RankedTimeline round_trip(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks) {
   std::string text;
   write_folded_timeline_json(plan, tl, ranks, [&](std::string_view s) { text.append(s); });
@@ -131,24 +141,16 @@ TEST_CASE("an op whose ranks all end apart is written as columns and read back",
   for (int r = 0; r < world; ++r)
     for (std::size_t op = 0; op < 3; ++op) CHECK(back.timeline.at(r, op) == tl.at(r, op));
   // A column of the wrong length, or columns in version 2, are refused with their path.
-  auto expect_error = [&](const nlohmann::json& doc, const std::string& fragment) {
-    try {
-      timeline_from_json(JsonIn(doc, "$.timeline", "r.json"), plan);
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      CHECK_THAT(e.what(), Catch::Contains(fragment));
-    }
-  };
   auto short_column = j;
   short_column["ops"][1]["records"][0]["end_s"].erase(0);
-  expect_error(short_column, "$.timeline.ops[1].records[0].end_s: expected a value, or an array of one value per rank");
+  expect_error(plan, short_column, "$.timeline.ops[1].records[0].end_s: expected a value, or an array of one value per rank");
   auto negative = j;
   negative["ops"][1]["records"][0]["bytes_received"][7] = -1;
-  expect_error(negative, "$.timeline.ops[1].records[0].bytes_received[7]");
+  expect_error(plan, negative, "$.timeline.ops[1].records[0].bytes_received[7]");
   auto v2 = j;
   v2["version"] = 2;
   v2["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 299]]");
-  expect_error(v2, "$.timeline.ops[1].records[0].end_s");
+  expect_error(plan, v2, "$.timeline.ops[1].records[0].end_s");
 }
 
 TEST_CASE("a folded timeline of chosen ranks says which ranks it holds", "[core][timeline][json]") {
@@ -169,14 +171,6 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
   std::string text;
   write_folded_timeline_json(plan, sample(world), parse_rank_set("all", world, "x"), [&](std::string_view s) { text.append(s); });
   auto j = nlohmann::json::parse(text);
-  auto expect_error = [&](const nlohmann::json& doc, const std::string& fragment) {
-    try {
-      timeline_from_json(JsonIn(doc, "$.timeline", "r.json"), plan);
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      CHECK_THAT(e.what(), Catch::Contains(fragment));
-    }
-  };
   // Op 0's one record given other ranks: what is wrong, and the path and words of the error.
   const std::vector<std::pair<const char*, const char*>> bad_ranks{
       {"[[0, 6]]", "$.timeline.ops[0].records: expected a record for every rank"},
@@ -190,21 +184,21 @@ TEST_CASE("a folded timeline that misses or repeats a rank is refused with its p
   for (const auto& [ranks, error] : bad_ranks) {
     auto doc = j;
     doc["ops"][0]["records"][0]["ranks"] = nlohmann::json::parse(ranks);
-    expect_error(doc, error);
+    expect_error(plan, doc, error);
   }
   auto unsorted = j;  // the included ranks give the rows' order: sorted
   unsorted["ranks_included"] = nlohmann::json::parse("[[4, 7], [0, 3]]");
-  expect_error(unsorted, "$.timeline.ranks_included[1]: expected ranges in increasing order");
+  expect_error(plan, unsorted, "$.timeline.ranks_included[1]: expected ranges in increasing order");
   auto v2_stride = j;  // version 2 had no strides
   v2_stride["version"] = 2;
   v2_stride["ops"][1]["records"][0]["ranks"] = nlohmann::json::parse("[[0, 6, 2]]");
-  expect_error(v2_stride, "$.timeline.ops[1].records[0].ranks[0]: expected a [first, last] rank range");
+  expect_error(plan, v2_stride, "$.timeline.ops[1].records[0].ranks[0]: expected a [first, last] rank range");
   auto v4 = j;
   v4["version"] = 4;
-  expect_error(v4, "$.timeline.version: expected version 1, 2 or 3");
+  expect_error(plan, v4, "$.timeline.version: expected version 1, 2 or 3");
   auto short_ops = j;
   short_ops["ops"].erase(2);
-  expect_error(short_ops, "$.timeline.ops: expected 3 ops");
+  expect_error(plan, short_ops, "$.timeline.ops: expected 3 ops");
 }
 
 TEST_CASE("a version 2 folded timeline (ranges only) still reads back", "[core][timeline][json]") {
