@@ -56,9 +56,10 @@ std::vector<RecordGroup> sparse_groups(const Timeline& tl, std::size_t op, const
 }
 
 // The op's records among `ranks` (sorted; `all_ranges` the same as ranges), equal records
-// together, in order of first rank.
+// together, in order of first rank; a record per rank stops at max_groups + 1 groups, as such an
+// op is written as columns instead.
 std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const std::vector<int>& ranks,
-                                       const std::vector<RankRange>& all_ranges) {
+                                       const std::vector<RankRange>& all_ranges, std::size_t max_groups) {
   std::vector<RecordGroup> groups;
   if (ranks.empty()) return groups;
   if (tl.op_is_folded(op)) {
@@ -70,7 +71,10 @@ std::vector<RecordGroup> group_records(const Timeline& tl, std::size_t op, const
   for (int r : ranks) {
     const OpTiming& t = tl.at(r, op);
     auto [it, fresh] = index.emplace(t, groups.size());
-    if (fresh) groups.push_back({t, {}});
+    if (fresh) {
+      groups.push_back({t, {}});
+      if (groups.size() > max_groups) return groups;  // only the count matters now
+    }
     auto& rr = groups[it->second].ranges;
     if (!rr.empty() && rr.back().second + 1 == r) rr.back().second = r;
     else rr.emplace_back(r, r);
@@ -154,7 +158,7 @@ void write_folded_timeline_json(const Plan& plan, const Timeline& tl, const std:
     s = i ? ",\n   " : "\n   ";
     s += "{\"op\": " + std::to_string(i) + ", \"records\": [";
     const bool collective = op_kind_is_collective(plan.ops[i].kind);
-    const auto groups = group_records(tl, i, ranks, all_ranges);
+    const auto groups = group_records(tl, i, ranks, all_ranges, kColumnsFromRecords);
     if (groups.size() > kColumnsFromRecords) {
       append_columns(s, tl, i, ranks, all_ranges, collective, out);
       out(s + "]}");
@@ -210,9 +214,7 @@ void read_op(const JsonIn& op, std::size_t i, const std::vector<int>& row_of, st
   for (const auto& rec : op.at("records").items()) {
     const auto rec_ranks = read_ranges(rec.at("ranks"), static_cast<int>(row_of.size()), strides, !strides);
     // Version 3's columns: members that are arrays hold one value per rank, in the runs' order.
-    bool columns = false;
-    for (const char* key : {"ready_s", "start_s", "end_s", "bytes_sent", "bytes_received"})
-      columns = columns || (strides && rec.raw().contains(key) && rec.raw()[key].is_array());
+    const bool columns = strides && op_timing_has_columns(rec);
     const OpTiming shared = columns ? OpTiming{} : op_timing_from_json(rec);
     for (std::size_t k = 0; k < rec_ranks.size(); ++k) {
       const int row = row_of[static_cast<std::size_t>(rec_ranks[k])];

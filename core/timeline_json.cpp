@@ -1,5 +1,7 @@
 #include "core/timeline_json.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -48,6 +50,9 @@ double time_s(const JsonIn& v) {
 
 namespace {
 
+// The members op_timing_from_json reads.
+constexpr std::array<const char*, 5> kRecordMembers{"ready_s", "start_s", "end_s", "bytes_sent", "bytes_received"};
+
 // Member `key` of a record for its k-th rank of n: the member, or, when n > 0 and it is an array,
 // its element k (an array holds one value per rank).
 std::optional<JsonIn> member(const JsonIn& o, std::string_view key, std::size_t k, std::size_t n) {
@@ -72,6 +77,12 @@ OpTiming op_timing_from_json(const JsonIn& o, std::size_t rank_index, std::size_
   if (auto b = member(o, "bytes_sent", rank_index, record_ranks)) t.bytes_sent = b->nonnegative_integer();
   if (auto b = member(o, "bytes_received", rank_index, record_ranks)) t.bytes_received = b->nonnegative_integer();
   return t;
+}
+
+bool op_timing_has_columns(const JsonIn& record) {
+  const auto& r = record.raw();
+  return std::any_of(kRecordMembers.begin(), kRecordMembers.end(),
+                     [&](const char* key) { return r.contains(key) && r[key].is_array(); });
 }
 
 namespace {

@@ -34,6 +34,8 @@ nlohmann::json timeline_to_json(const Plan& plan, const Timeline& timeline, cons
 // With record_ranks > 0 (a folded record of that many ranks) a member may be an array of one
 // value per rank, read at rank_index.
 OpTiming op_timing_from_json(const JsonIn& record, std::size_t rank_index = 0, std::size_t record_ranks = 0);
+// Whether any of a record's members is such an array (version 3's columns).
+bool op_timing_has_columns(const JsonIn& record);
 
 // Version 1 (per rank, as measured runs write it) and versions 2 and 3 (folded, as simulate
 // writes it; 3 adds stride runs).
