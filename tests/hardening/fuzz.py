@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Mutation fuzzing of redsim's JSON readers (issue 15): seven commands, Kineto read by two.
+"""Mutation fuzzing of redsim's JSON readers (issue 15): eight commands, Kineto read by two, the
+measured timeline in its plain and its folded (version 3: stride runs, columns) forms.
 
 Each reader gets COUNT inputs mutated from a valid seed (structured mutations of the parsed
 JSON and byte-level ones), deterministically from --seed. Every run must:
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-READERS = ["trace", "cluster", "config", "measured", "matrix", "kineto", "profile"]
+READERS = ["trace", "cluster", "config", "measured", "folded", "matrix", "kineto", "profile"]
 
 # Values that have broken readers before, or that sit at a limit's edge. Strings starting with
 # RAW: are pasted verbatim into the JSON text (numbers json.dumps cannot write).
@@ -111,6 +112,20 @@ def bytewise(rng, data):
     return b"[" * 200000 + b"]" * 200000
 
 
+def folded_v3(measured):
+    """The measured seed with timeline version 3's other forms, the same per-rank values: a
+    collective's records as a stride run and out-of-order ranges, the next one as columns."""
+    doc = copy.deepcopy(measured)
+    ops = [op for op in doc["timeline"]["ops"] if "bytes_sent" in op["records"][0]]
+    world = doc["timeline"]["world_size"]
+    one = ops[0]["records"][0]
+    evens, odds = dict(one, ranks=[[0, world - 2, 2]]), dict(one, ranks=[[r, r] for r in range(world - 1, 0, -2)])
+    ops[0]["records"] = [evens, odds]
+    col = ops[1]["records"][0]
+    col["end_s"], col["bytes_received"] = [col["end_s"]] * world, [col["bytes_received"]] * world
+    return doc
+
+
 class Seeds:
     """The valid inputs each reader's mutations start from, made once in WORK."""
 
@@ -129,11 +144,13 @@ class Seeds:
         measured["measurement"] = {"step_times_s": [measured["summary"]["step_time_s"]] * 3}
         self.measured = os.path.join(seed_dir, "measured.json")
         json.dump(measured, open(self.measured, "w"))
+        folded = folded_v3(measured)
         docs = {
             "trace": json.load(open(self.trace)),
             "cluster": json.load(open(self.cluster)),
             "config": json.load(open(tuned)),
             "measured": measured,
+            "folded": folded,
             "matrix": [{"measured": self.measured, "label": "a"},
                        {"measured": self.measured, "strategy": "bucketed", "bucket_mb": 25, "label": "b"}],
             "kineto": json.load(open(self.kineto)),
@@ -150,6 +167,7 @@ class Seeds:
             "cluster": ["simulate", "--trace", t, "--cluster", f] + sim_out,
             "config": ["simulate", "--trace", t, "--cluster", c, "--config", f] + sim_out,
             "measured": ["validate", "--trace", t, "--cluster", c, "--measured", f] + val_out,
+            "folded": ["validate", "--trace", t, "--cluster", c, "--measured", f] + val_out,
             "matrix": ["validate", "--trace", t, "--cluster", c, "--matrix", f, "--table",
                        os.path.join(out, "table.txt")] + val_out,
             "kineto": ["trace", "import", "--kineto", f, "--out", os.path.join(out, "t.json"), "--measured",
@@ -171,7 +189,7 @@ def classify(reader, rc, err, f, out_files, extra_files):
         return "internal_error", err.strip()[:300]
     if extra_files:
         return "file_left_behind", " ".join(extra_files)
-    if rc == 0 or (rc == 1 and reader in ("measured", "matrix") and not err.strip()):
+    if rc == 0 or (rc == 1 and reader in ("measured", "folded", "matrix") and not err.strip()):
         return "ok", ""
     if rc != 2:
         return "bad_exit", "exit %d: %s" % (rc, err.strip()[:300])
