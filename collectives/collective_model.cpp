@@ -147,17 +147,12 @@ std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop) {
 }
 
 NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
+  const int loop = std::clamp(k - 1, 0, loops - 1);
+  const auto slice = nvls_slice(bytes, loops, loop);
+  const auto piece = nvls_piece(slice, heads, head);
   NvlsStep s;
-  if (k < loops) {
-    const auto slice = nvls_slice(bytes, loops, k);
-    s.up_bytes += slice;
-    s.down_bytes += nvls_piece(slice, heads, head);
-  }
-  if (k > 0) {
-    const auto slice = nvls_slice(bytes, loops, k - 1);
-    s.up_bytes += nvls_piece(slice, heads, head);
-    s.down_bytes += slice;
-  }
+  s.up_bytes = s.down_bytes = slice + piece;
+  s.counted = k >= 1 && k <= loops;
   return s;
 }
 

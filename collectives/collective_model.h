@@ -41,21 +41,28 @@ struct Mechanics {
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& cluster, int world);
 
 // NVLS (NVLink SHARP) allreduce of one channel's `bytes` inside a node of `heads` devices, in
-// loops of heads x chunk: in a loop each device sends its whole slice up to the switch, which
-// reduces it and sends each device its own piece (slice / heads); each device then sends its
-// piece up once more and the switch multicasts it to every device. Per loop a device sends and
-// receives slice + piece.
+// loops of heads x chunk: in a loop each device's slice is read by the switch, which reduces it
+// and returns each device its own piece (slice / heads); each device then stores its piece
+// once more and the switch multicasts it to every device. Per loop a device sends and receives
+// slice + piece.
 int nvls_loops(const Mechanics& m, std::int64_t bytes, int heads);
 std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop);
 inline std::int64_t nvls_piece(std::int64_t slice, int heads, int head) {
   return slice / heads + (head < slice % heads ? 1 : 0);
 }
-// Pipeline step k of 0..loops (both fidelities run these steps): loop k's reduce beside loop
-// k-1's multicast, so a device sends loop k's slice and loop k-1's piece, and receives loop k's
-// piece and loop k-1's slice.
+// A channel runs three warp groups as a pipeline (NCCL 2.18.5 and 2.20.5 all_reduce.h, the NVLS
+// kernel: scatter copies the input into the switch's buffers, reduce loads-reduces and
+// multicast-stores, gather copies the result out; 6, 5 and 5 warps for 8 ranks), so a loop
+// passes three stages. Only the reduce stage crosses NVLink; the copy stages are taken to keep
+// its pace (the warps are split among the stages for that), so the pipeline is loops + 2 steps:
+// step 0 is loop 0's scatter and step loops + 1 loop loops-1's gather, each as long as that
+// loop's reduce stage (`counted` false: its bytes pace the step but are not traffic), and step
+// k in between is loop k-1's reduce stage.
 struct NvlsStep {
   std::int64_t up_bytes = 0, down_bytes = 0;  // payload the device sends and receives
+  bool counted = true;
 };
+inline int nvls_steps(int loops) { return loops + 2; }
 NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head);
 
 // Bytes on the wire for `payload` bytes (LL doubles them, LL128 adds 1/15); both fidelities

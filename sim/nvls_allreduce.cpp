@@ -27,15 +27,16 @@ TransferTally NvlsAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     const std::int64_t bytes = split_piece(op.bytes, op.channels, ch);
     const int loops = nvls_loops(m, bytes, heads);
     TransferTally t;
-    // Step k: loop k's reduce-scatter beside loop k-1's allgather.
-    for (int k = 0; k <= loops; ++k) {
-      const auto [up, down] = nvls_step(bytes, loops, k, heads, head);
-      auto a = sg4::Comm::sendto_async(me, sw, static_cast<std::uint64_t>(ctx.wire_bytes(m, up)));
-      auto b = sg4::Comm::sendto_async(sw, me, static_cast<std::uint64_t>(ctx.wire_bytes(m, down)));
+    // Loop 0's scatter, each loop's reduce stage, the last loop's gather (collective_model.h).
+    for (int k = 0; k < nvls_steps(loops); ++k) {
+      const auto st = nvls_step(bytes, loops, k, heads, head);
+      auto a = sg4::Comm::sendto_async(me, sw, static_cast<std::uint64_t>(ctx.wire_bytes(m, st.up_bytes)));
+      auto b = sg4::Comm::sendto_async(sw, me, static_cast<std::uint64_t>(ctx.wire_bytes(m, st.down_bytes)));
       a->wait();
       b->wait();
-      t.bytes_sent += up;
-      t.bytes_received += down;
+      if (!st.counted) continue;
+      t.bytes_sent += st.up_bytes;
+      t.bytes_received += st.down_bytes;
     }
     return t;
   });

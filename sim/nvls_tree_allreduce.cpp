@@ -129,12 +129,17 @@ TransferTally NvlsTreeAllreduce::run(const PlanOp& op, int rank, SimContext& ctx
     const std::string name = "r" + std::to_string(rank) + "c" + std::to_string(c);
     auto u = sg4::Actor::create(name + "up", ch.me, [&] { tree_up(op, ch, ctx, reduced, at_root, up); });
     auto d = sg4::Actor::create(name + "down", ch.me, [&] { tree_down(op, ch, ctx, at_root, summed, down); });
+    // The copy stages (collective_model.h): loop 0's scatter before the first reduce-scatter and
+    // the last loop's gather after the last multicast, each as long as its neighbour stage.
+    TransferTally copies;
     auto g = sg4::Actor::create(name + "ag", ch.me, [&] {
       for (int l = 0; l < ch.loops; ++l) {
         summed->acquire();
         with_switch(ch, m, ctx, piece_of(ch, l), nvls_slice(ch.bytes, ch.loops, l), ag);
       }
+      with_switch(ch, m, ctx, piece_of(ch, ch.loops - 1), nvls_slice(ch.bytes, ch.loops, ch.loops - 1), copies);
     });
+    with_switch(ch, m, ctx, nvls_slice(ch.bytes, ch.loops, 0), piece_of(ch, 0), copies);
     for (int l = 0; l < ch.loops; ++l) {  // the switch's reduce-scatter, loop after loop
       with_switch(ch, m, ctx, nvls_slice(ch.bytes, ch.loops, l), piece_of(ch, l), rs);
       reduced->release();

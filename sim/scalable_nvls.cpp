@@ -14,7 +14,7 @@ namespace {
 
 struct NvlsTotals {
   std::int64_t up = 0, down = 0;  // payload a device sends and receives
-  std::int64_t steps_max = 0;     // sum over pipeline steps of the busier direction
+  std::int64_t steps_max = 0;     // sum over pipeline steps of the busier direction (copy stages too)
   int steps = 0;
   std::int64_t pieces = 0;        // the device's own pieces, over all loops
   std::int64_t first_piece = 0;
@@ -23,15 +23,16 @@ struct NvlsTotals {
 NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int head) {
   NvlsTotals t;
   const int loops = nvls_loops(m, bytes, heads);
-  for (int k = 0; k <= loops; ++k) {
+  for (int k = 0; k < nvls_steps(loops); ++k) {
     const auto st = nvls_step(bytes, loops, k, heads, head);
+    t.steps_max += std::max(st.up_bytes, st.down_bytes);
+    if (!st.counted) continue;
     t.up += st.up_bytes;
     t.down += st.down_bytes;
-    t.steps_max += std::max(st.up_bytes, st.down_bytes);
-    if (k < loops) t.pieces += nvls_piece(nvls_slice(bytes, loops, k), heads, head);
+    t.pieces += nvls_piece(nvls_slice(bytes, loops, k - 1), heads, head);
   }
   t.first_piece = nvls_piece(nvls_slice(bytes, loops, 0), heads, head);
-  t.steps = loops + 1;
+  t.steps = nvls_steps(loops);
   return t;
 }
 
@@ -44,8 +45,8 @@ std::vector<Stage> Model::nvls_stages(const PlanOp& op, std::int64_t bytes) {
   for (int r = 0; r < fold_.period_ranks; ++r) {
     const auto t = nvls_totals(m, bytes, heads, cluster_.local_of(r));
     const int sw = switch_endpoint(cluster_, cluster_.node_of(r));
-    // Both directions carry the busier side of every step, so that the pipeline's fill and
-    // drain (a step with a whole slice one way and a piece the other) last as in the steps.
+    // Both directions carry the busier side of every step, the copy stages' included, so that
+    // the pipeline's fill and drain last as in the exact fidelity's steps.
     for (auto route : {routes_.between(r, sw, fold_), routes_.between(sw, r, fold_)}) {
       Flow f;
       f.route = route;

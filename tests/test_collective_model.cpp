@@ -126,19 +126,28 @@ TEST_CASE("ring Simple: loops of 2 MiB chunks sent as 2 slices, each a synchroni
 
 TEST_CASE("NVLS: the switch reduces and multicasts, and busbw exceeds the port's rate", "[collectives][protocol]") {
   // One channel, 8 H100s (360 GB/s ports), 64 MiB: 128 KiB chunks, 64 loops of 8 x 128 KiB.
-  // Step k moves loop k's slice up and loop k-1's slice down (and the pieces the other way):
-  // the busier side over the 65 steps is slice + 63 x (slice + slice/8) + slice = 72.875 MiB,
-  // at 360 GB/s after NCCL's 5/6 efficiency (x 1.2 bytes), each of the 65 steps also crossing
-  // the port's 0.25 us; base latency 23 us.
+  // A loop's reduce stage moves its slice and its piece (slice/8) each way: 1.125 MiB. The
+  // pipeline's three stages (scatter, reduce, gather) make 64 + 2 steps, the copy stages at the
+  // reduce stage's pace: 66 x 1.125 = 74.25 MiB at 360 GB/s after NCCL's 5/6 efficiency (x 1.2
+  // bytes), each of the 66 steps also crossing the port's 0.25 us; base latency 23 us.
   const auto c = nccl_node(9.0, 360, true);
   auto plan = testing::single_allreduce_plan(8, 64 << 20, 1);
   plan.ops[0].request = {Algorithm::nvls, std::nullopt, 1};
   choose_collectives(plan, c);
   REQUIRE(plan.ops[0].algorithm == Algorithm::nvls);
-  const double expected = 23e-6 + 72.875 * 1048576 * 1.2 / 360e9 + 65 * 0.25e-6;
+  const double expected = 23e-6 + 74.25 * 1048576 * 1.2 / 360e9 + 66 * 0.25e-6;
   const auto tl = simulate(plan, c, kExact);
   CHECK(testing::end_of(tl) == Approx(expected).epsilon(0.01));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  const auto scalable = simulate(plan, c, kScalable);
+  CHECK(testing::end_of(scalable) == Approx(expected).epsilon(0.01));
+  // The copy stages pace the pipeline but are not traffic: a device sends and receives its 64
+  // loops' slice and piece, 72 MiB of payload, 1.2 x that on the wire, in both fidelities.
+  const auto wire = std::llround(64.0 * (9 << 17) * 1.2);
+  for (const Timeline* t : {&tl, &scalable})
+    for (int r : {0, 7}) {
+      CHECK(t->at(r, 0).bytes_sent == wire);
+      CHECK(t->at(r, 0).bytes_received == wire);
+    }
   const double busbw = (64 << 20) / testing::end_of(tl) * 2 * 7 / 8;
   CHECK(busbw > 360e9);
 }
