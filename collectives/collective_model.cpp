@@ -9,6 +9,7 @@
 #include "collectives/cluster_subset.h"
 #include "collectives/nccl_tuning.h"
 #include "collectives/reduction_work.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/pipeline.h"
 
@@ -131,6 +132,21 @@ std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads) {
   return chunk;
 }
 
+// A ring allreduce's chunk grain (all_reduce.h runRing): LL 8 data bytes a thread, LL128 60
+// bytes a thread halved ("makes performance much, much smoother", the source says), Simple 8
+// bytes for each thread but the sync warp; in elements, as NCCL rounds them.
+void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Protocol p) {
+  int threads = 0;
+  t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
+  const auto e = static_cast<int>(dtype_size_bytes(op.dtype));
+  if (e <= 0 || threads <= 0) return;
+  m.elem_bytes = e;
+  m.ring_channel_major = p == Protocol::simple;
+  if (p == Protocol::ll) m.ring_grain_elems = static_cast<std::int64_t>(threads) * (8 / e);
+  if (p == Protocol::ll128) m.ring_grain_elems = static_cast<std::int64_t>(threads) * (60 / e) / 2;
+  if (p == Protocol::simple) m.ring_grain_elems = static_cast<std::int64_t>(threads - 32) * 8 / e;
+}
+
 }  // namespace
 
 std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) {
@@ -154,6 +170,35 @@ NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
   s.up_bytes = s.down_bytes = slice + piece;
   s.counted = k >= 1 && k <= loops;
   return s;
+}
+
+std::vector<std::int64_t> ring_allreduce_chunks(const Mechanics& m, std::int64_t bytes, int channels, int channel, int n) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max(0, n)));
+  const std::int64_t channel_bytes = split_piece(bytes, channels, channel);
+  const std::int64_t e = m.elem_bytes, grain = m.ring_grain_elems;
+  const std::int64_t count = e > 0 ? bytes / e : 0, chunk = e > 0 ? m.chunk_bytes / e : 0;
+  const std::int64_t slots = static_cast<std::int64_t>(channels) * n;
+  if (grain <= 0 || e <= 0 || n < 2 || bytes % e != 0 || chunk <= 0 || count > slots * chunk) {
+    for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = split_piece(channel_bytes, n, j);
+    return out;
+  }
+  std::int64_t real = 0;
+  if (m.ring_channel_major) {
+    real = std::min(chunk, (count + slots - 1) / slots);
+    real = (real + grain - 1) / grain * grain;
+  } else {
+    real = std::min(chunk, (count + slots * grain - 1) / (slots * grain) * grain);
+  }
+  // The channel's share as NCCL lays the pieces out; within the channel a ring step of LL and
+  // LL128 streams line by line, so its chunks are taken as even (the ring's time then depends
+  // on the bytes a link carries, not on which step carries them).
+  std::int64_t mine = 0;
+  for (std::int64_t c = 0; c < n; ++c) {
+    const std::int64_t piece = m.ring_channel_major ? channel * static_cast<std::int64_t>(n) + c : c * channels + channel;
+    mine += std::clamp<std::int64_t>(count - piece * real, 0, real) * e;
+  }
+  for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = split_piece(mine, n, j);
+  return out;
 }
 
 int Mechanics::chunks(std::int64_t bytes) const {
@@ -214,6 +259,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                     : p == Protocol::ll128     ? nccl::kLl128StepPayloadBytes
                                                : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
+    if (op.kind == OpKind::allreduce) set_ring_grain(m, t, op, p);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;

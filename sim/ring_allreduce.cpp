@@ -5,10 +5,6 @@
 
 namespace redsim {
 
-namespace {
-int mod(int a, int n) { return ((a % n) + n) % n; }
-}  // namespace
-
 void add_channel_ring_pairs(const ClusterSpec& cluster, int channels, RankPairs& pairs) {
   const int n = cluster.world_size();
   if (n < 2) return;
@@ -23,14 +19,6 @@ void RingAllreduce::add_pairs(const PlanOp& op, const ClusterSpec& cluster, Rank
   add_channel_ring_pairs(cluster, op.channels, pairs);
 }
 
-std::int64_t ring_allreduce_bytes_sent(std::int64_t channel_bytes, int n, int pos) {
-  if (n < 2) return 0;
-  std::int64_t sent = 2 * channel_bytes;
-  sent -= split_piece(channel_bytes, n, mod(pos + 1, n));
-  sent -= split_piece(channel_bytes, n, mod(pos + 2, n));
-  return sent;
-}
-
 TransferTally RingAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) const {
   const int n = ctx.plan.world_size;
   if (n < 2) return {};
@@ -38,8 +26,7 @@ TransferTally RingAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     RingPass pass;
     pass.ring = ctx.ring(c, op.channels);
     pass.pos = ctx.ring_position(c, op.channels)[static_cast<std::size_t>(rank)];
-    const std::int64_t channel_bytes = split_piece(op.bytes, op.channels, c);
-    for (int i = 0; i < n; ++i) pass.chunk_bytes.push_back(split_piece(channel_bytes, n, i));
+    pass.chunk_bytes = ring_allreduce_chunks(ctx.mechanics(op), op.bytes, op.channels, c, n);
     return run_ring_pass(ctx, op, c, pass);
   });
 }

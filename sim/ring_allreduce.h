@@ -1,5 +1,5 @@
 // Ring allreduce over C channels: each channel is a ring carrying 1/C of the buffer, split into
-// N chunks, and runs N-1 reduce-scatter steps then N-1 allgather steps; in each step every rank
+// N chunks (on an NCCL cluster as NCCL lays them out: collectives' ring_allreduce_chunks), and runs N-1 reduce-scatter steps then N-1 allgather steps; in each step every rank
 // sends one chunk to its successor and receives one from its predecessor. On an ideal platform
 // this costs 2(N-1)*alpha + 2(N-1)/N * S/B.
 #pragma once
@@ -15,9 +15,5 @@ class RingAllreduce final : public SimCollective {
 
 // Routes every channel's ring (each channel rotates the order inside a node).
 void add_channel_ring_pairs(const ClusterSpec& cluster, int channels, RankPairs& pairs);
-
-// Bytes rank at ring position `pos` sends in one channel carrying `channel_bytes` (for tests
-// and for the realexec comparison): every chunk twice, except chunks pos+1 and pos+2.
-std::int64_t ring_allreduce_bytes_sent(std::int64_t channel_bytes, int world, int pos);
 
 }  // namespace redsim

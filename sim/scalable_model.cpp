@@ -131,14 +131,10 @@ void Model::prepare(const PlanOp& op) {
   }
 }
 
-std::vector<std::int64_t> Model::world_chunks(const PlanOp& op, int channel, const WorldRing& wr) const {
+std::vector<std::int64_t> Model::world_chunks(const PlanOp& op, int channel, const WorldRing& wr) {
   const int n = plan_.world_size;
   std::vector<std::int64_t> chunks(static_cast<std::size_t>(n));
-  if (op.kind == OpKind::allreduce) {
-    const std::int64_t bytes = split_piece(op.bytes, op.channels, channel);
-    for (int j = 0; j < n; ++j) chunks[static_cast<std::size_t>(j)] = split_piece(bytes, n, j);
-    return chunks;
-  }
+  if (op.kind == OpKind::allreduce) return ring_allreduce_chunks(mech(op), op.bytes, op.channels, channel, n);
   const auto shards = op_shards(op, n);
   std::vector<std::int64_t> channel_shards(shards.size());
   for (std::size_t r = 0; r < shards.size(); ++r) channel_shards[r] = split_piece(shards[r], op.channels, channel);

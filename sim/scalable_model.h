@@ -230,7 +230,7 @@ class Model {
                        std::vector<double>& end_s);
   void add_tree_rank_bytes(const PlanOp& op, int channel, std::int64_t bytes, std::vector<std::int64_t>& sent,
                            std::vector<std::int64_t>& received);
-  std::vector<std::int64_t> world_chunks(const PlanOp& op, int channel, const WorldRing& wr) const;
+  std::vector<std::int64_t> world_chunks(const PlanOp& op, int channel, const WorldRing& wr);
   int local_shift(int channel, int channels) const;
 
   const Plan& plan_;

@@ -165,3 +165,51 @@ TEST_CASE("NCCL's tree pays every hop's latency twice: a chain through the node,
   CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.02));
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.02));
 }
+
+TEST_CASE("An NCCL ring allreduce shares its buffer among channels in NCCL's grains", "[collectives][protocol]") {
+  // all_reduce.h runRing (2.18.5): LL128's grain is threads x 60 bytes / 2 = 640 x 30 = 19,200
+  // bytes (4,800 floats), pieces laid chunk by chunk over the 24 channels. 2 MiB = 524,288
+  // floats = 109 whole pieces and 1,088 floats: pieces 0-95 fill chunks 0-3 of every channel,
+  // 96-108 chunk 4 of channels 0-12, piece 109 (channel 13) holds the rest.
+  const auto a100 = nccl_node(8.0, 240, false);
+  auto plan = testing::single_allreduce_plan(8, 2 << 20, 1);
+  choose_collectives(plan, a100);
+  REQUIRE(plan.ops[0].protocol == Protocol::ll128);
+  REQUIRE(plan.ops[0].channels == 24);
+  const auto m = mechanics_of(plan.ops[0], a100, 8);
+  CHECK(m.ring_grain_elems == 4800);
+  CHECK_FALSE(m.ring_channel_major);
+  auto share = [&](const Mechanics& mm, std::int64_t bytes, int channels, int c) {
+    std::int64_t sum = 0;
+    for (auto v : ring_allreduce_chunks(mm, bytes, channels, c, 8)) sum += v;
+    return sum;
+  };
+  CHECK(share(m, 2 << 20, 24, 0) == 5 * 19200);
+  CHECK(share(m, 2 << 20, 24, 12) == 5 * 19200);
+  CHECK(share(m, 2 << 20, 24, 13) == 4 * 19200 + 1088 * 4);
+  CHECK(share(m, 2 << 20, 24, 23) == 4 * 19200);
+  // Within a channel the share is split evenly over the ring positions.
+  const auto ch0 = ring_allreduce_chunks(m, 2 << 20, 24, 0, 8);
+  CHECK(ch0.front() == 12000);
+  CHECK(ch0.back() == 12000);
+
+  // Simple, channel by channel: 32 MiB = 8,388,608 floats over 24 x 8 slots is 43,691 floats a
+  // chunk, rounded up to (544 - 32) x 8 bytes = 1,024 floats: 44,032. Channel c holds pieces
+  // 8c..8c+7; channel 23 starts at 8,101,888 floats and holds the last 286,720.
+  Mechanics simple;
+  simple.chunk_bytes = 2 << 20;
+  simple.elem_bytes = 4;
+  simple.ring_grain_elems = 1024;
+  simple.ring_channel_major = true;
+  CHECK(share(simple, 32 << 20, 24, 0) == 8 * 44032 * 4);
+  CHECK(share(simple, 32 << 20, 24, 23) == 286720 * 4);
+  // Conservation, and an ideal collective (no grain) or a buffer of several loops is even.
+  std::int64_t total = 0;
+  for (int c = 0; c < 24; ++c) total += share(m, 2 << 20, 24, c);
+  CHECK(total == 2 << 20);
+  CHECK(share(Mechanics{}, 2 << 20, 24, 0) == (2 << 20) / 24 + 1);
+  CHECK(share(m, std::int64_t{200} << 20, 24, 0) == (std::int64_t{200} << 20) / 24 + 1);
+  // Both fidelities run the channels so shared alike.
+  const double exact = testing::end_of(simulate(plan, a100, kExact));
+  CHECK(testing::end_of(simulate(plan, a100, kScalable)) == Approx(exact).epsilon(0.01));
+}
