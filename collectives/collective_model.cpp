@@ -133,18 +133,19 @@ std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads) {
 }
 
 // A ring allreduce's chunk grain (all_reduce.h runRing): LL 8 data bytes a thread, LL128 60
-// bytes a thread halved ("makes performance much, much smoother", the source says), Simple 8
-// bytes for each thread but the sync warp; in elements, as NCCL rounds them.
+// bytes a thread halved ("makes performance much, much smoother", the source says); in
+// elements, as NCCL rounds them. Simple lays its pieces channel by channel, which at mid sizes
+// would leave whole channels idle; with each channel capped at its even share of the bus that
+// would be charged as lost time rather than as the free links the busy channels could use, so
+// Simple stays even.
 void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Protocol p) {
+  if (p == Protocol::simple) return;
   int threads = 0;
   t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
   const auto e = static_cast<int>(dtype_size_bytes(op.dtype));
   if (e <= 0 || threads <= 0) return;
   m.elem_bytes = e;
-  m.ring_channel_major = p == Protocol::simple;
-  if (p == Protocol::ll) m.ring_grain_elems = static_cast<std::int64_t>(threads) * (8 / e);
-  if (p == Protocol::ll128) m.ring_grain_elems = static_cast<std::int64_t>(threads) * (60 / e) / 2;
-  if (p == Protocol::simple) m.ring_grain_elems = static_cast<std::int64_t>(threads - 32) * 8 / e;
+  m.ring_grain_elems = static_cast<std::int64_t>(threads) * ((p == Protocol::ll ? 8 : 60) / e) / (p == Protocol::ll ? 1 : 2);
 }
 
 }  // namespace
@@ -182,20 +183,13 @@ std::vector<std::int64_t> ring_allreduce_chunks(const Mechanics& m, std::int64_t
     for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = split_piece(channel_bytes, n, j);
     return out;
   }
-  std::int64_t real = 0;
-  if (m.ring_channel_major) {
-    real = std::min(chunk, (count + slots - 1) / slots);
-    real = (real + grain - 1) / grain * grain;
-  } else {
-    real = std::min(chunk, (count + slots * grain - 1) / (slots * grain) * grain);
-  }
+  const std::int64_t real = std::min(chunk, (count + slots * grain - 1) / (slots * grain) * grain);
   // The channel's share as NCCL lays the pieces out; within the channel a ring step of LL and
   // LL128 streams line by line, so its chunks are taken as even (the ring's time then depends
   // on the bytes a link carries, not on which step carries them).
   std::int64_t mine = 0;
   for (std::int64_t c = 0; c < n; ++c) {
-    const std::int64_t piece = m.ring_channel_major ? channel * static_cast<std::int64_t>(n) + c : c * channels + channel;
-    mine += std::clamp<std::int64_t>(count - piece * real, 0, real) * e;
+    mine += std::clamp<std::int64_t>(count - (c * channels + channel) * real, 0, real) * e;
   }
   for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = split_piece(mine, n, j);
   return out;

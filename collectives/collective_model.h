@@ -31,11 +31,10 @@ struct Mechanics {
   std::int64_t chunk_bytes = 0;
   int slices = 1;  // synchronisations per chunk (Simple ring: 2)
   // How an NCCL allreduce ring shares its buffer among channels (0: evenly): pieces rounded to
-  // multiples of `ring_grain_elems` elements of `elem_bytes`, chunk-major (LL, LL128) or
-  // channel-major (Simple). See ring_allreduce_chunks.
+  // multiples of `ring_grain_elems` elements of `elem_bytes`, laid chunk by chunk over the
+  // channels (LL, LL128). See ring_allreduce_chunks.
   std::int64_t ring_grain_elems = 0;
   int elem_bytes = 0;
-  bool ring_channel_major = false;
   // Seconds to reduce one incoming byte into the local buffer (device reduce_GBps for the op's
   // element type; 0: free).
   double reduce_s_per_byte = 0;
@@ -73,15 +72,15 @@ inline int nvls_steps(int loops) { return loops + 2; }
 NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head);
 
 // The bytes of each ring position's chunk in channel `channel` of a ring allreduce of `bytes` over
-// `n` ranks, `channels` channels. NCCL (2.18.5 all_reduce.h runRing) rounds a chunk up to a grain
-// of its threads' work (LL 8 bytes a thread, LL128 30, Simple 8 less a warp's) and lays the
-// pieces out chunk by chunk over the channels (LL, LL128) or channel by channel (Simple), so a
-// buffer of fewer than channels x ranks grains loads channels unevenly: LL128 at 2 MiB on 24
-// channels of 8 ranks gives channels 0-12 five 19,200-byte pieces and the rest four (96,000
-// against 76,800 bytes; 87,381 each if even). The channel gets its share as NCCL lays it out,
-// split evenly over the positions (a step streams line by line, so which step carries a byte
-// matters less than how many a link carries). A buffer of several loops (or an ideal
-// collective) is split evenly.
+// `n` ranks, `channels` channels. With LL and LL128 NCCL (2.18.5 all_reduce.h runRing) rounds a
+// chunk up to a grain of its threads' work (LL 8 bytes a thread, LL128 30) and lays the pieces
+// out chunk by chunk over the channels, so a buffer of fewer than channels x ranks grains loads
+// the first channels with one piece more: LL128 at 2 MiB on 24 channels of 8 ranks gives
+// channels 0-12 five 19,200-byte pieces and the rest four (96,000 against 76,800 bytes; 87,381
+// each if even). The channel gets its share as NCCL lays it out, split evenly over the
+// positions (a step streams line by line, so which step carries a byte matters less than how
+// many a link carries). Simple, a buffer of several loops and an ideal collective are split
+// evenly (collectives/README.md says why).
 std::vector<std::int64_t> ring_allreduce_chunks(const Mechanics& m, std::int64_t bytes, int channels, int channel, int n);
 
 // Bytes on the wire for `payload` bytes (LL doubles them, LL128 adds 1/15); both fidelities

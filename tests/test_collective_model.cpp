@@ -178,7 +178,6 @@ TEST_CASE("An NCCL ring allreduce shares its buffer among channels in NCCL's gra
   REQUIRE(plan.ops[0].channels == 24);
   const auto m = mechanics_of(plan.ops[0], a100, 8);
   CHECK(m.ring_grain_elems == 4800);
-  CHECK_FALSE(m.ring_channel_major);
   auto share = [&](const Mechanics& mm, std::int64_t bytes, int channels, int c) {
     std::int64_t sum = 0;
     for (auto v : ring_allreduce_chunks(mm, bytes, channels, c, 8)) sum += v;
@@ -192,17 +191,21 @@ TEST_CASE("An NCCL ring allreduce shares its buffer among channels in NCCL's gra
   const auto ch0 = ring_allreduce_chunks(m, 2 << 20, 24, 0, 8);
   CHECK(ch0.front() == 12000);
   CHECK(ch0.back() == 12000);
-
-  // Simple, channel by channel: 32 MiB = 8,388,608 floats over 24 x 8 slots is 43,691 floats a
-  // chunk, rounded up to (544 - 32) x 8 bytes = 1,024 floats: 44,032. Channel c holds pieces
-  // 8c..8c+7; channel 23 starts at 8,101,888 floats and holds the last 286,720.
-  Mechanics simple;
-  simple.chunk_bytes = 2 << 20;
-  simple.elem_bytes = 4;
-  simple.ring_grain_elems = 1024;
-  simple.ring_channel_major = true;
-  CHECK(share(simple, 32 << 20, 24, 0) == 8 * 44032 * 4);
-  CHECK(share(simple, 32 << 20, 24, 23) == 286720 * 4);
+  // LL's grain is 8 bytes a thread: at 1 MiB, 24 channels of 512 threads, 2 x 4,096 bytes a
+  // piece, 128 pieces: chunks 0-4 of every channel and chunk 5 of channels 0-7.
+  auto ll_plan = testing::single_allreduce_plan(8, 1 << 20, 1);
+  choose_collectives(ll_plan, a100);
+  REQUIRE(ll_plan.ops[0].protocol == Protocol::ll);
+  const auto ll = mechanics_of(ll_plan.ops[0], a100, 8);
+  CHECK(ll.ring_grain_elems == 1024);
+  CHECK(share(ll, 1 << 20, 24, 7) == 6 * 8192);
+  CHECK(share(ll, 1 << 20, 24, 8) == 5 * 8192);
+  // Simple stays even (its channel-by-channel layout is not modelled).
+  plan.ops[0].request = {Algorithm::ring, Protocol::simple, 0};
+  choose_collectives(plan, a100);
+  CHECK(mechanics_of(plan.ops[0], a100, 8).ring_grain_elems == 0);
+  plan.ops[0].request = {};
+  choose_collectives(plan, a100);
   // Conservation, and an ideal collective (no grain) or a buffer of several loops is even.
   std::int64_t total = 0;
   for (int c = 0; c < 24; ++c) total += share(m, 2 << 20, 24, c);
