@@ -22,20 +22,30 @@ namespace {
 
 struct Entry {
   std::string name, csv, column, cluster, algorithm, how;
+  OpKind op = OpKind::allreduce;
   int gpus = 1, ranks = 0;
 };
+
+// nccl-tests' five collectives by redsim's names (allreduce, reduce_scatter, ...).
+OpKind op_named(const JsonIn& j) {
+  const std::string name = j.one_of({"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"});
+  for (OpKind k : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce})
+    if (name == op_kind_name(k)) return k;
+  j.fail("a collective");
+}
 
 std::vector<Entry> read_manifest(const std::string& file) {
   const auto root = JsonIn::parse_file(file);
   JsonIn j(root, "$", file);
   std::vector<Entry> out;
   for (const auto& t : j.at("tables").items()) {
-    t.allow_only({"name", "csv", "column", "cluster", "gpus_per_process", "algorithm", "ranks", "how_it_ran"});
+    t.allow_only({"name", "csv", "column", "cluster", "op", "gpus_per_process", "algorithm", "ranks", "how_it_ran"});
     Entry e;
     e.name = t.at("name").nonempty_string();
     e.csv = t.at("csv").nonempty_string();
     e.column = t.at("column").nonempty_string();
     e.cluster = t.at("cluster").nonempty_string();
+    if (const auto op = t.find("op")) e.op = op_named(*op);
     e.gpus = static_cast<int>(t.positive_integer_or("gpus_per_process", 1));
     e.algorithm = t.string_or("algorithm", "auto");
     e.ranks = static_cast<int>(t.positive_integer_or("ranks", 0));
@@ -58,6 +68,7 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   o.min_bytes = measured.front().size_bytes;
   o.max_bytes = measured.back().size_bytes;
   o.step_factor = 2;
+  o.ops = {e.op};
   o.gpus_per_process = e.gpus;
   o.fidelity = fidelity;
   if (e.algorithm != "auto") o.request.algorithm = parse_algorithm(e.algorithm);
@@ -65,7 +76,7 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   std::vector<fidelity::TableRow> predicted;
   for (const auto& r : rows) predicted.push_back({r.size_bytes, r.busbw_GBps});
   const auto errors = fidelity::compare(measured, predicted);
-  std::cout << "\n== " << e.name << "\n   " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm << "; " << e.how
+  std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm << "; " << e.how
             << "\n        size   measured  predicted    error   choice\n";
   for (const auto& err : errors) {
     std::string choice;
