@@ -54,14 +54,13 @@ std::int64_t parse_size(const std::string& text, const char* flag) {
 }
 
 OpKind parse_op(const std::string& name) {
-  for (OpKind k : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce})
-    if (name == op_kind_name(k)) return k;
+  if (const auto k = nccl_tests_kind_named(name)) return *k;
   throw InputError("", "", "--op: expected allreduce|reduce_scatter|allgather|broadcast|reduce, got \"" + name + "\"");
 }
 
 std::vector<OpKind> parse_ops(const CollectiveOptions& o) {
   if (o.ops.empty()) return {parse_op(o.op)};
-  if (o.ops == "all") return {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce};
+  if (o.ops == "all") return {kNcclTestsKinds.begin(), kNcclTestsKinds.end()};
   std::vector<OpKind> out;
   std::size_t start = 0;
   while (start <= o.ops.size()) {

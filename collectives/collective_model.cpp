@@ -168,7 +168,7 @@ NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
   const auto slice = nvls_slice(bytes, loops, loop);
   const auto piece = nvls_piece(slice, heads, head);
   NvlsStep s;
-  s.up_bytes = s.down_bytes = slice + piece;
+  s.bytes = slice + piece;
   s.counted = k >= 1 && k <= loops;
   return s;
 }

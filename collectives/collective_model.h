@@ -65,7 +65,7 @@ inline std::int64_t nvls_piece(std::int64_t slice, int heads, int head) {
 // loop's reduce stage (`counted` false: its bytes pace the step but are not traffic), and step
 // k in between is loop k-1's reduce stage.
 struct NvlsStep {
-  std::int64_t up_bytes = 0, down_bytes = 0;  // payload the device sends and receives
+  std::int64_t bytes = 0;  // payload the device sends, and as much it receives (slice + piece)
   bool counted = true;
 };
 inline int nvls_steps(int loops) { return loops + 2; }

@@ -210,7 +210,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   if (auto by = j.find("collective_launch_us_by_kind")) {
     by->expect_object();
     by->allow_only({"allreduce", "reduce", "reduce_scatter", "allgather", "broadcast"});
-    for (OpKind k : {OpKind::allreduce, OpKind::reduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast})
+    for (OpKind k : kNcclTestsKinds)
       if (auto v = by->find(op_kind_name(k))) c.collective_launch_us_by_kind[k] = latency_us(*v);
   }
   read_device(j.at("device"), c);

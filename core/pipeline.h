@@ -1,6 +1,7 @@
 // How collectives split their buffers. Pipelining for chain and tree collectives: a channel's
 // share of the buffer moves in chunks of at most kPipelineChunkBytes, so a long chain or a deep
-// tree streams instead of storing and forwarding the whole buffer at every hop. The simulator models it; realexec's Gloo chains run it.
+// tree streams instead of storing and forwarding the whole buffer at every hop. The simulator
+// models it; realexec's Gloo chains run it.
 #pragma once
 #include <cstdint>
 

@@ -24,6 +24,12 @@ std::string_view op_kind_name(OpKind k) {
   return "?";
 }
 
+std::optional<OpKind> nccl_tests_kind_named(std::string_view name) {
+  for (OpKind k : kNcclTestsKinds)
+    if (name == op_kind_name(k)) return k;
+  return std::nullopt;
+}
+
 bool op_kind_is_collective(OpKind k) {
   return k != OpKind::forward && k != OpKind::backward && k != OpKind::optimizer && k != OpKind::framework;
 }

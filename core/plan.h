@@ -2,6 +2,7 @@
 // Ops are listed in an order that is both topological and each stream's issue order, so an
 // engine may run each stream as a FIFO queue of the ops that name it.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,11 @@ enum class OpKind { forward, backward, optimizer, allreduce, reduce, reduce_scat
 
 std::string_view op_kind_name(OpKind k);
 bool op_kind_is_collective(OpKind k);
+// nccl-tests' five collectives, in its order (all_reduce_perf, reduce_scatter_perf, ...).
+inline constexpr std::array<OpKind, 5> kNcclTestsKinds{OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather,
+                                                       OpKind::broadcast, OpKind::reduce};
+// The collective of kNcclTestsKinds named `name` as op_kind_name writes it, if any.
+std::optional<OpKind> nccl_tests_kind_named(std::string_view name);
 
 // A contiguous run of one parameter's elements carried by a collective.
 struct ParamSlice {

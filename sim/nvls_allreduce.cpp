@@ -30,13 +30,14 @@ TransferTally NvlsAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     // Loop 0's scatter, each loop's reduce stage, the last loop's gather (collective_model.h).
     for (int k = 0; k < nvls_steps(loops); ++k) {
       const auto st = nvls_step(bytes, loops, k, heads, head);
-      auto a = sg4::Comm::sendto_async(me, sw, static_cast<std::uint64_t>(ctx.wire_bytes(m, st.up_bytes)));
-      auto b = sg4::Comm::sendto_async(sw, me, static_cast<std::uint64_t>(ctx.wire_bytes(m, st.down_bytes)));
+      const auto wire = static_cast<std::uint64_t>(ctx.wire_bytes(m, st.bytes));
+      auto a = sg4::Comm::sendto_async(me, sw, wire);
+      auto b = sg4::Comm::sendto_async(sw, me, wire);
       a->wait();
       b->wait();
       if (!st.counted) continue;
-      t.bytes_sent += st.up_bytes;
-      t.bytes_received += st.down_bytes;
+      t.bytes_sent += st.bytes;
+      t.bytes_received += st.bytes;
     }
     return t;
   });

@@ -13,8 +13,8 @@ namespace redsim::scalable {
 namespace {
 
 struct NvlsTotals {
-  std::int64_t up = 0, down = 0;  // payload a device sends and receives
-  std::int64_t steps_max = 0;     // sum over pipeline steps of the busier direction (copy stages too)
+  std::int64_t traffic = 0;       // payload a device sends, and as much it receives
+  std::int64_t steps_bytes = 0;   // every pipeline step's bytes, the copy stages' too
   int steps = 0;
   std::int64_t pieces = 0;        // the device's own pieces, over all loops
   std::int64_t first_piece = 0;
@@ -25,10 +25,9 @@ NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int he
   const int loops = nvls_loops(m, bytes, heads);
   for (int k = 0; k < nvls_steps(loops); ++k) {
     const auto st = nvls_step(bytes, loops, k, heads, head);
-    t.steps_max += std::max(st.up_bytes, st.down_bytes);
+    t.steps_bytes += st.bytes;
     if (!st.counted) continue;
-    t.up += st.up_bytes;
-    t.down += st.down_bytes;
+    t.traffic += st.bytes;
     t.pieces += nvls_piece(nvls_slice(bytes, loops, k - 1), heads, head);
   }
   t.first_piece = nvls_piece(nvls_slice(bytes, loops, 0), heads, head);
@@ -45,12 +44,12 @@ std::vector<Stage> Model::nvls_stages(const PlanOp& op, std::int64_t bytes) {
   for (int r = 0; r < fold_.period_ranks; ++r) {
     const auto t = nvls_totals(m, bytes, heads, cluster_.local_of(r));
     const int sw = switch_endpoint(cluster_, cluster_.node_of(r));
-    // Both directions carry the busier side of every step, the copy stages' included, so that
-    // the pipeline's fill and drain last as in the exact fidelity's steps.
+    // Both directions carry every step's bytes, the copy stages' included, so that the
+    // pipeline's fill and drain last as in the exact fidelity's steps.
     for (auto route : {routes_.between(r, sw, fold_), routes_.between(sw, r, fold_)}) {
       Flow f;
       f.route = route;
-      f.bytes = t.steps_max;
+      f.bytes = t.steps_bytes;
       f.rounds = t.steps;
       f.post_delay_s = (t.steps - 1) * routes_.latency_s(route);
       apply_protocol(f, m, 1);
@@ -65,8 +64,8 @@ void Model::add_nvls_rank_bytes(const PlanOp& op, std::int64_t bytes, std::vecto
   const auto& m = mech(op);
   for (int r = 0; r < plan_.world_size; ++r) {
     const auto t = nvls_totals(m, bytes, cluster_.devices_per_node, cluster_.local_of(r));
-    sent[static_cast<std::size_t>(r)] += t.up;
-    received[static_cast<std::size_t>(r)] += t.down;
+    sent[static_cast<std::size_t>(r)] += t.traffic;
+    received[static_cast<std::size_t>(r)] += t.traffic;
   }
 }
 

@@ -28,10 +28,9 @@ struct Entry {
 
 // nccl-tests' five collectives by redsim's names (allreduce, reduce_scatter, ...).
 OpKind op_named(const JsonIn& j) {
-  const std::string name = j.one_of({"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"});
-  for (OpKind k : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather, OpKind::broadcast, OpKind::reduce})
-    if (name == op_kind_name(k)) return k;
-  j.fail("a collective");
+  const auto k = nccl_tests_kind_named(j.one_of({"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"}));
+  if (!k) j.fail("a collective");
+  return *k;
 }
 
 std::vector<Entry> read_manifest(const std::string& file) {
