@@ -30,6 +30,10 @@ struct Mechanics {
   // several loops of steps. 0: one loop (ideal collectives).
   std::int64_t chunk_bytes = 0;
   int slices = 1;  // synchronisations per chunk (Simple ring: 2)
+  // LL and LL128 along a chain or tree: the payload a sender may have in flight ahead of its
+  // receiver (NCCL_STEPS steps of the protocol's buffer), so later pieces follow the first at the
+  // channel's pace instead of a route latency apart. 0: a piece waits for the previous one.
+  std::int64_t stream_window_bytes = 0;
   // How an NCCL allreduce ring shares its buffer among channels (0: evenly): pieces rounded to
   // multiples of `ring_grain_elems` elements of `elem_bytes`, laid chunk by chunk over the
   // channels (LL, LL128). See ring_allreduce_chunks.

@@ -8,7 +8,8 @@
 // concurrent channels and collectives share links as their steps would. What the aggregation
 // loses is paid as delays computed from each flow's *measured* rate:
 //   - the per-step latency: a flow standing for n steps pays its route latency once in the
-//     network and n-1 more times after it;
+//     network and n-1 more times after it (a streamed pipeline's later chunks pay none:
+//     rest_latencies);
 //   - the reduction time of the bytes it delivers (device reduce_GBps);
 //   - the pipeline fill: with per-round times t_h, a pipeline of P chunks over hops h costs
 //     (P-1) max t_h + sum over hops of t_h. Both simulate the sum as a wave of the first
@@ -31,6 +32,11 @@
 #include "sim/scalable_topology.h"
 
 namespace redsim::scalable {
+
+// Route latencies the P-1 chunks after a pipeline's first pay beyond the one in their flow: one a
+// chunk when each waits for the previous (P-2 more); none when the protocol keeps several in
+// flight (LL, LL128: they follow the first at the edge's pace), so -1 takes back the flow's own.
+inline double rest_latencies(const Mechanics& m, int P) { return m.stream_window_bytes > 0 ? -1.0 : P - 2; }
 
 struct Flow {
   std::uint32_t route = 0;

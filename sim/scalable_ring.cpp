@@ -303,7 +303,7 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
       f.bytes = bytes - first_chunk;
       f.rounds = P - 1;
       f.round_extra_s = round_extra;
-      f.post_delay_s = (P - 2) * routes_.latency_s(f.route) + (P - 1) * round_extra;
+      f.post_delay_s = rest_latencies(m, P) * routes_.latency_s(f.route) + (P - 1) * round_extra;
       f.group = p;
       apply_protocol(f, m, 1, false);
       rest.flows.push_back(f);

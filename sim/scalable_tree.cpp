@@ -98,7 +98,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
         s.bytes = bytes - (up ? first : last);
         s.rounds = P - 1;
         s.round_extra_s = up ? reduce_s(p) : 0.0;
-        s.post_delay_s = (P - 2) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;
+        s.post_delay_s = rest_latencies(m, P) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;
         apply_protocol(s, m, 1, false);
         steady.flows.push_back(s);
       }
@@ -150,10 +150,11 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   const auto& up_rate = rates.up_level;
   const auto& down_rate = rates.down_level;
   // A chunk over one edge: the route's latency, or the hop's protocol latency for the first
-  // chunk (the later ones stream behind it), and its bytes at the edge's rate or the cap.
+  // chunk (the later ones stream behind it; with LL and LL128 without waiting a latency each),
+  // and its bytes at the edge's rate or the cap.
   auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first = true) {
     const double lat = e.latency_s;
-    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : lat;
+    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : m.stream_window_bytes > 0 ? 0.0 : lat;
     double transfer = payload * wire / rate;
     if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
     return h + transfer;

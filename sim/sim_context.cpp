@@ -73,16 +73,34 @@ void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t pa
                            bool with_hop) {
   const double hop = with_hop ? m.hop_latency(nccl::hop_hw(cluster, from, to)) : 0.0;
   if (hop <= 0 && m.channel_cap_Bps <= 0) return;  // ideal collectives: the network alone decides
-  auto key = std::make_pair(from, to);
-  auto it = route_latency_s_.find(key);
-  if (it == route_latency_s_.end())
-    it = route_latency_s_.emplace(key, route_latency_s(cluster, route_between(cluster, from, to, unfolded(cluster)))).first;
-  const double route = it->second;
+  const double route = route_latency(from, to);
   const double started = comm->get_start_time();
   double transfer = std::max(0.0, comm->get_finish_time() - started - route);
   if (m.channel_cap_Bps > 0) transfer = std::max(transfer, static_cast<double>(payload) / m.channel_cap_Bps);
   const double until = started + std::max(hop, route) + transfer;
   if (until > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(until);
+}
+
+double SimContext::route_latency(int from, int to) {
+  auto key = std::make_pair(from, to);
+  auto it = route_latency_s_.find(key);
+  if (it == route_latency_s_.end())
+    it = route_latency_s_.emplace(key, route_latency_s(cluster, route_between(cluster, from, to, unfolded(cluster)))).first;
+  return it->second;
+}
+
+double SimContext::route_bandwidth_Bps(int from, int to) {
+  auto key = std::make_pair(from, to);
+  auto it = route_bandwidth_Bps_.find(key);
+  if (it == route_bandwidth_Bps_.end()) {
+    double narrowest = 0;
+    for (const auto& link : route_between(cluster, from, to, unfolded(cluster))) {
+      const double bw = link_bandwidth_Bps(cluster, link);
+      if (narrowest <= 0 || bw < narrowest) narrowest = bw;
+    }
+    it = route_bandwidth_Bps_.emplace(key, narrowest).first;
+  }
+  return it->second;
 }
 
 std::int64_t SimContext::wire_bytes(const Mechanics& m, std::int64_t payload) const { return redsim::wire_bytes(m, payload); }

@@ -1,11 +1,13 @@
 #include "sim/tree_allreduce.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <simgrid/s4u.hpp>
 
 #include "collectives/shapes.h"
 #include "sim/ring_pass.h"
+#include "sim/stream_edge.h"
 
 namespace redsim {
 namespace sg4 = simgrid::s4u;
@@ -101,6 +103,67 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
   }
 }
 
+// LL and LL128 (sim/stream_edge.h): up, a rank takes piece k from every child, reduces and
+// passes it to its parent (the root hands it to the way down); down, it takes piece k from its
+// parent and passes it to its children, with later pieces already on their way.
+void run_up_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t bytes, int chunks, SimContext& ctx,
+                     const sg4::SemaphorePtr& reduced, TransferTally& t) {
+  const auto& m = ctx.mechanics(op);
+  const std::int64_t piece = split_piece(bytes, chunks, 0);
+  std::vector<StreamRecv> ins;
+  ins.reserve(nd.children.size());
+  for (std::size_t k = 0; k < nd.children.size(); ++k) {
+    const int kid = nd.children[k];
+    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, chunks,
+                     stream_depth(ctx, m, kid, rank, piece));
+  }
+  std::optional<StreamSend> out;
+  if (nd.parent >= 0)
+    out.emplace(ctx, m, ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent), rank, nd.parent, piece);
+  for (int k = 0; k < chunks; ++k) {
+    const std::int64_t b = split_piece(bytes, chunks, k);
+    const double ready_s = sg4::Engine::get_clock();
+    for (auto& in : ins) in.take(b, ready_s);
+    const auto received = b * static_cast<std::int64_t>(ins.size());
+    t.bytes_received += received;
+    ctx.charge_reduction(m, received);
+    if (out) {
+      out->put(b);
+      t.bytes_sent += b;
+    } else {
+      reduced->release();
+    }
+  }
+  if (out) out->finish();
+}
+
+void run_down_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t bytes, int chunks, SimContext& ctx,
+                       const sg4::SemaphorePtr& reduced, TransferTally& t) {
+  const auto& m = ctx.mechanics(op);
+  const std::int64_t piece = split_piece(bytes, chunks, 0);
+  const auto phase = static_cast<int>(MailPhase::tree_down);
+  std::optional<StreamRecv> in;
+  if (nd.parent >= 0)
+    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, chunks, stream_depth(ctx, m, nd.parent, rank, piece));
+  std::vector<StreamSend> outs;
+  outs.reserve(nd.children.size());
+  for (int kid : nd.children) outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece);
+  for (int k = 0; k < chunks; ++k) {
+    const std::int64_t b = split_piece(bytes, chunks, k);
+    if (in) {
+      in->take(b, sg4::Engine::get_clock());
+      t.bytes_received += b;
+    } else {
+      reduced->acquire();
+    }
+    for (auto& out : outs) {
+      out.put(b);
+      t.bytes_sent += b;
+    }
+  }
+  for (auto& out : outs) out.finish();
+}
+
 }  // namespace
 
 void TreeAllreduce::add_pairs(const PlanOp& op, const ClusterSpec& cluster, RankPairs& pairs) const {
@@ -122,9 +185,13 @@ TransferTally TreeAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     const int chunks = ctx.mechanics(op).chunks(bytes);
     auto reduced = sg4::Semaphore::create(0);
     TransferTally up, down;
-    auto helper = sg4::Actor::create("r" + std::to_string(rank) + "ch" + std::to_string(c) + "down", sg4::this_actor::get_host(),
-                                     [&] { run_down(op, rank, c, nd, bytes, chunks, ctx, reduced, down); });
-    run_up(op, rank, c, nd, bytes, chunks, ctx, reduced, up);
+    const bool streamed = ctx.mechanics(op).stream_window_bytes > 0;
+    auto helper = sg4::Actor::create("r" + std::to_string(rank) + "ch" + std::to_string(c) + "down", sg4::this_actor::get_host(), [&] {
+      if (streamed) run_down_streamed(op, rank, c, nd, bytes, chunks, ctx, reduced, down);
+      else run_down(op, rank, c, nd, bytes, chunks, ctx, reduced, down);
+    });
+    if (streamed) run_up_streamed(op, rank, c, nd, bytes, chunks, ctx, reduced, up);
+    else run_up(op, rank, c, nd, bytes, chunks, ctx, reduced, up);
     helper->join();
     return TransferTally{up.bytes_sent + down.bytes_sent, up.bytes_received + down.bytes_received};
   });

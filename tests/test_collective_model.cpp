@@ -216,3 +216,72 @@ TEST_CASE("An NCCL ring allreduce shares its buffer among channels in NCCL's gra
   const double exact = testing::end_of(simulate(plan, a100, kExact));
   CHECK(testing::end_of(simulate(plan, a100, kScalable)) == Approx(exact).epsilon(0.01));
 }
+
+TEST_CASE("LL128 chains stream: pieces after the first follow at the channel's cap, no latency each", "[collectives][protocol]") {
+  // One channel, 8 A100s (240 GB/s ports, 0.5 us), broadcast and reduce of 4 MiB with LL128. A
+  // chain streams in 4 KiB pieces (4 MiB / 16, at most 4 KiB): P = 1024. NCCL's sender runs up to
+  // NCCL_STEPS steps ahead of its receiver (prims_ll128.h), far more than the route's latency
+  // needs, so the first piece crosses the 7 hops, each max(2.0 us measured LL128 hop, 1.9 us
+  // hwLat, 0.5 us route) + 4096 B at the channel's cap, and the other 1023 follow one cap-time
+  // apart. The cap is one channel's LL128 bus bandwidth: 240 GB/s x 0.92 (tuning.cc) = 220.8
+  // GB/s, above the wire's 240 x 120/128 = 225 GB/s of payload. Base latency 14 us. Waiting a
+  // route latency per piece would add 1022 x 0.5 us = 511 us.
+  const auto c = nccl_node(8.0, 240, false);
+  const double piece_s = 4096 / 220.8e9;
+  const double expected = 14e-6 + 7 * (2.0e-6 + piece_s) + 1023 * piece_s;
+  for (auto kind : {OpKind::broadcast, OpKind::reduce}) {
+    CAPTURE(op_kind_name(kind));
+    auto plan = testing::single_collective_plan(8, kind, Algorithm::ring, 4 << 20, 1, 3);
+    plan.ops[0].request = {Algorithm::ring, Protocol::ll128, 1};
+    choose_collectives(plan, c);
+    REQUIRE(plan.ops[0].protocol == Protocol::ll128);
+    const auto tl = simulate(plan, c, kExact);
+    CHECK(testing::end_of(tl) == Approx(expected).epsilon(0.01));
+    CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+    // Every byte crosses the 7 links once: streaming changes when, not what.
+    std::int64_t sent = 0;
+    for (int r = 0; r < 8; ++r) sent += tl.at(r, 0).bytes_sent;
+    CHECK(sent == 7 * ((std::int64_t{4} << 20) * 128 / 120));  // in LL128's wire bytes
+  }
+}
+
+TEST_CASE("Simple chains store and forward: a chunk waits for the previous one's route latency", "[collectives][protocol]") {
+  // The same chain with Simple: 512 KiB chunks (a step, BROADCAST_CHUNKSTEPS 1), P = 8, each
+  // hop a store and forward. The first chunk pays max(6 us measured, 3.4 us tree Simple hwLat)
+  // a hop, the other 7 the route's 0.5 us each; 512 KiB at the port's 240 GB/s (Simple's bus
+  // bandwidth for one channel is the ring's own). Base latency 8.4 us.
+  const auto c = nccl_node(8.0, 240, false);
+  const double chunk_s = 524288 / 240e9;
+  const double expected = 8.4e-6 + 7 * (6e-6 + chunk_s) + 7 * (0.5e-6 + chunk_s);
+  auto plan = testing::single_collective_plan(8, OpKind::broadcast, Algorithm::ring, 4 << 20, 1, 0);
+  plan.ops[0].request = {Algorithm::ring, Protocol::simple, 1};
+  choose_collectives(plan, c);
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("LL128 trees stream both ways, the network hop included", "[collectives][protocol]") {
+  // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 1 MiB on one tree
+  // channel with LL128: 4 KiB pieces, P = 256. NCCL's tree is a chain of 7 NVLink hops in each
+  // node and one network hop between the nodes' heads. The first piece goes up the 8 hops and
+  // down again, each max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) or the network
+  // hop's 8.5 us (NET tree LL128 hwLat), plus its transfer: 4096 B at the channel's cap inside a
+  // node (the cap's derivation is checked against NCCL's tuning above), its wire bytes (x
+  // 128/120) at 25 GB/s across. The other 255 follow one network transfer apart, up and down at
+  // once (the NIC is full duplex), with no latency each. Base latency 14 us. Waiting a route
+  // latency a piece would add 255 x 1 us on the network hop alone.
+  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  auto plan = testing::single_allreduce_plan(16, 1 << 20, 1);
+  plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 1};
+  choose_collectives(plan, c);
+  REQUIRE(plan.ops[0].protocol == Protocol::ll128);
+  const auto m = mechanics_of(plan.ops[0], c, 16);
+  REQUIRE(m.chunk_bytes == 4096);
+  const double net_piece_s = 4096.0 * 128 / 120 / 25e9;
+  const double wave_s = 7 * (2.0e-6 + 4096 / m.channel_cap_Bps) + 8.5e-6 + net_piece_s;
+  const double expected = 14e-6 + 2 * wave_s + 255 * net_piece_s;
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.02));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.02));
+}
