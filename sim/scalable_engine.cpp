@@ -93,10 +93,25 @@ double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg
   return std::max(d, lat + f.min_transfer_s);
 }
 
+// The flows of a with_previous stage (scalable::Stage), started during the stage before it: as
+// that stage's last flow starts (or, for a wave counted several laps, `lead_s` before its end),
+// so that their route latency passes while the wave's first chunk crosses its last hop.
+struct EarlyFlows {
+  const scalable::Stage* stage = nullptr;  // null: the next stage does not start early
+  double lead_s = 0;                       // the longest route latency among its flows
+  std::vector<sg4::CommPtr> comms;
+  bool launched = false;
+  void launch(const FlowPlatform& fp) {
+    if (!stage || launched) return;
+    launched = true;
+    for (const auto& f : stage->flows) comms.push_back(start_flow(f, fp));
+  }
+};
+
 // A dataflow stage: each flow starts once the flows it comes after are done; the stage ends
 // after its critical path, the sources' reduction times included (on the path only: a flow
 // starts as soon as its inputs have arrived).
-void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::ChannelRun& run) {
+void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, EarlyFlows& early, scalable::ChannelRun& run) {
   const double begin = sg4::Engine::get_clock();
   const std::size_t n = st.flows.size();
   std::vector<int> waiting(n, 0);
@@ -110,7 +125,9 @@ void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::C
   std::vector<double> path(n, 0.0);  // arrival time of each flow on the critical path, from begin
   std::vector<sg4::CommPtr> inflight;
   std::vector<std::uint32_t> which;
+  std::size_t launched = 0;
   auto launch = [&](std::size_t k) {
+    if (++launched == n) early.launch(fp);
     inflight.push_back(start_flow(st.flows[k], fp));
     which.push_back(static_cast<std::uint32_t>(k));
   };
@@ -140,12 +157,71 @@ void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, scalable::C
   run.round_s.push_back(std::move(path));
 }
 
+// A stage whose flows started with the previous one (Stage::with_previous): it ends each flow's
+// transfer and post delay after the previous stage did.
+void finish_with_previous(const scalable::Stage& st, const scalable::RouteTable& routes, const FlowPlatform& fp,
+                          EarlyFlows& early, scalable::ChannelRun& run) {
+  const double previous_end = sg4::Engine::get_clock();
+  early.launch(fp);
+  auto& comms = early.comms;
+  for (auto& c : comms) c->wait();
+  std::vector<double> round_s(st.flows.size());
+  double end = previous_end;
+  for (std::size_t k = 0; k < st.flows.size(); ++k) {
+    const auto& f = st.flows[k];
+    const double lat = routes.latency_s(f.route);
+    const double took = flow_duration_s(f, fp, comms[k]);
+    round_s[k] = scalable::round_time_s(f, lat, took);
+    end = std::max(end, previous_end + std::max(0.0, took - lat) + f.post_delay_s);
+  }
+  early = EarlyFlows{};
+  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+  run.stage_end_s.push_back(sg4::Engine::get_clock());
+  run.round_s.push_back(std::move(round_s));
+}
+
+// A wave: its flows one after another, each after the previous one and its post delay; a lap
+// counts `repeat` times.
+void run_wave(const scalable::Stage& st, const FlowPlatform& fp, EarlyFlows& early, scalable::ChannelRun& run) {
+  const double wave_start = sg4::Engine::get_clock();
+  std::vector<double> round_s;
+  for (std::size_t k = 0; k < st.flows.size(); ++k) {
+    const auto& f = st.flows[k];
+    if (k + 1 == st.flows.size() && st.repeat <= 1) early.launch(fp);
+    auto comm = start_flow(f, fp);
+    comm->wait();
+    const double took = flow_duration_s(f, fp, comm);
+    round_s.push_back(took + f.round_extra_s + f.hop_extra_s);
+    const double wait = took - (comm->get_finish_time() - comm->get_start_time()) + f.post_delay_s;
+    if (wait > 0) sg4::this_actor::sleep_for(wait);
+  }
+  const double lap = sg4::Engine::get_clock() - wave_start;
+  if (st.repeat > 1 && lap > 0) {
+    const double end = wave_start + lap * st.repeat;
+    if (early.stage) sg4::this_actor::sleep_until(std::max(sg4::Engine::get_clock(), end - early.lead_s));
+    early.launch(fp);
+    sg4::this_actor::sleep_until(std::max(sg4::Engine::get_clock(), end));
+  }
+  run.stage_end_s.push_back(sg4::Engine::get_clock());
+  run.round_s.push_back(std::move(round_s));
+}
+
 // Runs one channel's stages: a stage's flows start together; the stage ends when the last flow
 // plus its post delay is done; a wave's flows run one after another.
 void run_stages(const std::vector<scalable::Stage>& stages, const scalable::RouteTable& routes, const FlowPlatform& fp,
                 scalable::ChannelRun& run) {
   run.start_s = sg4::Engine::get_clock();
-  for (const auto& st : stages) {
+  EarlyFlows early;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const auto& st = stages[i];
+    if (st.with_previous && i > 0) {
+      finish_with_previous(st, routes, fp, early, run);
+      continue;
+    }
+    if (i + 1 < stages.size() && stages[i + 1].with_previous) {
+      early.stage = &stages[i + 1];
+      for (const auto& f : early.stage->flows) early.lead_s = std::max(early.lead_s, routes.latency_s(f.route));
+    }
     if (st.fixed_s >= 0) {
       if (st.fixed_s > 0) sg4::this_actor::sleep_for(st.fixed_s);
       run.stage_end_s.push_back(sg4::Engine::get_clock());
@@ -153,24 +229,11 @@ void run_stages(const std::vector<scalable::Stage>& stages, const scalable::Rout
       continue;
     }
     if (st.sequential) {
-      const double wave_start = sg4::Engine::get_clock();
-      std::vector<double> round_s;
-      for (const auto& f : st.flows) {
-        auto comm = start_flow(f, fp);
-        comm->wait();
-        const double took = flow_duration_s(f, fp, comm);
-        round_s.push_back(took + f.round_extra_s + f.hop_extra_s);
-        const double wait = took - (comm->get_finish_time() - comm->get_start_time()) + f.post_delay_s;
-        if (wait > 0) sg4::this_actor::sleep_for(wait);
-      }
-      const double lap = sg4::Engine::get_clock() - wave_start;
-      if (st.repeat > 1 && lap > 0) sg4::this_actor::sleep_for(lap * (st.repeat - 1));
-      run.stage_end_s.push_back(sg4::Engine::get_clock());
-      run.round_s.push_back(std::move(round_s));
+      run_wave(st, fp, early, run);
       continue;
     }
     if (st.dataflow) {
-      run_dataflow(st, fp, run);
+      run_dataflow(st, fp, early, run);
       continue;
     }
     std::vector<sg4::CommPtr> comms;

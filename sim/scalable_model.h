@@ -9,7 +9,7 @@
 // loses is paid as delays computed from each flow's *measured* rate:
 //   - the per-step latency: a flow standing for n steps pays its route latency once in the
 //     network and n-1 more times after it (a streamed pipeline's later chunks pay none:
-//     rest_latencies);
+//     rest_latencies, Stage::with_previous);
 //   - the reduction time of the bytes it delivers (device reduce_GBps);
 //   - the pipeline fill: with per-round times t_h, a pipeline of P chunks over hops h costs
 //     (P-1) max t_h + sum over hops of t_h. Both simulate the sum as a wave of the first
@@ -35,8 +35,9 @@ namespace redsim::scalable {
 
 // Route latencies the P-1 chunks after a pipeline's first pay beyond the one in their flow: one a
 // chunk when each waits for the previous (P-2 more); none when the protocol keeps several in
-// flight (LL, LL128: they follow the first at the edge's pace), so -1 takes back the flow's own.
-inline double rest_latencies(const Mechanics& m, int P) { return m.stream_window_bytes > 0 ? -1.0 : P - 2; }
+// flight (LL, LL128), whose stage then runs with the wave (Stage::with_previous).
+inline bool streams(const Mechanics& m) { return m.stream_window_bytes > 0; }
+inline int rest_latencies(const Mechanics& m, int P) { return streams(m) ? 0 : P - 2; }
 
 struct Flow {
   std::uint32_t route = 0;
@@ -78,6 +79,11 @@ struct Stage {
   // measured round_s (arrival times, for a dataflow wave).
   double fixed_s = -1;
   std::vector<double> fixed_round_s;
+  // A streamed pipeline's other P-1 chunks (LL, LL128: Mechanics::stream_window_bytes): its
+  // flows start with the previous stage (the wave), so their route latency passes during it,
+  // and the stage ends each flow's transfer (and post delay) after the wave does: the chunks
+  // trail the first at the edge's pace, none waiting a latency of its own.
+  bool with_previous = false;
   // Trees: 1 = up phase, 2 = down phase; `level` is the wave's level (-1: the other P-1 chunks).
   int tree_phase = 0;
   int level = -1;
