@@ -1,5 +1,6 @@
 // redsim collective's speed: 28 sizes (64 B .. 8 GiB) of the five collectives on a 16-node,
-// 128-GPU preset at the scalable fidelity, in one simulation (the goal: under 2 s wall).
+// 128-GPU preset at the scalable fidelity, in one simulation (the goal: under 2 s wall); and the
+// exact fidelity on streamed LL128 chains and trees.
 #include <benchmark/benchmark.h>
 
 #include "core/cluster_json.h"
@@ -22,6 +23,27 @@ void BM_CollectiveSweep(benchmark::State& state, const char* preset) {
   state.counters["ranks"] = cluster.world_size();
 }
 
+// The exact fidelity's streamed pipelines (sim/stream_edge.h): LL128 broadcast and reduce
+// chains and tree allreduces, 64 KiB .. 256 MiB, on one DGX A100 and on two; every 4 KiB piece
+// is a SimGrid comm, with as many in flight per edge as cover its hop's latency.
+void BM_StreamedExact(benchmark::State& state, const char* preset, redsim::Algorithm algorithm) {
+  const auto cluster = redsim::load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + preset + ".json");
+  redsim::SweepOptions o;
+  if (algorithm == redsim::Algorithm::tree) o.ops = {redsim::OpKind::allreduce};
+  else o.ops = {redsim::OpKind::broadcast, redsim::OpKind::reduce};
+  o.min_bytes = 64 << 10;
+  o.max_bytes = 256 << 20;
+  o.step_factor = 4;
+  o.request = {algorithm, redsim::Protocol::ll128, 0};
+  o.fidelity = redsim::Fidelity::exact;
+  std::size_t rows = 0;
+  for (auto _ : state) rows = redsim::collective_sweep(cluster, o).size();
+  state.counters["rows"] = static_cast<double>(rows);
+  state.counters["ranks"] = cluster.world_size();
+}
+
+BENCHMARK_CAPTURE(BM_StreamedExact, chains_dgx_a100, "dgx-a100", redsim::Algorithm::ring)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK_CAPTURE(BM_StreamedExact, tree_dgx_a100_x2, "dgx-a100-x2", redsim::Algorithm::tree)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK_CAPTURE(BM_CollectiveSweep, dgx_h100_x16, "dgx-h100-x16")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK_CAPTURE(BM_CollectiveSweep, dgx_h100_x128, "dgx-h100-x128")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
