@@ -249,7 +249,8 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   // NCCL's LL and LL128 buffers hold kSteps steps and a sender may run that far ahead of its
   // receiver's credit (2.18.5 src/collectives/device/prims_ll.h waitSend; prims_ll128.h the
   // same), so that much payload may be in flight on an edge.
-  const std::int64_t window_bytes = nccl::kSteps * (p == Protocol::ll ? nccl::kLlStepPayloadBytes : nccl::kLl128StepPayloadBytes);
+  const std::int64_t step_bytes = p == Protocol::ll ? nccl::kLlStepPayloadBytes : nccl::kLl128StepPayloadBytes;
+  const std::int64_t window_bytes = nccl::kSteps * step_bytes;
   if (a == Algorithm::ring) {
     m.channel_cap_Bps = per_channel_bus * 1e9;  // a ring link carries the bus bandwidth
     m.chunk_bytes = chain && lines             ? kLineStreamBytes
@@ -257,14 +258,20 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                     : p == Protocol::ll128     ? nccl::kLl128StepPayloadBytes
                                                : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
-    if (chain && lines) m.stream_window_bytes = window_bytes;
+    if (chain && lines) {
+      m.stream_window_bytes = window_bytes;
+      m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
+    }
     if (op.kind == OpKind::allreduce) set_ring_grain(m, t, op, p);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
-    if (lines) m.stream_window_bytes = window_bytes;
+    if (lines) {
+      m.stream_window_bytes = window_bytes;
+      m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
+    }
   } else if (op.algorithm == Algorithm::nvls_tree) {
     m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {

@@ -34,6 +34,11 @@ struct Mechanics {
   // receiver (NCCL_STEPS steps of the protocol's buffer), so later pieces follow the first at the
   // channel's pace instead of a route latency apart. 0: a piece waits for the previous one.
   std::int64_t stream_window_bytes = 0;
+  // The payload a network hop of such a stream carries as one message: NCCL's proxy sends an LL
+  // or LL128 step once all its lines have arrived (2.18.5 src/transport/net.cc,
+  // sendProxyProgress), a step being the protocol's step payload or the channel's chunk when
+  // the channel has less. 0: no grouping.
+  std::int64_t stream_net_step_bytes = 0;
   // How an NCCL allreduce ring shares its buffer among channels (0: evenly): pieces rounded to
   // multiples of `ring_grain_elems` elements of `elem_bytes`, laid chunk by chunk over the
   // channels (LL, LL128). See ring_allreduce_chunks.

@@ -15,6 +15,21 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
+std::int64_t stream_message_bytes(const Mechanics& m, int hw, std::int64_t bytes, int chunks, std::int64_t piece, bool last) {
+  if (m.stream_net_step_bytes <= 0 || hw != static_cast<int>(nccl::Hw::net) || chunks <= 1) return piece;
+  const std::int64_t first = split_piece(bytes, chunks, 0);
+  const int group = static_cast<int>(std::max<std::int64_t>(1, m.stream_net_step_bytes / std::max<std::int64_t>(1, first)));
+  const int messages = (chunks + group - 1) / group;
+  const int in_message = last ? chunks - group * (messages - 1) : std::min(group, chunks);
+  return static_cast<std::int64_t>(static_cast<double>(bytes) * in_message / chunks);
+}
+
+double stream_message_extra_s(const Mechanics& m, int hw, std::int64_t bytes, int chunks, std::int64_t piece, bool last) {
+  if (m.channel_cap_Bps <= 0) return 0.0;
+  const std::int64_t message = stream_message_bytes(m, hw, bytes, chunks, piece, last);
+  return static_cast<double>(message - piece) / m.channel_cap_Bps;
+}
+
 double round_time_s(const Flow& flow, double route_latency_s, double duration_s) {
   const double transfer = std::max(std::max(0.0, duration_s - route_latency_s), flow.min_transfer_s);
   return route_latency_s + transfer / std::max(1, flow.rounds) + flow.round_extra_s + flow.hop_extra_s;

@@ -38,6 +38,13 @@ namespace redsim::scalable {
 // flight (LL, LL128), whose stage then runs with the wave (Stage::with_previous).
 inline bool streams(const Mechanics& m) { return m.stream_window_bytes > 0; }
 inline int rest_latencies(const Mechanics& m, int P) { return streams(m) ? 0 : P - 2; }
+// The payload a streamed pipeline's first (or last) chunk carries over a hop: on a network hop
+// the whole step it travels in (Mechanics::stream_net_step_bytes), as sim/stream_edge.h groups
+// it; `chunks` of `bytes` in all, `piece` the chunk's own bytes.
+std::int64_t stream_message_bytes(const Mechanics& m, int hw, std::int64_t bytes, int chunks, std::int64_t piece, bool last);
+// The time the rest of that message's chunks take at the channel's cap: the sender gathers the
+// first message's before it sends it; the receiver passes the last message's on one by one.
+double stream_message_extra_s(const Mechanics& m, int hw, std::int64_t bytes, int chunks, std::int64_t piece, bool last);
 
 struct Flow {
   std::uint32_t route = 0;

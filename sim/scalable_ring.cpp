@@ -282,10 +282,10 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
   for (int h = 0; h < hops; ++h) {
     Flow f;
     f.route = wr.wave_routes[static_cast<std::size_t>(mod(first + h, wave_period))];
-    f.bytes = first_chunk;
+    f.bytes = stream_message_bytes(m, routes_.hw(f.route), bytes, P, first_chunk, false);
     f.rounds = 1;
     f.round_extra_s = round_extra;
-    f.post_delay_s = round_extra;
+    f.post_delay_s = round_extra + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first_chunk, false);
     f.group = mod(first + h, wave_period);
     apply_protocol(f, m, 1);
     wave.flows.push_back(f);
@@ -301,10 +301,11 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
       if (period == n && p == unused) continue;
       Flow f;
       f.route = wr.routes[static_cast<std::size_t>(p)];
-      f.bytes = bytes - first_chunk;
+      f.bytes = bytes - stream_message_bytes(m, routes_.hw(f.route), bytes, P, first_chunk, false);
       f.rounds = P - 1;
       f.round_extra_s = round_extra;
-      f.post_delay_s = rest_latencies(m, P) * routes_.latency_s(f.route) + (P - 1) * round_extra;
+      f.post_delay_s = rest_latencies(m, P) * routes_.latency_s(f.route) + (P - 1) * round_extra +
+                       stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first_chunk, true);
       f.group = p;
       apply_protocol(f, m, 1, false);
       rest.flows.push_back(f);

@@ -72,30 +72,38 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
   const auto first = split_piece(bytes, P, 0), last = split_piece(bytes, P, P - 1);
   const double chunk = static_cast<double>(bytes) / P;
   auto reduce_s = [&](int q) { return chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * m.reduce_s_per_byte; };
+  // The time q spends passing on the chunks of the last step it received down a network hop.
+  auto unpack_s = [&](int q) { return stream_message_extra_s(m, routes_.hw(t.down[static_cast<std::size_t>(q)]), bytes, P, last, true); };
   Stage up_wave, steady, down_wave;
   for (int q = 1; q < n; ++q) {
     const int p = t.parent[static_cast<std::size_t>(q)];
     Flow f;  // q's chunk to its parent, once q has its children's and has reduced them
     f.route = t.up[static_cast<std::size_t>(q)];
-    f.bytes = first;
+    f.bytes = stream_message_bytes(m, routes_.hw(f.route), bytes, P, first, false);
     f.round_extra_s = reduce_s(p);
     f.post_delay_s = f.round_extra_s;
     int k = 0;
     for (int kid : t.kids[static_cast<std::size_t>(q)]) f.after[k++] = kid - 1;
-    f.after_extra_s = reduce_s(q);
+    // On a network hop q first gathers the step the chunk goes in (sim/stream_edge.h).
+    f.after_extra_s = reduce_s(q) + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first, false);
     apply_protocol(f, m, 1);
     up_wave.flows.push_back(f);
     Flow d;  // the parent's last chunk to q, once the parent has it
     d.route = t.down[static_cast<std::size_t>(q)];
-    d.bytes = last;
-    if (p > 0) d.after[0] = p - 1;
+    d.bytes = stream_message_bytes(m, routes_.hw(d.route), bytes, P, last, true);
+    // ... and q passes that step's chunks on one by one, the last one after the others.
+    d.post_delay_s = unpack_s(q);
+    if (p > 0) {
+      d.after[0] = p - 1;
+      d.after_extra_s = unpack_s(p);
+    }
     apply_protocol(d, m, 1);
     down_wave.flows.push_back(d);
     if (P > 1)
       for (bool up : {true, false}) {
         Flow s;
         s.route = up ? t.up[static_cast<std::size_t>(q)] : t.down[static_cast<std::size_t>(q)];
-        s.bytes = bytes - (up ? first : last);
+        s.bytes = bytes - stream_message_bytes(m, routes_.hw(s.route), bytes, P, up ? first : last, !up);
         s.rounds = P - 1;
         s.round_extra_s = up ? reduce_s(p) : 0.0;
         s.post_delay_s = rest_latencies(m, P) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;

@@ -14,38 +14,54 @@ namespace {
 char g_payload;
 }  // namespace
 
-double stream_piece_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t piece_bytes) {
-  double s = m.channel_cap_Bps > 0 ? static_cast<double>(piece_bytes) / m.channel_cap_Bps : 0.0;
+int stream_group(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t piece_bytes) {
+  if (m.stream_net_step_bytes <= 0 || piece_bytes <= 0 || nccl::hop_hw(ctx.cluster, from, to) != nccl::Hw::net) return 1;
+  return static_cast<int>(std::max<std::int64_t>(1, m.stream_net_step_bytes / piece_bytes));
+}
+
+double stream_message_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes) {
+  double s = m.channel_cap_Bps > 0 ? static_cast<double>(message_bytes) / m.channel_cap_Bps : 0.0;
   if (const double bw = ctx.route_bandwidth_Bps(from, to); bw > 0)
-    s = std::max(s, static_cast<double>(ctx.wire_bytes(m, piece_bytes)) / bw);
+    s = std::max(s, static_cast<double>(ctx.wire_bytes(m, message_bytes)) / bw);
   return s;
 }
 
-int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t piece_bytes) {
-  if (m.stream_window_bytes <= 0 || piece_bytes <= 0) return 1;
-  const auto window = static_cast<int>(std::max<std::int64_t>(1, m.stream_window_bytes / piece_bytes));
-  const double piece_s = stream_piece_s(ctx, m, from, to, piece_bytes);
-  if (piece_s <= 0) return window;
-  // One piece in transfer plus those the route's latency (and the hop's) hides, and one spare.
+int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes) {
+  if (m.stream_window_bytes <= 0 || message_bytes <= 0) return 1;
+  const auto window = static_cast<int>(std::max<std::int64_t>(1, m.stream_window_bytes / message_bytes));
+  const double message_s = stream_message_s(ctx, m, from, to, message_bytes);
+  if (message_s <= 0) return window;
+  // One message in transfer plus those the route's latency (and the hop's) hides, and one spare.
   const double lat_s = std::max(ctx.route_latency(from, to), m.hop_latency(nccl::hop_hw(ctx.cluster, from, to)));
-  const auto cover = static_cast<int>(std::ceil(lat_s / piece_s)) + 2;
+  const auto cover = static_cast<int>(std::ceil(lat_s / message_s)) + 2;
   return std::clamp(cover, 1, window);
 }
 
-StreamSend::StreamSend(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes)
-    : ctx_(ctx), m_(m), box_(box), depth_(stream_depth(ctx, m, from, to, piece_bytes)),
-      piece_s_(stream_piece_s(ctx, m, from, to, piece_bytes)), piece_bytes_(piece_bytes) {}
+StreamSend::StreamSend(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes,
+                       int pieces)
+    : ctx_(ctx), m_(m), box_(box), group_(stream_group(ctx, m, from, to, piece_bytes)),
+      depth_(stream_depth(ctx, m, from, to, piece_bytes * group_)), pieces_(pieces),
+      message_s_(stream_message_s(ctx, m, from, to, piece_bytes * group_)), message_bytes_(piece_bytes * group_) {}
 
 void StreamSend::put(std::int64_t payload) {
+  held_bytes_ += payload;
+  ++put_;
+  if (++held_ < group_ && put_ < pieces_) return;
+  send(held_bytes_);
+  held_ = 0;
+  held_bytes_ = 0;
+}
+
+void StreamSend::send(std::int64_t payload) {
   if (static_cast<int>(inflight_.size()) >= depth_) {
     inflight_.front()->wait();
     inflight_.pop_front();
   }
-  if (last_put_s_ >= 0 && piece_s_ > 0) {
-    const double until = last_put_s_ + piece_s_ * static_cast<double>(payload) / static_cast<double>(piece_bytes_);
+  if (last_send_s_ >= 0 && message_s_ > 0) {
+    const double until = last_send_s_ + message_s_ * static_cast<double>(payload) / static_cast<double>(message_bytes_);
     if (until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(until);
   }
-  last_put_s_ = sg4::Engine::get_clock();
+  last_send_s_ = sg4::Engine::get_clock();
   inflight_.push_back(box_->put_async(&g_payload, static_cast<std::uint64_t>(ctx_.wire_bytes(m_, payload))));
 }
 
@@ -54,28 +70,35 @@ void StreamSend::finish() {
   inflight_.clear();
 }
 
-StreamRecv::StreamRecv(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, int pieces, int depth)
-    : ctx_(ctx), m_(m), box_(box), from_(from), to_(to), pieces_(pieces) {
+StreamRecv::StreamRecv(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes,
+                       int pieces)
+    : ctx_(ctx), m_(m), box_(box), from_(from), to_(to), pieces_(pieces), group_(stream_group(ctx, m, from, to, piece_bytes)),
+      messages_((pieces + group_ - 1) / group_) {
+  const int depth = stream_depth(ctx, m, from, to, piece_bytes * group_);
   for (int k = 0; k < std::max(1, depth); ++k) post();
 }
 
 void StreamRecv::post() {
-  if (posted_ >= pieces_) return;
+  if (posted_ >= messages_) return;
   pending_.push_back(box_->get_async(&got_));
   ++posted_;
 }
 
 void StreamRecv::take(std::int64_t payload, double ready_s) {
-  auto comm = pending_.front();
-  pending_.pop_front();
-  comm->wait();
-  ctx_.pace_step(m_, from_, to_, payload, comm, true);
+  if (left_in_message_ == 0) {
+    auto comm = pending_.front();
+    pending_.pop_front();
+    comm->wait();
+    left_in_message_ = std::min(group_, pieces_ - taken_);
+    ctx_.pace_step(m_, from_, to_, payload * left_in_message_, comm, true);
+    post();
+  }
   if (taken_ > 0 && m_.channel_cap_Bps > 0) {
     const double until = ready_s + static_cast<double>(payload) / m_.channel_cap_Bps;
     if (until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(until);
   }
+  --left_in_message_;
   ++taken_;
-  post();
 }
 
 }  // namespace redsim

@@ -114,12 +114,11 @@ void run_up_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::int
   ins.reserve(nd.children.size());
   for (std::size_t k = 0; k < nd.children.size(); ++k) {
     const int kid = nd.children[k];
-    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, chunks,
-                     stream_depth(ctx, m, kid, rank, piece));
+    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, piece, chunks);
   }
   std::optional<StreamSend> out;
   if (nd.parent >= 0)
-    out.emplace(ctx, m, ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent), rank, nd.parent, piece);
+    out.emplace(ctx, m, ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent), rank, nd.parent, piece, chunks);
   for (int k = 0; k < chunks; ++k) {
     const std::int64_t b = split_piece(bytes, chunks, k);
     const double ready_s = sg4::Engine::get_clock();
@@ -144,10 +143,10 @@ void run_down_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::i
   const auto phase = static_cast<int>(MailPhase::tree_down);
   std::optional<StreamRecv> in;
   if (nd.parent >= 0)
-    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, chunks, stream_depth(ctx, m, nd.parent, rank, piece));
+    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, piece, chunks);
   std::vector<StreamSend> outs;
   outs.reserve(nd.children.size());
-  for (int kid : nd.children) outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece);
+  for (int kid : nd.children) outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece, chunks);
   for (int k = 0; k < chunks; ++k) {
     const std::int64_t b = split_piece(bytes, chunks, k);
     if (in) {

@@ -260,28 +260,31 @@ TEST_CASE("Simple chains store and forward: a chunk waits for the previous one's
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
 
-TEST_CASE("LL128 trees stream both ways, the network hop included", "[collectives][protocol]") {
-  // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 1 MiB on one tree
-  // channel with LL128: 4 KiB pieces, P = 256. NCCL's tree is a chain of 7 NVLink hops in each
-  // node and one network hop between the nodes' heads. The first piece goes up the 8 hops and
-  // down again, each max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) or the network
-  // hop's 8.5 us (NET tree LL128 hwLat), plus its transfer: 4096 B at the channel's cap inside a
-  // node (the cap's derivation is checked against NCCL's tuning above), its wire bytes (x
-  // 128/120) at 25 GB/s across. The other 255 follow one network transfer apart, up and down at
-  // once (the NIC is full duplex), with no latency each. Base latency 14 us. Waiting a route
-  // latency a piece would add 255 x 1 us on the network hop alone.
+TEST_CASE("LL128 trees stream both ways; the network hop carries whole steps", "[collectives][protocol]") {
+  // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 256 KiB on one tree
+  // channel with LL128: 4 KiB pieces, P = 64. NCCL's tree is a chain of 7 NVLink hops in each
+  // node and one network hop between the nodes' heads. Inside a node pieces stream: each hop
+  // max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) + 4096 B at the channel's cap (its
+  // derivation is checked against NCCL's tuning above), the next piece one cap-time behind. A
+  // network hop carries whole steps (net.cc: the proxy sends a step once all its lines are in):
+  // here the channel's 256 KiB is one step (less than LL128's 576,000-byte step payload), so the
+  // node head gathers all 64 pieces, sends them as one message (8.5 us NET tree LL128 hwLat +
+  // 256 KiB x 128/120 at 25 GB/s), and the receiver passes them on one cap-time apart. Up: node
+  // 1's chain, gather, network; the root takes the 64 pieces and sends them down as one step
+  // once it has them; down: network, pass on, node 1's chain. Base latency 14 us.
   auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
   c.library = CollectiveLibrary::nccl;
   c.device.compute_capability = 8.0;
-  auto plan = testing::single_allreduce_plan(16, 1 << 20, 1);
+  auto plan = testing::single_allreduce_plan(16, 256 << 10, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 1};
   choose_collectives(plan, c);
   REQUIRE(plan.ops[0].protocol == Protocol::ll128);
   const auto m = mechanics_of(plan.ops[0], c, 16);
   REQUIRE(m.chunk_bytes == 4096);
-  const double net_piece_s = 4096.0 * 128 / 120 / 25e9;
-  const double wave_s = 7 * (2.0e-6 + 4096 / m.channel_cap_Bps) + 8.5e-6 + net_piece_s;
-  const double expected = 14e-6 + 2 * wave_s + 255 * net_piece_s;
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.02));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.02));
+  const double piece_s = 4096 / m.channel_cap_Bps;
+  const double chain_s = 7 * (2.0e-6 + piece_s), gather_s = 63 * piece_s;
+  const double network_s = 8.5e-6 + 262144.0 * 128 / 120 / 25e9;
+  const double expected = 14e-6 + 2 * (chain_s + network_s) + 3 * gather_s;
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
