@@ -195,6 +195,11 @@ std::vector<std::int64_t> ring_allreduce_chunks(const Mechanics& m, std::int64_t
   return out;
 }
 
+int Mechanics::stream_group(bool network_hop, std::int64_t piece_bytes) const {
+  if (!network_hop || stream_net_step_bytes <= 0 || piece_bytes <= 0) return 1;
+  return static_cast<int>(std::max<std::int64_t>(1, stream_net_step_bytes / piece_bytes));
+}
+
 int Mechanics::chunks(std::int64_t bytes) const {
   if (chunk_bytes <= 0) return pipeline_chunks(bytes);
   return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));
@@ -258,24 +263,20 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                     : p == Protocol::ll128     ? nccl::kLl128StepPayloadBytes
                                                : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
-    if (chain && lines) {
-      m.stream_window_bytes = window_bytes;
-      m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
-    }
     if (op.kind == OpKind::allreduce) set_ring_grain(m, t, op, p);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
-    if (lines) {
-      m.stream_window_bytes = window_bytes;
-      m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
-    }
   } else if (op.algorithm == Algorithm::nvls_tree) {
     m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {
     m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
+  }
+  if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
+    m.stream_window_bytes = window_bytes;
+    m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
   }
   return m;
 }

@@ -39,6 +39,10 @@ struct Mechanics {
   // sendProxyProgress), a step being the protocol's step payload or the channel's chunk when
   // the channel has less. 0: no grouping.
   std::int64_t stream_net_step_bytes = 0;
+  bool streams() const { return stream_window_bytes > 0; }
+  // Pieces of `piece_bytes` one message carries on a hop: a step's worth on a network hop of a
+  // stream, else 1. Both fidelities group by this.
+  int stream_group(bool network_hop, std::int64_t piece_bytes) const;
   // How an NCCL allreduce ring shares its buffer among channels (0: evenly): pieces rounded to
   // multiples of `ring_grain_elems` elements of `elem_bytes`, laid chunk by chunk over the
   // channels (LL, LL128). See ring_allreduce_chunks.

@@ -105,7 +105,7 @@ TransferTally run_streamed_chain(const PlanOp& op, int rank, SimContext& ctx, in
 }
 
 TransferTally run_chain_channel(const PlanOp& op, int rank, SimContext& ctx, int c, bool toward_root) {
-  if (ctx.mechanics(op).stream_window_bytes > 0) return run_streamed_chain(op, rank, ctx, c, toward_root);
+  if (ctx.mechanics(op).streams()) return run_streamed_chain(op, rank, ctx, c, toward_root);
   return run_chain(op, rank, ctx, c, toward_root);
 }
 

@@ -17,8 +17,7 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 
 std::int64_t stream_message_bytes(const Mechanics& m, int hw, std::int64_t bytes, int chunks, std::int64_t piece, bool last) {
   if (m.stream_net_step_bytes <= 0 || hw != static_cast<int>(nccl::Hw::net) || chunks <= 1) return piece;
-  const std::int64_t first = split_piece(bytes, chunks, 0);
-  const int group = static_cast<int>(std::max<std::int64_t>(1, m.stream_net_step_bytes / std::max<std::int64_t>(1, first)));
+  const int group = m.stream_group(true, std::max<std::int64_t>(1, split_piece(bytes, chunks, 0)));
   const int messages = (chunks + group - 1) / group;
   const int in_message = last ? chunks - group * (messages - 1) : std::min(group, chunks);
   return static_cast<std::int64_t>(static_cast<double>(bytes) * in_message / chunks);

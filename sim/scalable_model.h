@@ -36,8 +36,7 @@ namespace redsim::scalable {
 // Route latencies the P-1 chunks after a pipeline's first pay beyond the one in their flow: one a
 // chunk when each waits for the previous (P-2 more); none when the protocol keeps several in
 // flight (LL, LL128), whose stage then runs with the wave (Stage::with_previous).
-inline bool streams(const Mechanics& m) { return m.stream_window_bytes > 0; }
-inline int rest_latencies(const Mechanics& m, int P) { return streams(m) ? 0 : P - 2; }
+inline int rest_latencies(const Mechanics& m, int P) { return m.streams() ? 0 : P - 2; }
 // The payload a streamed pipeline's first (or last) chunk carries over a hop: on a network hop
 // the whole step it travels in (Mechanics::stream_net_step_bytes), as sim/stream_edge.h groups
 // it; `chunks` of `bytes` in all, `piece` the chunk's own bytes.

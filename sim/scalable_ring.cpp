@@ -296,7 +296,7 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
   if (P > 1) {
     const int unused = reduce ? root_pos : mod(root_pos - 1, n);
     Stage rest;
-    rest.with_previous = streams(m);
+    rest.with_previous = m.streams();
     for (int p = 0; p < period; ++p) {
       if (period == n && p == unused) continue;
       Flow f;

@@ -112,7 +112,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
       }
   }
   up_wave.dataflow = down_wave.dataflow = true;
-  steady.with_previous = streams(m);
+  steady.with_previous = m.streams();
   up_wave.tree_phase = 1;
   steady.tree_phase = 3;
   down_wave.tree_phase = 2;
@@ -163,7 +163,7 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   // and its bytes at the edge's rate or the cap.
   auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first = true) {
     const double lat = e.latency_s;
-    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : streams(m) ? 0.0 : lat;
+    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : m.streams() ? 0.0 : lat;
     double transfer = payload * wire / rate;
     if (m.channel_cap_Bps > 0) transfer = std::max(transfer, payload / m.channel_cap_Bps);
     return h + transfer;

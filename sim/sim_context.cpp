@@ -81,24 +81,17 @@ void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t pa
   if (until > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(until);
 }
 
-double SimContext::route_latency(int from, int to) {
+const std::pair<double, double>& SimContext::route_info(int from, int to) {
   auto key = std::make_pair(from, to);
-  auto it = route_latency_s_.find(key);
-  if (it == route_latency_s_.end())
-    it = route_latency_s_.emplace(key, route_latency_s(cluster, route_between(cluster, from, to, unfolded(cluster)))).first;
-  return it->second;
-}
-
-double SimContext::route_bandwidth_Bps(int from, int to) {
-  auto key = std::make_pair(from, to);
-  auto it = route_bandwidth_Bps_.find(key);
-  if (it == route_bandwidth_Bps_.end()) {
+  auto it = routes_.find(key);
+  if (it == routes_.end()) {
+    const auto route = route_between(cluster, from, to, unfolded(cluster));
     double narrowest = 0;
-    for (const auto& link : route_between(cluster, from, to, unfolded(cluster))) {
+    for (const auto& link : route) {
       const double bw = link_bandwidth_Bps(cluster, link);
       if (narrowest <= 0 || bw < narrowest) narrowest = bw;
     }
-    it = route_bandwidth_Bps_.emplace(key, narrowest).first;
+    it = routes_.emplace(key, std::make_pair(route_latency_s(cluster, route), narrowest)).first;
   }
   return it->second;
 }

@@ -49,15 +49,16 @@ struct SimContext {
   void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
                  bool hop = true);
   // Latency and narrowest link's bandwidth of the route from `from` to `to` (cached).
-  double route_latency(int from, int to);
-  double route_bandwidth_Bps(int from, int to);
+  double route_latency(int from, int to) { return route_info(from, to).first; }
+  double route_bandwidth_Bps(int from, int to) { return route_info(from, to).second; }
   // Bytes on the wire for `payload` bytes of an op (LL doubles them, LL128 adds 1/15).
   std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) const;
 
  private:
   std::unordered_map<std::uint32_t, Mechanics> mechanics_;
-  std::map<std::pair<int, int>, double> route_latency_s_;
-  std::map<std::pair<int, int>, double> route_bandwidth_Bps_;
+  // Per (from, to): the route's latency and its narrowest link's bandwidth, one route lookup.
+  std::map<std::pair<int, int>, std::pair<double, double>> routes_;
+  const std::pair<double, double>& route_info(int from, int to);
   std::map<std::pair<int, int>, TreeShape> trees_;
   std::map<int, TreeShape> node_trees_;
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;

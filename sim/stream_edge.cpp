@@ -15,8 +15,7 @@ char g_payload;
 }  // namespace
 
 int stream_group(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t piece_bytes) {
-  if (m.stream_net_step_bytes <= 0 || piece_bytes <= 0 || nccl::hop_hw(ctx.cluster, from, to) != nccl::Hw::net) return 1;
-  return static_cast<int>(std::max<std::int64_t>(1, m.stream_net_step_bytes / piece_bytes));
+  return m.stream_group(nccl::hop_hw(ctx.cluster, from, to) == nccl::Hw::net, piece_bytes);
 }
 
 double stream_message_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes) {

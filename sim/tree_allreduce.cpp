@@ -184,7 +184,7 @@ TransferTally TreeAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
     const int chunks = ctx.mechanics(op).chunks(bytes);
     auto reduced = sg4::Semaphore::create(0);
     TransferTally up, down;
-    const bool streamed = ctx.mechanics(op).stream_window_bytes > 0;
+    const bool streamed = ctx.mechanics(op).streams();
     auto helper = sg4::Actor::create("r" + std::to_string(rank) + "ch" + std::to_string(c) + "down", sg4::this_actor::get_host(), [&] {
       if (streamed) run_down_streamed(op, rank, c, nd, bytes, chunks, ctx, reduced, down);
       else run_down(op, rank, c, nd, bytes, chunks, ctx, reduced, down);
