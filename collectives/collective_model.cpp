@@ -114,6 +114,10 @@ std::int64_t tree_chunk(std::int64_t bytes, int channels, int depth, std::int64_
   return chunk;
 }
 
+// The first NCCL release that splits an NVLS allreduce over its channels (2.20.3's
+// src/device/all_reduce.h; 2.19.4 still strides blocks by channel).
+constexpr int kNvlsEvenLayoutVersion = 22000;
+
 std::int64_t nvls_chunk(std::int64_t bytes, int channels, int heads) {
   const std::int64_t ops = static_cast<std::int64_t>(channels) * heads;
   std::int64_t chunk = nccl::kNvlsChunkBytes;
@@ -171,6 +175,37 @@ NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
   s.bytes = slice + piece;
   s.counted = k >= 1 && k <= loops;
   return s;
+}
+
+std::vector<NvlsStep> nvls_channel_steps(const Mechanics& m, std::int64_t op_bytes, int channels, int channel,
+                                         int heads, int head) {
+  std::vector<NvlsStep> out;
+  if (!m.nvls_block_layout) {
+    const std::int64_t bytes = split_piece(op_bytes, channels, channel);
+    const int loops = nvls_loops(m, bytes, heads);
+    for (int k = 0; k < nvls_steps(loops); ++k) {
+      auto st = nvls_step(bytes, loops, k, heads, head);
+      st.slice_bytes = nvls_slice(bytes, loops, std::clamp(k - 1, 0, loops - 1));
+      out.push_back(st);
+    }
+    return out;
+  }
+  const std::int64_t chunk = std::max<std::int64_t>(1, m.chunk_bytes), block = chunk * std::max(1, heads);
+  const std::int64_t loop_bytes = block * std::max(1, channels);
+  std::vector<std::int64_t> slices;
+  for (std::int64_t off = static_cast<std::int64_t>(channel) * block; off < op_bytes; off += loop_bytes)
+    slices.push_back(std::min(block, op_bytes - off));
+  const int loops = static_cast<int>(slices.size());
+  for (int k = 0; loops > 0 && k < nvls_steps(loops); ++k) {
+    const auto slice = slices[static_cast<std::size_t>(std::clamp(k - 1, 0, loops - 1))];
+    NvlsStep st;
+    st.slice_bytes = slice;
+    // Head h reduces the h-th chunk of the block, so a short block leaves its last heads idle.
+    st.bytes = slice + std::clamp<std::int64_t>(slice - head * chunk, 0, chunk);
+    st.counted = k >= 1 && k <= loops;
+    out.push_back(st);
+  }
+  return out;
 }
 
 std::vector<std::int64_t> ring_allreduce_chunks(const Mechanics& m, std::int64_t bytes, int channels, int channel, int n) {
@@ -273,6 +308,11 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {
     m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
+    m.nvls_block_layout = c.nccl_version < kNvlsEvenLayoutVersion;
+    // A channel is one thread block: it moves a loop no faster than its share of the model's
+    // NVLS algorithm bandwidth (bus x 5/6 over the NVLS channels), which binds when the layout
+    // leaves channels idle and the busy ones cannot take the idle ones' share of the ports.
+    m.channel_cap_Bps = e.bw_GBps / std::max(1, topo.nvls_channels) * 1e9;
   }
   if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
     m.stream_window_bytes = window_bytes;

@@ -30,6 +30,11 @@ struct Mechanics {
   // several loops of steps. 0: one loop (ideal collectives).
   std::int64_t chunk_bytes = 0;
   int slices = 1;  // synchronisations per chunk (Simple ring: 2)
+  // NVLS allreduce before NCCL 2.20: each loop gives channel c the block of heads x chunk at
+  // c x heads x chunk, so a small buffer runs on its first channels only, and on its first heads
+  // (2.18.5 src/collectives/device/all_reduce.h, the NVLS kernel's bid*nHeads*chunkSize). From
+  // 2.20 (src/device/all_reduce.h, workCount per channel) the buffer is split over the channels.
+  bool nvls_block_layout = false;
   // LL and LL128 along a chain or tree: the payload a sender may have in flight ahead of its
   // receiver (NCCL_STEPS steps of the protocol's buffer), so later pieces follow the first at the
   // channel's pace instead of a route latency apart. 0: a piece waits for the previous one.
@@ -80,9 +85,15 @@ inline std::int64_t nvls_piece(std::int64_t slice, int heads, int head) {
 struct NvlsStep {
   std::int64_t bytes = 0;  // payload the device sends, and as much it receives (slice + piece)
   bool counted = true;
+  std::int64_t slice_bytes = 0;  // the loop's slice: what the channel's throughput cap paces
 };
 inline int nvls_steps(int loops) { return loops + 2; }
 NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head);
+// Every step of channel `channel` of an NVLS allreduce of `op_bytes` for the device that is head
+// `head`, in the layout m says (nvls_block_layout); empty for a channel that gets no bytes. Both
+// fidelities run these. A step lasts at least slice_bytes / m.channel_cap_Bps.
+std::vector<NvlsStep> nvls_channel_steps(const Mechanics& m, std::int64_t op_bytes, int channels, int channel,
+                                         int heads, int head);
 
 // The bytes of each ring position's chunk in channel `channel` of a ring allreduce of `bytes` over
 // `n` ranks, `channels` channels. With LL and LL128 NCCL (2.18.5 all_reduce.h runRing) rounds a

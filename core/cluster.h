@@ -99,6 +99,9 @@ struct InterNodeSpec {
   double spine_latency_us = 0;  // extra one-way latency for crossing the spine
 };
 
+// NCCL 2.18.5, whose tuning constants the collective model carries (collectives/nccl_constants.h).
+inline constexpr int kModelledNcclVersion = 21805;
+
 struct ClusterSpec {
   std::string name;
   std::string source;  // where the figures come from
@@ -111,6 +114,10 @@ struct ClusterSpec {
   FrameworkSpec framework;
   InterferenceSpec interference;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
+  // The NCCL release the job runs, as major * 10000 + minor * 100 + patch. The model's tuning
+  // constants are 2.18.5's whatever this says; it decides only what changed in how work is laid
+  // out (collectives/README.md, "NCCL versions").
+  int nccl_version = kModelledNcclVersion;
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).
   std::map<OpKind, double> collective_launch_us_by_kind;

@@ -1,5 +1,6 @@
 #include "core/cluster_json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string_view>
@@ -189,11 +190,29 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
 
 }  // namespace
 
+// "2.MINOR" or "2.MINOR.PATCH", as NCCL prints its version ("NCCL version 2.18.5+cuda12.2": the
+// part before '+').
+int nccl_version_from_json(const JsonIn& v) {
+  const std::string s = v.nonempty_string();
+  int major = -1, minor = -1, patch = 0, used = 0;
+  const auto dots = std::count(s.begin(), s.end(), '.');
+  const bool parsed = dots == 1 ? std::sscanf(s.c_str(), "%3d.%3d%n", &major, &minor, &used) == 2
+                                : dots == 2 && std::sscanf(s.c_str(), "%3d.%3d.%3d%n", &major, &minor, &patch, &used) == 3;
+  if (!parsed || used != static_cast<int>(s.size()) || s.find_first_not_of("0123456789.") != std::string::npos ||
+      major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
+    v.fail("an NCCL version \"2.MINOR\" or \"2.MINOR.PATCH\", e.g. \"2.18.5\"");
+  return major * 10000 + minor * 100 + patch;
+}
+
+std::string nccl_version_name(int version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." + std::to_string(version % 100);
+}
+
 ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
-                "inter_node", "collective_library", "collective_launch_us", "collective_launch_us_by_kind", "framework",
-                "interference"});
+                "inter_node", "collective_library", "nccl_version", "collective_launch_us", "collective_launch_us_by_kind",
+                "framework", "interference"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -206,6 +225,10 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
     j.at("nodes").fail("at most 4,194,304 devices in all");
   if (auto lib = j.find("collective_library"))
     c.library = lib->one_of({"ideal", "nccl"}) == "nccl" ? CollectiveLibrary::nccl : CollectiveLibrary::ideal;
+  if (auto v = j.find("nccl_version")) {
+    if (c.library != CollectiveLibrary::nccl) v->fail("no nccl_version unless collective_library is \"nccl\"");
+    c.nccl_version = nccl_version_from_json(*v);
+  }
   c.collective_launch_us = optional_latency_us(j, "collective_launch_us");
   if (auto by = j.find("collective_launch_us_by_kind")) {
     by->expect_object();
@@ -234,6 +257,7 @@ json cluster_to_json(const ClusterSpec& c) {
   j["nodes"] = c.nodes;
   j["devices_per_node"] = c.devices_per_node;
   if (c.library == CollectiveLibrary::nccl) j["collective_library"] = "nccl";
+  if (c.nccl_version != kModelledNcclVersion) j["nccl_version"] = nccl_version_name(c.nccl_version);
   j["collective_launch_us"] = c.collective_launch_us;
   if (!c.collective_launch_us_by_kind.empty()) {
     json by = json::object();

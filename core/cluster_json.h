@@ -13,4 +13,10 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file);
 ClusterSpec load_cluster(const std::string& file);
 nlohmann::json cluster_to_json(const ClusterSpec& c);
 
+class JsonIn;
+// An NCCL version as the cluster file writes it ("2.18.5", "2.20"; ClusterSpec::nccl_version's
+// encoding); throws InputError for anything else. nccl_version_name writes it back.
+int nccl_version_from_json(const JsonIn& v);
+std::string nccl_version_name(int version);
+
 }  // namespace redsim

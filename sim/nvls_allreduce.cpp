@@ -24,17 +24,22 @@ TransferTally NvlsAllreduce::run(const PlanOp& op, int rank, SimContext& ctx) co
   auto* sw = ctx.platform.hosts[static_cast<std::size_t>(switch_endpoint(c, c.node_of(rank)))];
   const auto& m = ctx.mechanics(op);
   return run_channels(rank, op.channels, [&](int ch) {
-    const std::int64_t bytes = split_piece(op.bytes, op.channels, ch);
-    const int loops = nvls_loops(m, bytes, heads);
     TransferTally t;
     // Loop 0's scatter, each loop's reduce stage, the last loop's gather (collective_model.h).
-    for (int k = 0; k < nvls_steps(loops); ++k) {
-      const auto st = nvls_step(bytes, loops, k, heads, head);
+    for (const auto& st : nvls_channel_steps(m, op.bytes, op.channels, ch, heads, head)) {
       const auto wire = static_cast<std::uint64_t>(ctx.wire_bytes(m, st.bytes));
+      const double started = sg4::Engine::get_clock();
       auto a = sg4::Comm::sendto_async(me, sw, wire);
       auto b = sg4::Comm::sendto_async(sw, me, wire);
       a->wait();
       b->wait();
+      // The channel's throughput cap: the step lasts at least its slice at the cap, after the
+      // route's latency.
+      if (m.channel_cap_Bps > 0) {
+        const double until = started + ctx.route_latency(rank, switch_endpoint(c, c.node_of(rank))) +
+                             static_cast<double>(st.slice_bytes) / m.channel_cap_Bps;
+        if (until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(until);
+      }
       if (!st.counted) continue;
       t.bytes_sent += st.bytes;
       t.bytes_received += st.bytes;

@@ -160,7 +160,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
   if (plan_.world_size < 2) return stages;
   const std::int64_t bytes = split_piece(op.bytes, op.channels, c);
   const bool allreduce = op.kind == OpKind::allreduce;
-  if (allreduce && op.algorithm == Algorithm::nvls) stages = nvls_stages(op, bytes);
+  if (allreduce && op.algorithm == Algorithm::nvls) stages = nvls_stages(op, c);
   else if (allreduce && op.algorithm == Algorithm::nvls_tree) stages = nvls_tree_stages(op, c, bytes);
   else if (allreduce && op.algorithm == Algorithm::tree) stages = tree_stages(op, c, bytes);
   else if (allreduce && op.algorithm == Algorithm::hierarchical) stages = hierarchical_stages(op, c, bytes);
@@ -220,8 +220,8 @@ void Model::add_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& s
     sent[static_cast<std::size_t>(rank)] += s;
     received[static_cast<std::size_t>(rank)] += r;
   };
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) return add_nvls_rank_bytes(op, bytes, sent, received);
-  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls_tree) return add_nvls_tree_rank_bytes(op, c, bytes, sent, received);
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls) return add_nvls_rank_bytes(op, c, sent, received);
+  if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::nvls_tree) return add_nvls_tree_rank_bytes(op, c, sent, received);
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::tree) return add_tree_rank_bytes(op, c, bytes, sent, received);
   if (op.kind == OpKind::allreduce && op.algorithm == Algorithm::hierarchical) {
     const int dpn = cluster_.devices_per_node, nodes = cluster_.nodes;

@@ -209,12 +209,12 @@ class Model {
   void apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round = true) const;
 
   // NVLS (scalable_nvls.cpp): every device of the period to and from its NVSwitch.
-  std::vector<Stage> nvls_stages(const PlanOp& op, std::int64_t bytes);
-  void add_nvls_rank_bytes(const PlanOp& op, std::int64_t bytes, std::vector<std::int64_t>& sent,
+  std::vector<Stage> nvls_stages(const PlanOp& op, int channel);
+  void add_nvls_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent,
                            std::vector<std::int64_t>& received);
   // NVLSTree (scalable_nvls.cpp): the switch's flows as NVLS, the tree across nodes computed.
   std::vector<Stage> nvls_tree_stages(const PlanOp& op, int channel, std::int64_t bytes);
-  void add_nvls_tree_rank_bytes(const PlanOp& op, int channel, std::int64_t bytes, std::vector<std::int64_t>& sent,
+  void add_nvls_tree_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent,
                                 std::vector<std::int64_t>& received);
 
   const WorldRing& world_ring(int channel, int channels);

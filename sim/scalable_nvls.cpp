@@ -15,34 +15,36 @@ namespace {
 struct NvlsTotals {
   std::int64_t traffic = 0;       // payload a device sends, and as much it receives
   std::int64_t steps_bytes = 0;   // every pipeline step's bytes, the copy stages' too
+  std::int64_t slices_bytes = 0;  // every step's slice: what the channel's cap paces
   int steps = 0;
   std::int64_t pieces = 0;        // the device's own pieces, over all loops
   std::int64_t first_piece = 0;
 };
 
-NvlsTotals nvls_totals(const Mechanics& m, std::int64_t bytes, int heads, int head) {
+NvlsTotals nvls_totals(const Mechanics& m, const PlanOp& op, int c, int heads, int head) {
   NvlsTotals t;
-  const int loops = nvls_loops(m, bytes, heads);
-  for (int k = 0; k < nvls_steps(loops); ++k) {
-    const auto st = nvls_step(bytes, loops, k, heads, head);
+  const auto steps = nvls_channel_steps(m, op.bytes, op.channels, c, heads, head);
+  for (const auto& st : steps) {
     t.steps_bytes += st.bytes;
+    t.slices_bytes += st.slice_bytes;
     if (!st.counted) continue;
     t.traffic += st.bytes;
-    t.pieces += nvls_piece(nvls_slice(bytes, loops, k - 1), heads, head);
+    t.pieces += st.bytes - st.slice_bytes;
   }
-  t.first_piece = nvls_piece(nvls_slice(bytes, loops, 0), heads, head);
-  t.steps = nvls_steps(loops);
+  if (steps.size() > 1) t.first_piece = steps[1].bytes - steps[1].slice_bytes;
+  t.steps = static_cast<int>(steps.size());
   return t;
 }
 
 }  // namespace
 
-std::vector<Stage> Model::nvls_stages(const PlanOp& op, std::int64_t bytes) {
+std::vector<Stage> Model::nvls_stages(const PlanOp& op, int c) {
   const auto& m = mech(op);
   const int heads = cluster_.devices_per_node;
   Stage st;
   for (int r = 0; r < fold_.period_ranks; ++r) {
-    const auto t = nvls_totals(m, bytes, heads, cluster_.local_of(r));
+    const auto t = nvls_totals(m, op, c, heads, cluster_.local_of(r));
+    if (t.steps == 0) continue;
     const int sw = switch_endpoint(cluster_, cluster_.node_of(r));
     // Both directions carry every step's bytes, the copy stages' included, so that the
     // pipeline's fill and drain last as in the exact fidelity's steps.
@@ -53,17 +55,20 @@ std::vector<Stage> Model::nvls_stages(const PlanOp& op, std::int64_t bytes) {
       f.rounds = t.steps;
       f.post_delay_s = (t.steps - 1) * routes_.latency_s(route);
       apply_protocol(f, m, 1);
+      // The channel's cap paces each step's slice (the exact fidelity's steps).
+      if (m.channel_cap_Bps > 0) f.min_transfer_s = static_cast<double>(t.slices_bytes) / m.channel_cap_Bps;
       st.flows.push_back(f);
     }
   }
+  if (st.flows.empty()) return {};
   return {st};
 }
 
-void Model::add_nvls_rank_bytes(const PlanOp& op, std::int64_t bytes, std::vector<std::int64_t>& sent,
+void Model::add_nvls_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& sent,
                                 std::vector<std::int64_t>& received) {
   const auto& m = mech(op);
   for (int r = 0; r < plan_.world_size; ++r) {
-    const auto t = nvls_totals(m, bytes, cluster_.devices_per_node, cluster_.local_of(r));
+    const auto t = nvls_totals(m, op, c, cluster_.devices_per_node, cluster_.local_of(r));
     sent[static_cast<std::size_t>(r)] += t.traffic;
     received[static_cast<std::size_t>(r)] += t.traffic;
   }
@@ -75,10 +80,10 @@ std::vector<Stage> Model::nvls_tree_stages(const PlanOp& op, int c, std::int64_t
   // tree: channels alternate between the two mirrored trees) carries its pieces at the NIC's
   // rate, and the first piece climbs and the last descends the tree hop by hop. What the tree
   // needs beyond the switch's flows is charged after them.
-  auto stages = nvls_stages(op, bytes);
+  auto stages = nvls_stages(op, c);
   const auto& m = mech(op);
   const int heads = cluster_.devices_per_node, nodes = cluster_.nodes;
-  const auto t0 = nvls_totals(m, bytes, heads, 0);
+  const auto t0 = nvls_totals(m, op, c, heads, 0);
   const double nic_Bps = link_bandwidth_Bps(cluster_, LinkRef{LinkKind::nic, 0, true});
   const int links_per_node = std::min(cluster_.inter.nics_per_node, heads);
   const int ranks_per_link = heads / links_per_node;
@@ -109,17 +114,16 @@ std::vector<Stage> Model::nvls_tree_stages(const PlanOp& op, int c, std::int64_t
   Stage extra;
   extra.fixed_s = wave_s + std::max(0.0, steady_s - switch_s);
   stages.push_back(std::move(extra));
-  (void)c;
   return stages;
 }
 
-void Model::add_nvls_tree_rank_bytes(const PlanOp& op, int c, std::int64_t bytes, std::vector<std::int64_t>& sent,
+void Model::add_nvls_tree_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& sent,
                                      std::vector<std::int64_t>& received) {
-  add_nvls_rank_bytes(op, bytes, sent, received);
+  add_nvls_rank_bytes(op, c, sent, received);
   const auto& m = mech(op);
   const auto shape = node_tree(cluster_, c % 2);
   for (int r = 0; r < plan_.world_size; ++r) {
-    const auto t = nvls_totals(m, bytes, cluster_.devices_per_node, cluster_.local_of(r));
+    const auto t = nvls_totals(m, op, c, cluster_.devices_per_node, cluster_.local_of(r));
     const auto links = static_cast<std::int64_t>(shape.children[static_cast<std::size_t>(r)].size()) +
                        (shape.parent[static_cast<std::size_t>(r)] >= 0 ? 1 : 0);
     sent[static_cast<std::size_t>(r)] += links * t.pieces;

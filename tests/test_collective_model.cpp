@@ -152,6 +152,42 @@ TEST_CASE("NVLS: the switch reduces and multicasts, and busbw exceeds the port's
   CHECK(busbw > 360e9);
 }
 
+TEST_CASE("NVLS before NCCL 2.20 runs a small buffer on its first channels and heads; from 2.20 on all", "[collectives][protocol]") {
+  // 8 H100s, 16 NVLS channels (checked above). A channel moves at most its share of NCCL's NVLS
+  // algorithm bandwidth: 8 graph channels x 40 GB/s x 5/6 over 16 channels = 16.67 GB/s of
+  // slice. Below 8 MiB the chunk is 16 KiB (enqueue.cc), so a channel's block is 8 x 16 KiB.
+  const double cap_Bps = 8 * 40e9 * 5 / 6 / 16;
+  const double step_lat_s = 0.25e-6;  // device to switch
+  auto run = [](const ClusterSpec& c, std::int64_t bytes, const SimOptions& o) {
+    auto plan = testing::single_allreduce_plan(8, bytes, 1);
+    plan.ops[0].request = {Algorithm::nvls, std::nullopt, 0};
+    choose_collectives(plan, c);
+    REQUIRE(plan.ops[0].channels == 16);
+    return simulate(plan, c, o);
+  };
+  auto v218 = nccl_node(9.0, 360, true);
+  REQUIRE(v218.nccl_version == 21805);
+  auto v220 = v218;
+  v220.nccl_version = 22005;
+  for (const SimOptions* o : {&kExact, &kScalable}) {
+    // 2.18.5, 128 KiB: channel 0's one block, one loop of three stages, each its 128 KiB slice at
+    // the cap (the port, alone, would take 0.48 us a step): 23 us + 3 x (0.25 + 7.86) us.
+    const double one_block_s = 23e-6 + 3 * (step_lat_s + 131072 / cap_Bps);
+    CHECK(testing::end_of(run(v218, 128 << 10, *o)) == Approx(one_block_s).epsilon(0.01));
+    // 1 MiB is eight channels' blocks side by side: as long as one block, as the shared H100
+    // table measured it flat from 128 KiB to 1 MiB (~42 us; bench/fidelity).
+    CHECK(testing::end_of(run(v218, 1 << 20, *o)) == Approx(one_block_s).epsilon(0.01));
+    // 64 KiB: half a block, so heads 0-3 reduce a 16 KiB chunk each and heads 4-7 nothing.
+    const auto half = run(v218, 64 << 10, *o);
+    CHECK(testing::end_of(half) == Approx(23e-6 + 3 * (step_lat_s + 65536 / cap_Bps)).epsilon(0.01));
+    CHECK(half.at(0, 0).bytes_sent == std::llround((65536 + 16384) * 1.2));
+    CHECK(half.at(7, 0).bytes_sent == std::llround(65536 * 1.2));
+    // 2.20.5 splits 128 KiB over the 16 channels: 8 KiB slices, 1 KiB pieces.
+    CHECK(testing::end_of(run(v220, 128 << 10, *o)) == Approx(23e-6 + 3 * (step_lat_s + 8192 / cap_Bps)).epsilon(0.01));
+    CHECK(run(v220, 64 << 10, *o).at(7, 0).bytes_sent == std::llround(16 * (4096 + 512) * 1.2));
+  }
+}
+
 TEST_CASE("NCCL's tree pays every hop's latency twice: a chain through the node, a network hop", "[collectives][protocol]") {
   // 2 nodes of 8, 8 bytes, LL: up 7 NVLink hops (max(1.0 us measured, 0.6 us hwLat)) and one
   // network hop (hwLat NET tree LL 5.0 us), then the same down; base latency 6.8 us.

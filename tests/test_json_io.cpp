@@ -125,3 +125,29 @@ TEST_CASE("knobs round-trip through JSON", "[core][json]") {
   auto back = knobs_from_json(knobs_to_json(k), "k.json", "$", Knobs{});
   CHECK(knobs_to_json(back) == knobs_to_json(k));
 }
+
+TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one", "[core][json]") {
+  auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":1,"devices_per_node":8,
+    "collective_library":"nccl","device":{"name":"g","compute_capability":9.0},
+    "intra_node":{"fabric":"nvswitch","link_bandwidth_GBps":360,"latency_us":0.5,"nvls":true}})");
+  CHECK(cluster_from_json(c, "c.json").nccl_version == 21805);  // the modelled release when unsaid
+  CHECK_FALSE(cluster_to_json(cluster_from_json(c, "c.json")).contains("nccl_version"));
+  c["nccl_version"] = "2.20.5";
+  const auto v220 = cluster_from_json(c, "c.json");
+  CHECK(v220.nccl_version == 22005);
+  CHECK(cluster_to_json(v220)["nccl_version"] == "2.20.5");
+  CHECK(cluster_from_json(cluster_to_json(v220), "x").nccl_version == 22005);
+  c["nccl_version"] = "2.9";
+  CHECK(cluster_from_json(c, "c.json").nccl_version == 20900);
+  for (const char* bad : {"3.1.0", "2.x", "2.18.5.1", "", "2.18.5+cuda12", " 2.18", "2.100", "2..5", "-2.1"}) {
+    c["nccl_version"] = bad;
+    CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }),
+               Catch::StartsWith("c.json: $.nccl_version: expected ") && Catch::Contains("2.MINOR.PATCH"));
+  }
+  c["nccl_version"] = 2.18;
+  CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }), Catch::StartsWith("c.json: $.nccl_version: expected"));
+  c["nccl_version"] = "2.18.5";
+  c["collective_library"] = "ideal";
+  CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }),
+             Catch::StartsWith("c.json: $.nccl_version: expected no nccl_version unless collective_library is \"nccl\""));
+}

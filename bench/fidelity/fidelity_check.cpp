@@ -24,6 +24,7 @@ struct Entry {
   std::string name, csv, column, cluster, algorithm, how;
   OpKind op = OpKind::allreduce;
   int gpus = 1, ranks = 0;
+  int nccl_version = 0;  // 0: the cluster file's
 };
 
 // nccl-tests' five collectives by redsim's names (allreduce, reduce_scatter, ...).
@@ -38,7 +39,7 @@ std::vector<Entry> read_manifest(const std::string& file) {
   JsonIn j(root, "$", file);
   std::vector<Entry> out;
   for (const auto& t : j.at("tables").items()) {
-    t.allow_only({"name", "csv", "column", "cluster", "op", "gpus_per_process", "algorithm", "ranks", "how_it_ran"});
+    t.allow_only({"name", "csv", "column", "cluster", "op", "gpus_per_process", "algorithm", "ranks", "nccl_version", "how_it_ran"});
     Entry e;
     e.name = t.at("name").nonempty_string();
     e.csv = t.at("csv").nonempty_string();
@@ -49,6 +50,8 @@ std::vector<Entry> read_manifest(const std::string& file) {
     e.algorithm = t.string_or("algorithm", "auto");
     e.ranks = static_cast<int>(t.positive_integer_or("ranks", 0));
     e.how = t.string_or("how_it_ran", "");
+    // The release the table was measured with, where it says: the model lays work out as it did.
+    if (const auto v = t.find("nccl_version")) e.nccl_version = nccl_version_from_json(*v);
     out.push_back(e);
   }
   return out;
@@ -61,7 +64,8 @@ void print_band(const char* label, const fidelity::BandSummary& b, double bound)
 
 void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   const auto measured = fidelity::read_published_table(root + "/" + e.csv, e.column);
-  const auto full = load_cluster(root + "/" + e.cluster);
+  auto full = load_cluster(root + "/" + e.cluster);
+  if (e.nccl_version > 0) full.nccl_version = e.nccl_version;
   const auto cluster = cluster_subset(full, e.ranks > 0 ? e.ranks : full.world_size());
   SweepOptions o;
   o.min_bytes = measured.front().size_bytes;
@@ -75,7 +79,8 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   std::vector<fidelity::TableRow> predicted;
   for (const auto& r : rows) predicted.push_back({r.size_bytes, r.busbw_GBps});
   const auto errors = fidelity::compare(measured, predicted);
-  std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm << "; " << e.how
+  std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm
+            << ", NCCL " << nccl_version_name(cluster.nccl_version) << " layout; " << e.how
             << "\n        size   measured  predicted    error   choice\n";
   for (const auto& err : errors) {
     std::string choice;
