@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "cli/cluster_output.h"
 #include "cli/text_format.h"
@@ -87,6 +88,25 @@ void print_fit(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs) {
             << " as given, " << fmt("%.1f%%", median_abs(after)) << " fitted (" << fit.simulations << " simulations)\n";
 }
 
+// The logs' NCCL release, where they print one and agree, is the one the fit simulates and the
+// fitted cluster names (it decides how NCCL lays work out: collectives/README.md).
+void take_logged_nccl_version(const std::vector<NcclTestsRun>& runs, ClusterSpec& cluster) {
+  std::set<int> versions;
+  for (const auto& r : runs)
+    if (r.nccl_version > 0) versions.insert(r.nccl_version);
+  if (versions.empty() || cluster.library != CollectiveLibrary::nccl) return;
+  if (versions.size() > 1) {
+    std::cout << "  note: the logs print " << versions.size() << " NCCL releases (" << nccl_version_name(*versions.begin())
+              << " to " << nccl_version_name(*versions.rbegin()) << "): fitting with the cluster's "
+              << nccl_version_name(cluster.nccl_version) << "\n";
+    return;
+  }
+  cluster.nccl_version = *versions.begin();
+  std::cout << "  NCCL " << nccl_version_name(cluster.nccl_version) << ", as the logs print it: the fit simulates it"
+            << (cluster.nccl_version == kModelledNcclVersion ? " (the default release)" : " and the fitted cluster's nccl_version says it")
+            << "\n";
+}
+
 }  // namespace
 
 void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
@@ -95,12 +115,13 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
   for (const auto& log : o.logs) inputs.push_back({"--from-nccl-tests", log});
   check_outputs_distinct(inputs, {{"--out", o.out_file}});
-  const ClusterSpec base = load_cluster(o.cluster_file);
+  ClusterSpec base = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
   for (const auto& log : o.logs)
     for (auto& r : read_nccl_tests_log(log)) runs.push_back(std::move(r));
   std::cout << "redsim calibrate: " << runs.size() << " nccl-tests run(s) from " << o.logs.size() << " log(s), on "
             << o.cluster_file << " (" << base.name << ")\n";
+  take_logged_nccl_version(runs, base);
   for (const auto& r : runs)
     if (!r.device.empty() && normalized_device_name(r.device) != normalized_device_name(base.device.name)) {
       bool alias = false;

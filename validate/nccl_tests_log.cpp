@@ -1,6 +1,7 @@
 #include "validate/nccl_tests_log.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -84,6 +85,7 @@ struct Reader {
   std::string run_test_name;       // the current run's
   bool complete = false;
   int last_line = 0;
+  int version = 0;  // the last NCCL version the log printed
 
   [[noreturn]] void fail(int line, const std::string& what) const {
     throw InputError(file, "line " + std::to_string(line), what);
@@ -102,6 +104,7 @@ void Reader::start(const std::vector<std::string>& t, int line) {
   run = NcclTestsRun{};
   run->file = file;
   run->first_line = line;
+  run->nccl_version = version;
   for (std::size_t i = 0; i + 1 < t.size(); ++i)
     if (t[i] == "nGpus") {
       const auto g = whole(t[i + 1]);
@@ -166,11 +169,36 @@ void Reader::row(const std::vector<std::string>& t, int line) {
   run->rows.push_back(std::move(r));
 }
 
+// The release a version line names: "# nccl-tests version 2.13.9 nccl-headers=21805
+// nccl-library=21805", printed before a run's header, or NCCL's "NCCL version 2.18.5+cuda12.2"
+// (alone or in an INFO line), printed inside it. 0: not a version line.
+int version_of_line(const std::string& s) {
+  if (const auto at = s.find("nccl-library="); at != std::string::npos && starts_with(s, "# nccl-tests version")) {
+    const auto words = tokens_of(s.substr(at + 13));
+    const auto code = words.empty() ? std::nullopt : whole(words.front());
+    return code ? nccl_version_of_code(*code) : 0;
+  }
+  const auto at = s.find("NCCL version ");
+  if (at == std::string::npos) return 0;
+  const auto words = tokens_of(s.substr(at + 13));
+  if (words.empty()) return 0;
+  int major = -1, minor = -1, patch = -1, used = 0;
+  const std::string v = words.front().substr(0, words.front().find('+'));
+  if (std::sscanf(v.c_str(), "%3d.%3d.%3d%n", &major, &minor, &patch, &used) != 3 || used != static_cast<int>(v.size()))
+    return 0;
+  return major == 2 && minor <= 99 && patch <= 99 ? 20000 + minor * 100 + patch : 0;
+}
+
 void Reader::line(const std::string& raw, int line) {
   last_line = line;
   const std::string s = ltrim(raw);
   auto t = tokens_of(s);
   if (t.empty()) return;
+  if (const int v = version_of_line(s)) {
+    version = v;
+    if (run) run->nccl_version = v;
+    return;
+  }
   if (starts_with(s, "# Collective test starting:")) {
     test_name = t.back();
   } else if (starts_with(s, "# nThread")) {
@@ -188,6 +216,16 @@ void Reader::line(const std::string& raw, int line) {
   }
   // Anything else (NCCL INFO lines, shell prompts) is not nccl-tests' own output.
 }
+
+}  // namespace
+
+int nccl_version_of_code(std::int64_t code) {
+  const std::int64_t major = code >= 10000 ? code / 10000 : code / 1000;
+  const std::int64_t minor = code >= 10000 ? code / 100 % 100 : code % 1000 / 100;
+  return major == 2 && code > 0 ? static_cast<int>(20000 + minor * 100 + code % 100) : 0;
+}
+
+namespace {
 
 std::optional<OpKind> op_of_test_name(const std::string& name) {
   static const std::map<std::string, OpKind> ops = {{"all_reduce_perf", OpKind::allreduce},

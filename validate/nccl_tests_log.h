@@ -37,6 +37,10 @@ struct NcclTestsRun {
   int devices_per_node = 0;
   std::string device;      // the first rank's device name
   int gpus_per_thread = 1;  // nccl-tests' -g
+  // The NCCL release the run used, as major * 10000 + minor * 100 + patch (ClusterSpec's
+  // encoding), from "# nccl-tests version ... nccl-library=CODE" or NCCL's own "NCCL version
+  // 2.18.5+cuda12.2" line; 0 when the log prints neither.
+  int nccl_version = 0;
   std::vector<NcclTestsRow> rows;
 };
 
@@ -45,6 +49,10 @@ struct NcclTestsRun {
 // an op it cannot tell (alltoall, sendrecv).
 std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file);
 std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file);
+
+// NCCL_VERSION_CODE as nccl-tests prints it ("nccl-library=21805"; before 2.9 the code was
+// major * 1000 + minor * 100 + patch, e.g. 2708) in ClusterSpec's encoding; 0 if not one.
+int nccl_version_of_code(std::int64_t code);
 
 // Bytes per element of nccl-tests' type names (float, half, bfloat16, double, int8, ...); 0 if unknown.
 int nccl_tests_type_bytes(const std::string& type);

@@ -215,3 +215,26 @@ TEST_CASE("nccl-tests: real logs from public repositories (tests/data/nccl_tests
     CHECK(std::string(e.what()).find("truncated_all_reduce.log: line 50: ") != std::string::npos);
   }
 }
+
+TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines", "[nccl_tests]") {
+  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
+  const std::string row = std::string(kColumns) +
+                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+                          "# Avg bus bandwidth    : 3.09\n";
+  CHECK(parse(run + row).front().nccl_version == 0);
+  // nccl-tests' own line (before the header) carries NCCL_VERSION_CODE: 2.18.5 is 21805.
+  const std::string tests_line = "# nccl-tests version 2.13.9 nccl-headers=21805 nccl-library=21805\n";
+  CHECK(parse(tests_line + run + row).front().nccl_version == 21805);
+  // NCCL's own line inside the run says what the library is (the headers may differ).
+  CHECK(parse(tests_line + run + "NCCL version 2.30.3+cuda13.0\n" + row).front().nccl_version == 23003);
+  CHECK(parse(run + "node0:1:1 [0] NCCL INFO NCCL version 2.20.5+cuda12.4\n" + row).front().nccl_version == 22005);
+  // Before 2.9 the code was major x 1000 + minor x 100 + patch (nccl.h.in).
+  CHECK(parse("# nccl-tests version 2.10.0 nccl-headers=2708 nccl-library=2708\n" + run + row).front().nccl_version == 20708);
+  CHECK(nccl_version_of_code(22807) == 22807);
+  CHECK(nccl_version_of_code(0) == 0);
+  CHECK(nccl_version_of_code(30000) == 0);
+  // A second run in the same log keeps the release printed before it.
+  const auto two = parse(tests_line + run + row + run + row);
+  REQUIRE(two.size() == 2);
+  CHECK(two.back().nccl_version == 21805);
+}
