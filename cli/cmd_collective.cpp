@@ -31,6 +31,7 @@ struct CollectiveOptions {
   std::string algorithm = "auto", protocol = "auto", channels = "auto";
   std::string fidelity = "auto";
   std::string json_file;
+  std::string nccl_version;  // empty: the cluster file's
 };
 
 // nccl-tests' sizes: a number with an optional K, M or G suffix (powers of 1024).
@@ -153,14 +154,24 @@ nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& 
 
 void run_collective(const CollectiveOptions& o) {
   check_outputs_distinct({{"--cluster", o.cluster_file}}, {{"--json", o.json_file}});
-  const auto full = load_cluster(o.cluster_file);
+  auto full = load_cluster(o.cluster_file);
+  if (!o.nccl_version.empty()) {
+    const auto v = parse_nccl_version(o.nccl_version);
+    if (!v) throw InputError("", "", std::string("--nccl-version: expected ") + kNcclVersionExpected + ", got \"" + o.nccl_version + "\"");
+    if (full.library != CollectiveLibrary::nccl)
+      throw InputError("", "", "--nccl-version: expected a cluster with \"collective_library\": \"nccl\"; " + o.cluster_file + " has ideal collectives");
+    full.nccl_version = *v;
+  }
   const auto s = sweep_options(o);
   const auto cluster = cluster_subset(full, o.ranks > 0 ? o.ranks : full.world_size());
   Fidelity used = Fidelity::exact;
   const auto rows = collective_sweep(cluster, s, &used);
   std::cout << "# redsim collective: simulated nccl-tests on " << cluster.name << ", " << cluster.world_size() << " ranks ("
             << cluster.nodes << " x " << cluster.devices_per_node << "), "
-            << (cluster.library == CollectiveLibrary::nccl ? "NCCL 2.18 collective model" : "ideal collectives") << ", "
+            << (cluster.library == CollectiveLibrary::nccl
+                    ? "NCCL collective model (2.18.5 constants, NCCL " + nccl_version_name(cluster.nccl_version) + "'s layout)"
+                    : std::string("ideal collectives"))
+            << ", "
             << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << "\n";
   double sum = 0;
   int count = 0;
@@ -170,6 +181,8 @@ void run_collective(const CollectiveOptions& o) {
     nlohmann::json j = {{"format", "redsim-collective"},
                         {"version", 1},
                         {"cluster", {{"file", o.cluster_file}, {"name", cluster.name}, {"ranks", cluster.world_size()}}},
+                        {"nccl_version", cluster.library == CollectiveLibrary::nccl ? nlohmann::json(nccl_version_name(cluster.nccl_version))
+                                                                                     : nlohmann::json(nullptr)},
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
                         {"rows", rows_json(rows, s)}};
@@ -204,6 +217,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--channels", o->channels, "auto or 1-64 (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)")->capture_default_str();
   cmd->add_option("--fidelity", o->fidelity, "exact|scalable|auto")->capture_default_str();
   cmd->add_option("--json", o->json_file, "also write the rows as JSON here");
+  cmd->add_option("--nccl-version", o->nccl_version,
+                  "the NCCL release to lay work out as, e.g. 2.20.5 (nccl clusters; default: the cluster file's nccl_version, else 2.18.5)");
   cmd->callback([o] { run_collective(*o); });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "core/error.h"
@@ -192,16 +193,21 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
 
 // "2.MINOR" or "2.MINOR.PATCH", as NCCL prints its version ("NCCL version 2.18.5+cuda12.2": the
 // part before '+').
-int nccl_version_from_json(const JsonIn& v) {
-  const std::string s = v.nonempty_string();
+std::optional<int> parse_nccl_version(const std::string& s) {
   int major = -1, minor = -1, patch = 0, used = 0;
   const auto dots = std::count(s.begin(), s.end(), '.');
   const bool parsed = dots == 1 ? std::sscanf(s.c_str(), "%3d.%3d%n", &major, &minor, &used) == 2
                                 : dots == 2 && std::sscanf(s.c_str(), "%3d.%3d.%3d%n", &major, &minor, &patch, &used) == 3;
   if (!parsed || used != static_cast<int>(s.size()) || s.find_first_not_of("0123456789.") != std::string::npos ||
       major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
-    v.fail("an NCCL version \"2.MINOR\" or \"2.MINOR.PATCH\", e.g. \"2.18.5\"");
+    return std::nullopt;
   return major * 10000 + minor * 100 + patch;
+}
+
+int nccl_version_from_json(const JsonIn& v) {
+  const auto version = parse_nccl_version(v.nonempty_string());
+  if (!version) v.fail(kNcclVersionExpected);
+  return *version;
 }
 
 std::string nccl_version_name(int version) {

@@ -42,9 +42,23 @@ check "--ranks 2" "[ $? -eq 0 ] && grep -q ', 2 ranks' '$tmp/two.txt' && ! grep 
 "$redsim" collective --cluster "$src/configs/dgx-h100-x16.json" --ranks 16 -b 1M -e 1M >"$tmp/nodes.txt"
 check "--ranks 16 of 128" "[ $? -eq 0 ] && grep -q '16 ranks (2 x 8)' '$tmp/nodes.txt'"
 "$redsim" collective --cluster "$src/configs/dgx-h100-x16.json" --ops all -b 64 -e 8G -f 2 --fidelity scalable >"$tmp/x16.txt"
-X
+# 64 B .. 8 GiB doubling is 28 sizes per op; reduce-scatter and allgather skip the three below one
+# float per rank of 128 (64, 128, 256 B), as nccl-tests does.
+check "--ops all on 128 ranks, scalable" "[ $? -eq 0 ] && [ \$(grep -c '(simulated)' '$tmp/x16.txt') -eq 5 ] && [ \$(grep -cv '^#' '$tmp/x16.txt') -eq 134 ]"
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --algorithm Ring --protocol Simple -b 1M -e 1M >"$tmp/nccl.txt"
 check "NCCL spellings" "[ $? -eq 0 ] && grep -q 'ring *simple' '$tmp/nccl.txt'"
+
+# The NCCL release: before 2.20 NVLS runs 128 KiB on one channel's block (collectives/README.md),
+# from 2.20 on all 16; the header and the JSON say which.
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --algorithm nvls -b 128K -e 128K --json "$tmp/v218.json" >"$tmp/v218.txt"
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --algorithm nvls -b 128K -e 128K --nccl-version 2.20.5 --json "$tmp/v220.json" >"$tmp/v220.txt"
+check "--nccl-version" "grep -q 'NCCL 2.18.5.s layout' '$tmp/v218.txt' && grep -q 'NCCL 2.20.5.s layout' '$tmp/v220.txt'"
+python3 - "$tmp/v218.json" "$tmp/v220.json" <<'PY' && echo "ok   2.18.5's NVLS block is slower than 2.20's split at 128 KiB" || { echo "FAIL: NVLS layouts"; fail=1; }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert (a["nccl_version"], b["nccl_version"]) == ("2.18.5", "2.20.5"), (a["nccl_version"], b["nccl_version"])
+assert a["rows"][0]["time_us"] > 1.5 * b["rows"][0]["time_us"], (a["rows"], b["rows"])
+PY
 
 # Bad options: exit 2 and one line on stderr.
 bad() {
@@ -59,4 +73,6 @@ bad --cluster "$src/configs/dgx-a100.json" --op alltoall
 bad --cluster "$src/configs/dgx-a100.json" -b 0
 bad --cluster "$src/configs/dgx-a100.json" -b 1G -e 1M
 bad --cluster "$src/configs/dgx-h100-x16.json" --ranks 12
+bad --cluster "$src/configs/dgx-h100.json" --nccl-version 2.x
+bad --cluster "$src/configs/local.json" --nccl-version 2.20.5
 exit $fail
