@@ -152,6 +152,19 @@ void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Proto
   m.ring_grain_elems = static_cast<std::int64_t>(threads) * ((p == Protocol::ll ? 8 : 60) / e) / (p == Protocol::ll ? 1 : 2);
 }
 
+void set_nvls(Mechanics& m, const ClusterSpec& c, const PlanOp& op, double model_bw_GBps, int nvls_channels) {
+  if (op.algorithm == Algorithm::nvls_tree) {
+    m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
+    return;
+  }
+  m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
+  m.nvls_block_layout = c.nccl_version < kNvlsEvenLayoutVersion;
+  // A channel is one thread block: it moves a loop no faster than its share of the model's NVLS
+  // algorithm bandwidth (bus x 5/6 over the NVLS channels), which binds when the layout leaves
+  // channels idle and the busy ones cannot take the idle ones' share of the ports.
+  m.channel_cap_Bps = model_bw_GBps / std::max(1, nvls_channels) * 1e9;
+}
+
 }  // namespace
 
 std::int64_t wire_bytes(const Mechanics& m, std::int64_t payload) {
@@ -304,15 +317,8 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
-  } else if (op.algorithm == Algorithm::nvls_tree) {
-    m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
   } else if (nvls) {
-    m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);
-    m.nvls_block_layout = c.nccl_version < kNvlsEvenLayoutVersion;
-    // A channel is one thread block: it moves a loop no faster than its share of the model's
-    // NVLS algorithm bandwidth (bus x 5/6 over the NVLS channels), which binds when the layout
-    // leaves channels idle and the busy ones cannot take the idle ones' share of the ports.
-    m.channel_cap_Bps = e.bw_GBps / std::max(1, topo.nvls_channels) * 1e9;
+    set_nvls(m, c, op, e.bw_GBps, topo.nvls_channels);
   }
   if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
     m.stream_window_bytes = window_bytes;
