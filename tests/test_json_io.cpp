@@ -139,11 +139,13 @@ TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one
   CHECK(cluster_from_json(cluster_to_json(v220), "x").nccl_version == 22005);
   c["nccl_version"] = "2.9";
   CHECK(cluster_from_json(c, "c.json").nccl_version == 20900);
-  for (const char* bad : {"3.1.0", "2.x", "2.18.5.1", "", "2.18.5+cuda12", " 2.18", "2.100", "2..5", "-2.1"}) {
+  for (const char* bad : {"3.1.0", "2.x", "2.18.5.1", "2.18.5+cuda12", " 2.18", "2.100", "2..5", "-2.1"}) {
     c["nccl_version"] = bad;
     CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }),
                Catch::StartsWith("c.json: $.nccl_version: expected ") && Catch::Contains("2.MINOR.PATCH"));
   }
+  c["nccl_version"] = "";
+  CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }), Catch::StartsWith("c.json: $.nccl_version: expected"));
   c["nccl_version"] = 2.18;
   CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }), Catch::StartsWith("c.json: $.nccl_version: expected"));
   c["nccl_version"] = "2.18.5";
