@@ -180,43 +180,32 @@ std::int64_t nvls_slice(std::int64_t bytes, int loops, int loop) {
   return bytes / loops + (loop < bytes % loops ? 1 : 0);
 }
 
-NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head) {
-  const int loop = std::clamp(k - 1, 0, loops - 1);
-  const auto slice = nvls_slice(bytes, loops, loop);
-  const auto piece = nvls_piece(slice, heads, head);
-  NvlsStep s;
-  s.bytes = slice + piece;
-  s.counted = k >= 1 && k <= loops;
-  return s;
-}
-
 std::vector<NvlsStep> nvls_channel_steps(const Mechanics& m, std::int64_t op_bytes, int channels, int channel,
                                          int heads, int head) {
-  std::vector<NvlsStep> out;
+  // Each loop's slice of the channel and this head's piece of it, as the release lays them out.
+  std::vector<std::pair<std::int64_t, std::int64_t>> loops;
   if (!m.nvls_block_layout) {
     const std::int64_t bytes = split_piece(op_bytes, channels, channel);
-    const int loops = nvls_loops(m, bytes, heads);
-    for (int k = 0; k < nvls_steps(loops); ++k) {
-      auto st = nvls_step(bytes, loops, k, heads, head);
-      st.slice_bytes = nvls_slice(bytes, loops, std::clamp(k - 1, 0, loops - 1));
-      out.push_back(st);
+    const int n = nvls_loops(m, bytes, heads);
+    for (int l = 0; l < n; ++l) {
+      const auto slice = nvls_slice(bytes, n, l);
+      loops.emplace_back(slice, nvls_piece(slice, heads, head));
     }
-    return out;
+  } else {
+    const std::int64_t chunk = std::max<std::int64_t>(1, m.chunk_bytes), block = chunk * std::max(1, heads);
+    const std::int64_t loop_bytes = block * std::max(1, channels);
+    for (std::int64_t off = static_cast<std::int64_t>(channel) * block; off < op_bytes; off += loop_bytes) {
+      const auto slice = std::min(block, op_bytes - off);
+      // Head h reduces the h-th chunk of the block, so a short block leaves its last heads idle.
+      loops.emplace_back(slice, std::clamp<std::int64_t>(slice - head * chunk, 0, chunk));
+    }
   }
-  const std::int64_t chunk = std::max<std::int64_t>(1, m.chunk_bytes), block = chunk * std::max(1, heads);
-  const std::int64_t loop_bytes = block * std::max(1, channels);
-  std::vector<std::int64_t> slices;
-  for (std::int64_t off = static_cast<std::int64_t>(channel) * block; off < op_bytes; off += loop_bytes)
-    slices.push_back(std::min(block, op_bytes - off));
-  const int loops = static_cast<int>(slices.size());
-  for (int k = 0; loops > 0 && k < nvls_steps(loops); ++k) {
-    const auto slice = slices[static_cast<std::size_t>(std::clamp(k - 1, 0, loops - 1))];
-    NvlsStep st;
-    st.slice_bytes = slice;
-    // Head h reduces the h-th chunk of the block, so a short block leaves its last heads idle.
-    st.bytes = slice + std::clamp<std::int64_t>(slice - head * chunk, 0, chunk);
-    st.counted = k >= 1 && k <= loops;
-    out.push_back(st);
+  // Loop 0's scatter, each loop's reduce stage, the last loop's gather.
+  std::vector<NvlsStep> out;
+  const int n = static_cast<int>(loops.size());
+  for (int k = 0; n > 0 && k < nvls_steps(n); ++k) {
+    const auto [slice, piece] = loops[static_cast<std::size_t>(std::clamp(k - 1, 0, n - 1))];
+    out.push_back(NvlsStep{slice + piece, k >= 1 && k <= n, slice});
   }
   return out;
 }

@@ -88,7 +88,6 @@ struct NvlsStep {
   std::int64_t slice_bytes = 0;  // the loop's slice: what the channel's throughput cap paces
 };
 inline int nvls_steps(int loops) { return loops + 2; }
-NvlsStep nvls_step(std::int64_t bytes, int loops, int k, int heads, int head);
 // Every step of channel `channel` of an NVLS allreduce of `op_bytes` for the device that is head
 // `head`, in the layout m says (nvls_block_layout); empty for a channel that gets no bytes. Both
 // fidelities run these. A step lasts at least slice_bytes / m.channel_cap_Bps.

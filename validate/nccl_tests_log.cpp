@@ -1,13 +1,13 @@
 #include "validate/nccl_tests_log.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "core/cluster_json.h"
 #include "core/error.h"
 
 namespace redsim {
@@ -182,11 +182,10 @@ int version_of_line(const std::string& s) {
   if (at == std::string::npos) return 0;
   const auto words = tokens_of(s.substr(at + 13));
   if (words.empty()) return 0;
-  int major = -1, minor = -1, patch = -1, used = 0;
+  // NCCL prints all three parts, then "+cuda..." (the cluster file's own form, without it).
   const std::string v = words.front().substr(0, words.front().find('+'));
-  if (std::sscanf(v.c_str(), "%3d.%3d.%3d%n", &major, &minor, &patch, &used) != 3 || used != static_cast<int>(v.size()))
-    return 0;
-  return major == 2 && minor <= 99 && patch <= 99 ? 20000 + minor * 100 + patch : 0;
+  const auto version = std::count(v.begin(), v.end(), '.') == 2 ? parse_nccl_version(v) : std::nullopt;
+  return version.value_or(0);
 }
 
 void Reader::line(const std::string& raw, int line) {
