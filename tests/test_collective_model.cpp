@@ -33,7 +33,7 @@ const SimOptions kExact{false, Fidelity::exact}, kScalable{false, Fidelity::scal
 
 }  // namespace
 
-TEST_CASE("NCCL's search gives 8 A100s 12 rings of 20 GB/s and 24 channels; 8 H100s 12 x 30 and 16 NVLS channels", "[collectives]") {
+TEST_CASE("NCCL's search gives 8 A100s 12 rings of 20 GB/s and 24 channels: 8 H100s 12 x 30 and 16 NVLS channels", "[collectives]") {
   // search.cc: A100 rings found at 6 x 40 GB/s (6 x 40 = 240 fills the port) are split in two;
   // H100 at 6 x 60 (= 360). connect.cc doubles them into execution channels.
   const auto a = nccl::topology_of(nccl_node(8.0, 240, false));
@@ -152,7 +152,7 @@ TEST_CASE("NVLS: the switch reduces and multicasts, and busbw exceeds the port's
   CHECK(busbw > 360e9);
 }
 
-TEST_CASE("NVLS before NCCL 2.20 runs a small buffer on its first channels and heads; from 2.20 on all", "[collectives][protocol]") {
+TEST_CASE("NVLS before NCCL 2.20 runs a small buffer on its first channels and heads: from 2.20 on all", "[collectives][protocol]") {
   // 8 H100s, 16 NVLS channels (checked above). A channel moves at most its share of NCCL's NVLS
   // algorithm bandwidth: 8 graph channels x 40 GB/s x 5/6 over 16 channels = 16.67 GB/s of
   // slice. Below 8 MiB the chunk is 16 KiB (enqueue.cc), so a channel's block is 8 x 16 KiB.
@@ -296,7 +296,7 @@ TEST_CASE("Simple chains store and forward: a chunk waits for the previous one's
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
 
-TEST_CASE("LL128 trees stream both ways; the network hop carries whole steps", "[collectives][protocol]") {
+TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "[collectives][protocol]") {
   // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 256 KiB on one tree
   // channel with LL128: 4 KiB pieces, P = 64. NCCL's tree is a chain of 7 NVLink hops in each
   // node and one network hop between the nodes' heads. Inside a node pieces stream: each hop

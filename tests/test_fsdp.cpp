@@ -36,7 +36,7 @@ int count(const Plan& plan, OpKind kind) {
 
 }  // namespace
 
-TEST_CASE("fsdp moves 3 Psi, 1.5x DDP's 2 Psi; SHARD_GRAD_OP moves 2 Psi", "[strategies][fsdp]") {
+TEST_CASE("fsdp moves 3 Psi, 1.5x DDP's 2 Psi: SHARD_GRAD_OP moves 2 Psi", "[strategies][fsdp]") {
   const int n = 8, layers = 6;
   const std::int64_t numel = 800'000;  // divisible by 8: no padding
   auto trace = testing::uniform_trace(layers, numel, 1e-4, 2e-4, 1e-4);

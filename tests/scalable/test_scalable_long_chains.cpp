@@ -29,7 +29,7 @@ Plan zero_plan(const ClusterSpec& cluster) {
 
 }  // namespace
 
-TEST_CASE("a long chain ends on every rank when its last rank ends; bytes, step and summary as per rank",
+TEST_CASE("a long chain ends on every rank when its last rank ends: bytes, step and summary as per rank",
           "[scalable][chain]") {
   auto cluster = testing::preset_fabric("dgx-h100-x2");
   cluster.nodes = 8;  // 64 ranks, folded onto a node
