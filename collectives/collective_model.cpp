@@ -114,6 +114,22 @@ std::int64_t tree_chunk(std::int64_t bytes, int channels, int depth, std::int64_
   return chunk;
 }
 
+// A tree LL128 step's payload (enqueue.cc L1361-1369): the 614,400-byte step (flags included)
+// is halved while each channel would get fewer than (1 + log2 nodes + ppn / 10) x 64 / ppn steps
+// (down to 131,072), then fewer than that x 16 / ppn (down to 32,768); 120 of every 128 bytes
+// are data. The proxy sends such a step over the network once its lines are in (net.cc).
+std::int64_t tree_ll128_step_payload(std::int64_t bytes, int channels, int nodes, int ranks) {
+  const double ppn = static_cast<double>(ranks) / std::max(1, nodes);
+  int log2_nodes = 0;
+  for (int n = nodes; n > 1; n >>= 1) ++log2_nodes;
+  const double steps = 1 + log2_nodes + 0.1 * ppn;
+  std::int64_t chunk = nccl::kLl128StepPayloadBytes / 15 * 16;
+  auto per = [&](std::int64_t ch) { return static_cast<double>(bytes / (static_cast<std::int64_t>(channels) * ch)); };
+  while (per(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (per(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  return chunk / 16 * 15;
+}
+
 // The first NCCL release that splits an NVLS allreduce over its channels (2.20.3's
 // src/device/all_reduce.h; 2.19.4 still strides blocks by channel).
 constexpr int kNvlsEvenLayoutVersion = 22000;
@@ -292,7 +308,6 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   // receiver's credit (2.18.5 src/collectives/device/prims_ll.h waitSend; prims_ll128.h the
   // same), so that much payload may be in flight on an edge.
   const std::int64_t step_bytes = p == Protocol::ll ? nccl::kLlStepPayloadBytes : nccl::kLl128StepPayloadBytes;
-  const std::int64_t window_bytes = nccl::kSteps * step_bytes;
   if (a == Algorithm::ring) {
     m.channel_cap_Bps = per_channel_bus * 1e9;  // a ring link carries the bus bandwidth
     m.chunk_bytes = chain && lines             ? kLineStreamBytes
@@ -310,8 +325,13 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     set_nvls(m, c, op, e.bw_GBps, topo.nvls_channels);
   }
   if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
-    m.stream_window_bytes = window_bytes;
-    m.stream_net_step_bytes = std::min(step_bytes, channel_bytes);
+    // A tree's LL128 steps are the chunk NCCL sizes for the collective; a sender runs up to
+    // kSteps of them ahead.
+    const std::int64_t step = a == Algorithm::tree && p == Protocol::ll128
+                                  ? tree_ll128_step_payload(op.bytes, op.channels, c.nodes, world)
+                                  : step_bytes;
+    m.stream_window_bytes = nccl::kSteps * step;
+    m.stream_net_step_bytes = std::min(step, channel_bytes);
   }
   return m;
 }

@@ -297,30 +297,97 @@ TEST_CASE("Simple chains store and forward: a chunk waits for the previous one's
 }
 
 TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "[collectives][protocol]") {
-  // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 256 KiB on one tree
-  // channel with LL128: 4 KiB pieces, P = 64. NCCL's tree is a chain of 7 NVLink hops in each
-  // node and one network hop between the nodes' heads. Inside a node pieces stream: each hop
-  // max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) + 4096 B at the channel's cap (its
-  // derivation is checked against NCCL's tuning above), the next piece one cap-time behind. A
-  // network hop carries whole steps (net.cc: the proxy sends a step once all its lines are in):
-  // here the channel's 256 KiB is one step (less than LL128's 576,000-byte step payload), so the
-  // node head gathers all 64 pieces, sends them as one message (8.5 us NET tree LL128 hwLat +
-  // 256 KiB x 128/120 at 25 GB/s), and the receiver passes them on one cap-time apart. Up: node
-  // 1's chain, gather, network; the root takes the 64 pieces and sends them down as one step
-  // once it has them; down: network, pass on, node 1's chain. Base latency 14 us.
+  // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 16 KiB on one tree
+  // channel with LL128: 1 KiB pieces (16 KiB / 16), P = 16. NCCL's tree is a chain of 7 NVLink
+  // hops in each node and one network hop between the nodes' heads. Inside a node pieces stream:
+  // each hop max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) + 1024 B at the channel's
+  // cap (its derivation is checked against NCCL's tuning above), the next piece one cap-time
+  // behind. A network hop carries whole steps (net.cc: the proxy sends a step once all its lines
+  // are in): here the channel's 16 KiB is one step (a tree LL128 step is at least 30,720 bytes of
+  // payload, the next test), so the node head gathers all 16 pieces, sends them as one message
+  // (8.5 us NET tree LL128 hwLat + 16 KiB x 128/120 at 25 GB/s), and the receiver passes them on
+  // one cap-time apart. Up: node 1's chain, gather, network; the root takes the 16 pieces and
+  // sends them down as one step once it has them; down: network, pass on, node 1's chain. Base
+  // latency 14 us.
   auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
   c.library = CollectiveLibrary::nccl;
   c.device.compute_capability = 8.0;
-  auto plan = testing::single_allreduce_plan(16, 256 << 10, 1);
+  auto plan = testing::single_allreduce_plan(16, 16 << 10, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 1};
   choose_collectives(plan, c);
   REQUIRE(plan.ops[0].protocol == Protocol::ll128);
   const auto m = mechanics_of(plan.ops[0], c, 16);
-  REQUIRE(m.chunk_bytes == 4096);
-  const double piece_s = 4096 / m.channel_cap_Bps;
-  const double chain_s = 7 * (2.0e-6 + piece_s), gather_s = 63 * piece_s;
-  const double network_s = 8.5e-6 + 262144.0 * 128 / 120 / 25e9;
+  REQUIRE(m.chunk_bytes == 1024);
+  REQUIRE(m.stream_net_step_bytes == 16384);
+  const double piece_s = 1024 / m.channel_cap_Bps;
+  const double chain_s = 7 * (2.0e-6 + piece_s), gather_s = 15 * piece_s;
+  const double network_s = 8.5e-6 + 16384.0 * 128 / 120 / 25e9;
   const double expected = 14e-6 + 2 * (chain_s + network_s) + 3 * gather_s;
   CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("A tree's LL128 step is the chunk NCCL sizes for the collective", "[collectives][protocol]") {
+  // enqueue.cc (2.18.5, L1361-1369): from LL128's 614,400-byte step (flags included), halve while
+  // a channel gets fewer than (1 + log2(nodes) + ppn/10) x 64/ppn chunks and the chunk is above
+  // 131,072; then while it gets fewer than that x 16/ppn and is above 32,768. 120 bytes of every
+  // 128 are payload. 2 nodes of 8: 2.8 x 8 = 22.4 and 5.6 chunks.
+  //   256 KiB, 1 channel: 614,400 -> 307,200 -> 153,600 -> 76,800 (3 chunks) -> 38,400 (6): 36,000
+  //   1 MiB, 16 channels: -> 76,800 (0) -> 38,400 (1) -> 19,200: 18,000
+  //   16 MiB, 16 channels: -> 76,800 (13 chunks, enough): 72,000
+  //   64 MiB, 16 channels: -> 307,200 (13) -> 153,600 (27, enough): 144,000
+  // 4 nodes of 8: 3.8 x 8 = 30.4 and 7.6. 64 MiB, 16 channels: -> 153,600 (27) -> 76,800 (54): 72,000.
+  // The network carries such steps, and a sender runs NCCL_STEPS (8) of them ahead.
+  struct Case {
+    int nodes;
+    std::int64_t bytes;
+    int channels;
+    std::int64_t step;
+  };
+  for (const Case k : {Case{2, 256 << 10, 1, 36000}, Case{2, 1 << 20, 16, 18000}, Case{2, 16 << 20, 16, 72000},
+                       Case{2, 64 << 20, 16, 144000}, Case{4, 64 << 20, 16, 72000}}) {
+    CAPTURE(k.nodes, k.bytes, k.channels);
+    auto c = testing::ideal_multi_node(k.nodes, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+    c.library = CollectiveLibrary::nccl;
+    c.device.compute_capability = 8.0;
+    auto plan = testing::single_allreduce_plan(8 * k.nodes, k.bytes, 1);
+    plan.ops[0].request = {Algorithm::tree, Protocol::ll128, k.channels};
+    choose_collectives(plan, c);
+    REQUIRE(plan.ops[0].channels == k.channels);
+    const auto m = mechanics_of(plan.ops[0], c, 8 * k.nodes);
+    CHECK(m.stream_net_step_bytes == k.step);
+    CHECK(m.stream_window_bytes == 8 * k.step);
+  }
+}
+
+TEST_CASE("A tree's LL128 network hop pipelines NCCL's steps: both fidelities, every byte once", "[collectives][protocol]") {
+  // 2 nodes of 8, 1 MiB on 16 channels: 64 KiB a channel, crossing the network in 18,000-byte
+  // steps (above), so the node heads need not gather a channel's whole share before sending.
+  // Storing and forwarding the whole share costs at least 2 x (64 KiB at the channel's cap) on
+  // top of what streaming needs; the pipelined tree finishes sooner than that bound, both
+  // fidelities agree, and each byte still crosses each tree edge once each way.
+  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  auto plan = testing::single_allreduce_plan(16, 1 << 20, 1);
+  plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 16};
+  choose_collectives(plan, c);
+  const auto m = mechanics_of(plan.ops[0], c, 16);
+  REQUIRE(m.stream_net_step_bytes == 18000);
+  const double share_s = 65536 / m.channel_cap_Bps;
+  // The whole-share store and forward: base latency, the chain up and down (7 hops each way of
+  // max(2.0 us, 1.25 us) plus a piece), the network both ways (8.5 us + 64 KiB x 128/120 at the
+  // NIC's 25 GB/s shared by 16 channels), and gathering the share three times (up at the head,
+  // at the root, down at the head's peer).
+  const double piece_s = static_cast<double>(m.chunk_bytes) / m.channel_cap_Bps;
+  const double net_s = 8.5e-6 + 65536.0 * 128 / 120 / (25e9 / 16);
+  const double store_forward_s = 14e-6 + 2 * (7 * (2.0e-6 + piece_s) + net_s) + 3 * share_s;
+  const auto exact = simulate(plan, c, kExact);
+  const double exact_s = testing::end_of(exact), scalable_s = testing::end_of(simulate(plan, c, kScalable));
+  CHECK(exact_s < store_forward_s);
+  CHECK(scalable_s == Approx(exact_s).epsilon(0.05));
+  // 1 MiB crosses 15 tree edges up and 15 down, in LL128's wire bytes.
+  std::int64_t sent = 0;
+  for (int r = 0; r < 16; ++r) sent += exact.at(r, 0).bytes_sent;
+  CHECK(sent == 2 * 15 * (std::int64_t{1} << 20) * 128 / 120);
 }
