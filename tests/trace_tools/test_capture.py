@@ -15,6 +15,7 @@ Fails, saying what to install, when PyTorch is not there.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,40 @@ def test_errors(capture, d):
     check(not os.path.exists(out), "a failed capture wrote its output")
 
 
+def test_processes(capture, d):
+    """--processes N: N copies timed at once, the slowest copy's trace written; bad uses refused."""
+    path = os.path.join(d, "usermodel_copies.py")
+    with open(path, "w") as f:
+        f.write(USER_MODEL)
+    out = os.path.join(d, "copies.json")
+    base = [sys.executable, capture, "--model", path + ":build", "--input-shape", "8", "--batch-size", "4",
+            "--warmup", "1", "--iters", "2", "--threads", "1"]
+    r = run(base + ["--processes", "2", "--out", out])
+    check(r.returncode == 0, "--processes 2 exited %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    if r.returncode == 0:
+        t = json.load(open(out))
+        src = t["source"]
+        check("one of 2 copies running at once" in src, "source does not say how the copies ran: %r" % src[-200:])
+        # The copy kept is the slowest: its step time is the largest of the copies' range.
+        m = re.search(r"the slowest copy's times, ([0-9.]+) ms a step; the copies took ([0-9.]+) to ([0-9.]+) ms", src)
+        check(m is not None and m.group(1) == m.group(3) and float(m.group(2)) <= float(m.group(3)),
+              "source's copy times are not the slowest of the range: %r" % (m.group(0) if m else src[-200:]))
+        total_ms = (sum(l["forward_s"] + l["backward_s"] for l in t["layers"]) + t["optimizer_s"]) * 1e3
+        check(m is not None and abs(total_ms - float(m.group(1))) <= 0.05 + 1e-3 * total_ms,
+              "the trace's step (%.3f ms) is not the slowest copy's (%s)" % (total_ms, m.group(1) if m else "?"))
+        check(len(t["params"]) == 9 and t["model"] == path + ":build", "the copies' trace is not the model's")
+        check("got no gradient" in r.stderr, "the kept copy's warnings were not passed on: %r" % r.stderr[-300:])
+    for extra, words in ((["--processes", "0"], "--processes: expected 1 to"),
+                         (["--processes", "2", "--device", "cuda"], "copies share a CPU host"),
+                         (["--processes", "2", "--input-shape", "7"], "of 2 failed: the model failed on an input")):
+        bad = os.path.join(d, "never_copies.json")
+        r = run(base + extra + ["--out", bad])
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        check(r.returncode == 2 and words in last and last.startswith("redsim_capture: error: "),
+              "%s gave %d: %r" % (" ".join(extra), r.returncode, r.stderr[-300:]))
+        check(not os.path.exists(bad), "%s wrote its output" % " ".join(extra))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -201,6 +236,7 @@ def main():
         test_resnet18(redsim, src, capture, d)
         test_user_module(redsim, capture, d)
         test_errors(capture, d)
+        test_processes(capture, d)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

@@ -32,11 +32,13 @@ Exit status: 0 on success, 2 on bad arguments or when PyTorch cannot be imported
 
 import argparse
 import json
+import os
 import sys
 
 # The implementation lives in capture_lib/ next to this file (files under 500 lines); these names
 # stay importable from here (bench/validate/ddp_steps.py imports redsim_capture).
-from capture_lib.common import PROG, CaptureError, build_model, write_atomically  # noqa: F401
+from capture_lib.common import PROG, CaptureError, build_model, import_torch, write_atomically  # noqa: F401
+from capture_lib.copies import check_processes, run_copies
 from capture_lib.measure import run
 
 def main(argv=None):
@@ -65,17 +67,28 @@ def main(argv=None):
     ap.add_argument("--no-rescale", action="store_true", help="keep the hooked layer times (do not rescale to un-hooked totals)")
     ap.add_argument("--out", required=True, help="write the redsim trace JSON here")
     ap.add_argument("--raw-out", help="also write the raw measurements (per-layer own times, observed ready times) here")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="CPU only: time N copies of the model at once and keep the slowest copy's times, as N ranks "
+                    "of a job sharing this host's cores compute (default 1: a process alone)")
+    ap.add_argument("--copy-sync", help=argparse.SUPPRESS)  # set by --processes for its copies
     args = ap.parse_args(argv)
     try:
-        trace, raw, warnings, totals = run(args)
+        if args.processes != 1:
+            device = args.device or ("cuda" if import_torch().cuda.is_available() else "cpu")
+            check_processes(args, device.startswith("cpu"))
+            trace, _ = run_copies(os.path.abspath(__file__), args)
+            totals = (sum(l["forward_s"] for l in trace["layers"]), sum(l["backward_s"] for l in trace["layers"]),
+                      trace.get("optimizer_s", 0.0))
+        else:
+            trace, raw, warnings, totals = run(args)
+            for w in warnings:
+                print("%s: warning: %s" % (PROG, w), file=sys.stderr)
+            write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
+            if args.raw_out:
+                write_atomically(args.raw_out, json.dumps(raw, indent=1) + "\n")
     except CaptureError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
-    for w in warnings:
-        print("%s: warning: %s" % (PROG, w), file=sys.stderr)
-    write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
-    if args.raw_out:
-        write_atomically(args.raw_out, json.dumps(raw, indent=1) + "\n")
     nparams = sum(p["numel"] for p in trace["params"])
     print(
         "%s: %s, %d tensors, %s params, %d layers, %d buffers; per step (batch %d, %s): forward %.3f ms, "

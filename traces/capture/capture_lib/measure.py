@@ -4,6 +4,7 @@ import time
 
 from .assemble import assemble
 from .common import PROG, build_model, fail, import_torch, parse_shape
+from .copies import CopySync
 from .hooks import Clock, Recorder, find_layers, make_loss
 
 # At most one layer line per this many seconds: a small model prints step lines only.
@@ -158,6 +159,9 @@ def run(args):
         progress.step_done("warm-up, hooked")
         step(False)
         progress.step_done("warm-up")
+    sync = CopySync(args.copy_sync) if getattr(args, "copy_sync", None) else None
+    if sync:
+        sync.wait_all("measure")
     # Hooked and un-hooked iterations alternate, so a drift of the machine's speed hits both alike.
     hooked, plain = [], []
     for _ in range(args.iters):
@@ -165,5 +169,7 @@ def run(args):
         progress.step_done("measured, hooked")
         plain.append(step(False))
         progress.step_done("measured")
+    if sync:
+        sync.keep_busy(lambda: step(False))
 
     return assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape)

@@ -1,0 +1,134 @@
+"""--processes N: time the model as one of N ranks sharing this host's cores.
+
+A rank of a job whose N ranks share one CPU host computes slower than a process alone, and by how
+much depends on the model's kernels (matrix multiplies lose more to a shared core and cache than
+memory-bound depthwise convolutions: bench/validate/README.md, issue 14). So rather than scale a
+plain capture by one factor, the capture runs N copies of itself at once and keeps the slowest
+copy's trace, as a job's step waits for its slowest rank.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from .common import PROG, CaptureError, write_atomically
+
+# More copies than this is a mistake, not a host (each copy holds a model and its batch).
+MAX_PROCESSES = 256
+# How long a copy waits for the others at a meeting point before giving up.
+SYNC_TIMEOUT_S = 1800
+
+
+class CopySync:
+    """The copies meet before their measured steps and keep computing after them until every copy
+    has measured, so each measured step runs beside N - 1 busy copies (a copy that finished early
+    would leave the others a faster host). Files in a private directory, one per copy and point."""
+
+    def __init__(self, spec):
+        d, index, n = spec.rsplit(":", 2)
+        self.dir, self.index, self.n = d, int(index), int(n)
+
+    def arrive(self, point):
+        open(os.path.join(self.dir, "%s.%d" % (point, self.index)), "w").close()
+
+    def count(self, point):
+        return len(glob.glob(os.path.join(self.dir, point + ".*")))
+
+    def wait_all(self, point):
+        self.arrive(point)
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while self.count(point) < self.n:
+            if time.monotonic() > deadline:
+                raise CaptureError("--processes: the other copies did not reach '%s' within %d s" % (point, SYNC_TIMEOUT_S))
+            time.sleep(0.01)
+
+    def keep_busy(self, step):
+        """Runs step() until every copy has finished measuring."""
+        self.arrive("done")
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while self.count("done") < self.n and time.monotonic() < deadline:
+            step()
+
+
+def check_processes(args, device_is_cpu):
+    if not 1 <= args.processes <= MAX_PROCESSES:
+        raise CaptureError("--processes: expected 1 to %d copies, got %d" % (MAX_PROCESSES, args.processes))
+    if args.processes > 1 and not device_is_cpu:
+        raise CaptureError("--processes: copies share a CPU host; on a GPU each rank has a device of its own "
+                           "(capture one process per GPU)")
+
+
+def child_argv(script, args, out, raw_out, sync_dir, index):
+    """The same capture, one copy, written to `out`: every option passed as a separate argument
+    (no shell), so nothing from the command line is re-parsed as anything else."""
+    argv = [sys.executable, script, "--model", args.model, "--input-shape", args.input_shape,
+            "--batch-size", str(args.batch_size), "--input-dtype", args.input_dtype, "--vocab", str(args.vocab),
+            "--dtype", args.dtype, "--loss", args.loss, "--optimizer", args.optimizer, "--warmup", str(args.warmup),
+            "--iters", str(args.iters), "--threads", str(args.threads), "--seed", str(args.seed),
+            "--processes", "1", "--out", out, "--raw-out", raw_out]
+    argv += ["--copy-sync", "%s:%d:%d" % (sync_dir, index, args.processes)]
+    if args.model_name:
+        argv += ["--model-name", args.model_name]
+    if args.device:
+        argv += ["--device", args.device]
+    if args.no_rescale:
+        argv.append("--no-rescale")
+    return argv
+
+
+def wait_copies(procs):
+    """Waits for every copy; the first to fail stops the others (they would wait for it). Returns
+    its index, or None."""
+    while True:
+        codes = [p.poll() for p in procs]
+        bad = [i for i, c in enumerate(codes) if c not in (None, 0)]
+        if bad:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            return bad[0]
+        if all(c == 0 for c in codes):
+            return None
+        time.sleep(0.05)
+
+
+def step_s(trace):
+    return (sum(l["forward_s"] + l["backward_s"] for l in trace["layers"]) + trace.get("optimizer_s", 0.0))
+
+
+def run_copies(script, args):
+    """Runs args.processes copies at once; writes the slowest copy's trace (and raw file) to the
+    requested outputs and returns (trace, per-copy step seconds). Raises CaptureError, with the
+    copy's own message, if any copy fails; nothing is written then."""
+    n = args.processes
+    with tempfile.TemporaryDirectory(prefix="redsim_capture.") as d:
+        outs = [(os.path.join(d, "copy%d.json" % i), os.path.join(d, "copy%d.raw.json" % i)) for i in range(n)]
+        print("%s: timing %d copies at once (--processes %d)" % (PROG, n, n), file=sys.stderr, flush=True)
+        errs = [tempfile.TemporaryFile(mode="w+", dir=d) for _ in range(n)]
+        procs = [subprocess.Popen(child_argv(script, args, o, r, d, i), stdout=subprocess.DEVNULL, stderr=errs[i],
+                                  text=True) for i, (o, r) in enumerate(outs)]
+        failed = wait_copies(procs)
+        if failed is not None:
+            errs[failed].seek(0)
+            lines = [l for l in errs[failed].read().strip().splitlines() if l.startswith(PROG + ": error:")]
+            why = lines[-1][len(PROG + ": error: "):] if lines else "exit status %d" % procs[failed].returncode
+            raise CaptureError("copy %d of %d failed: %s" % (failed + 1, n, why))
+        traces = [json.load(open(o)) for o, _ in outs]
+        times = [step_s(t) for t in traces]
+        slow = max(range(n), key=lambda i: times[i])
+        trace = traces[slow]
+        errs[slow].seek(0)
+        for line in errs[slow].read().splitlines():  # the kept copy's warnings, as a lone capture prints them
+            if line.startswith(PROG + ": warning:"):
+                print(line, file=sys.stderr)
+        trace["source"] = trace["source"].rstrip(".") + ("; timed as one of %d copies running at once on this host (--processes %d: the slowest "
+                            "copy's times, %.1f ms a step; the copies took %.1f to %.1f ms), as %d ranks sharing its "
+                            "cores compute" % (n, n, times[slow] * 1e3, min(times) * 1e3, max(times) * 1e3, n))
+        write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
+        if args.raw_out:
+            write_atomically(args.raw_out, open(outs[slow][1]).read())
+    return trace, times
