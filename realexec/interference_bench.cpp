@@ -1,7 +1,10 @@
 #include "realexec/interference_bench.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -50,6 +53,35 @@ int agreed(Communicator& comm, Backend& backend, int value) {
   return static_cast<int>(std::lround(host[0]));
 }
 
+// The load timed on every rank at once, each rank computing on after its timed pass until every
+// rank has finished its own (a second thread waits in a barrier meanwhile): a rank that finished
+// early and sat idle would hand its core to the others and make them look faster than ranks
+// that share the host all the time, as a job's do.
+double run_compute_with_peers_busy(Backend& backend, int units) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool timed = false;
+  std::atomic<bool> all_timed{false};
+  std::thread waiter([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return timed; });
+    lock.unlock();
+    backend.barrier();
+    all_timed = true;
+  });
+  const double s = run_compute(units);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    timed = true;
+  }
+  cv.notify_one();
+  float keep = 0;
+  for (int u = 0; !all_timed; ++u) keep += compute_load_unit(u);
+  g_sink = keep;
+  waiter.join();
+  return s;
+}
+
 }  // namespace
 
 InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
@@ -64,7 +96,7 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   backend.barrier();
   if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
   backend.barrier();
-  m.compute_alone_s = run_compute(units);
+  m.compute_alone_s = run_compute_with_peers_busy(backend, units);
   // The collective alone, then enough of them to outlast the compute load even slowed 3x.
   comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);  // warm-up
   backend.barrier();

@@ -14,7 +14,9 @@ namespace redsim::realexec {
 struct InterferenceMeasurement {
   std::int64_t collective_bytes = 0;  // the allreduce looped beside compute
   double compute_lone_s = 0;  // the load on rank 0 while every other rank waits: one process alone
-  double compute_alone_s = 0, compute_beside_s = 0;        // the whole compute load, every rank at once
+  // The whole compute load, every rank at once (alone: each rank computing on until all have timed
+  // theirs, as ranks sharing a host always are), and beside the collective loop.
+  double compute_alone_s = 0, compute_beside_s = 0;
   double collective_alone_s = 0, collective_beside_s = 0;  // per allreduce
   int collectives_beside = 0;                              // allreduces that ended while compute ran
   // Slowdowns (>= 1 when the other work slows this one; below 1 is noise).

@@ -25,6 +25,14 @@ ClusterSpec nccl_node(double cc, double port_GBps, bool nvls) {
   return c;
 }
 
+// Nodes of 8 A100-like GPUs (240 GB/s NVLink, 0.5 us) on 25 GB/s NICs (1 us), as NCCL sees them.
+ClusterSpec nccl_nodes(int nodes) {
+  auto c = testing::ideal_multi_node(nodes, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  return c;
+}
+
 nccl::Choice choose(const ClusterSpec& c, std::int64_t bytes, CollectiveRequest req = {}) {
   return nccl::Tuning(c, req.channels).choose(OpKind::allreduce, bytes, DType::fp32, ReduceOp::sum, req);
 }
@@ -191,9 +199,7 @@ TEST_CASE("NVLS before NCCL 2.20 runs a small buffer on its first channels and h
 TEST_CASE("NCCL's tree pays every hop's latency twice: a chain through the node, a network hop", "[collectives][protocol]") {
   // 2 nodes of 8, 8 bytes, LL: up 7 NVLink hops (max(1.0 us measured, 0.6 us hwLat)) and one
   // network hop (hwLat NET tree LL 5.0 us), then the same down; base latency 6.8 us.
-  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
+  const auto c = nccl_nodes(2);
   auto plan = testing::single_allreduce_plan(16, 8, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll, 1};
   choose_collectives(plan, c);
@@ -309,9 +315,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   // one cap-time apart. Up: node 1's chain, gather, network; the root takes the 16 pieces and
   // sends them down as one step once it has them; down: network, pass on, node 1's chain. Base
   // latency 14 us.
-  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
+  const auto c = nccl_nodes(2);
   auto plan = testing::single_allreduce_plan(16, 16 << 10, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 1};
   choose_collectives(plan, c);
@@ -347,9 +351,7 @@ TEST_CASE("A tree's LL128 step is the chunk NCCL sizes for the collective", "[co
   for (const Case k : {Case{2, 256 << 10, 1, 36000}, Case{2, 1 << 20, 16, 18000}, Case{2, 16 << 20, 16, 72000},
                        Case{2, 64 << 20, 16, 144000}, Case{4, 64 << 20, 16, 72000}}) {
     CAPTURE(k.nodes, k.bytes, k.channels);
-    auto c = testing::ideal_multi_node(k.nodes, 8, 240e9, 0.5e-6, 25e9, 1e-6);
-    c.library = CollectiveLibrary::nccl;
-    c.device.compute_capability = 8.0;
+    const auto c = nccl_nodes(k.nodes);
     auto plan = testing::single_allreduce_plan(8 * k.nodes, k.bytes, 1);
     plan.ops[0].request = {Algorithm::tree, Protocol::ll128, k.channels};
     choose_collectives(plan, c);
@@ -366,9 +368,7 @@ TEST_CASE("A tree's LL128 network hop pipelines NCCL's steps: both fidelities, e
   // Storing and forwarding the whole share costs at least 2 x (64 KiB at the channel's cap) on
   // top of what streaming needs; the pipelined tree finishes sooner than that bound, both
   // fidelities agree, and each byte still crosses each tree edge once each way.
-  auto c = testing::ideal_multi_node(2, 8, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
+  const auto c = nccl_nodes(2);
   auto plan = testing::single_allreduce_plan(16, 1 << 20, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 16};
   choose_collectives(plan, c);
