@@ -38,7 +38,7 @@ import sys
 # The implementation lives in capture_lib/ next to this file (files under 500 lines); these names
 # stay importable from here (bench/validate/ddp_steps.py imports redsim_capture).
 from capture_lib.common import PROG, CaptureError, build_model, import_torch, write_atomically  # noqa: F401
-from capture_lib.copies import check_processes, run_copies
+from capture_lib.copies import CopySync, check_processes, run_copies
 from capture_lib.measure import run
 
 def main(argv=None):
@@ -73,6 +73,8 @@ def main(argv=None):
     ap.add_argument("--copy-sync", help=argparse.SUPPRESS)  # set by --processes for its copies
     args = ap.parse_args(argv)
     try:
+        if args.copy_sync:
+            CopySync(args.copy_sync)  # checked before any work
         if args.processes != 1:
             device = args.device or ("cuda" if import_torch().cuda.is_available() else "cpu")
             check_processes(args, device.startswith("cpu"))

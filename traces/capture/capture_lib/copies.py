@@ -28,8 +28,13 @@ class CopySync:
     would leave the others a faster host). Files in a private directory, one per copy and point."""
 
     def __init__(self, spec):
-        d, index, n = spec.rsplit(":", 2)
-        self.dir, self.index, self.n = d, int(index), int(n)
+        try:
+            d, index, n = spec.rsplit(":", 2)
+            self.dir, self.index, self.n = d, int(index), int(n)
+        except ValueError:
+            raise CaptureError("--copy-sync: set by --processes for its copies (DIR:INDEX:N), got %r" % spec) from None
+        if not os.path.isdir(self.dir) or not 0 <= self.index < self.n:
+            raise CaptureError("--copy-sync: set by --processes for its copies (DIR:INDEX:N), got %r" % spec)
 
     def arrive(self, point):
         open(os.path.join(self.dir, "%s.%d" % (point, self.index)), "w").close()
@@ -79,10 +84,24 @@ def child_argv(script, args, out, raw_out, sync_dir, index):
     return argv
 
 
-def wait_copies(procs):
-    """Waits for every copy; the first to fail stops the others (they would wait for it). Returns
-    its index, or None."""
+def relay(path, offset):
+    """Prints the complete lines `path` gained since `offset` (the first copy's progress), prefixed;
+    returns the new offset. Read through a handle of its own: the copy's writes keep their place."""
+    with open(path) as f:
+        f.seek(offset)
+        text = f.read()
+    end = text.rfind("\n") + 1
+    for line in text[:end].splitlines():
+        print("[copy 1] " + line, file=sys.stderr, flush=True)
+    return offset + len(text[:end].encode())
+
+
+def wait_copies(procs, progress_path):
+    """Waits for every copy, relaying the first one's progress; the first to fail stops the others
+    (they would wait for it). Returns its index, or None."""
+    offset = 0
     while True:
+        offset = relay(progress_path, offset)
         codes = [p.poll() for p in procs]
         bad = [i for i, c in enumerate(codes) if c not in (None, 0)]
         if bad:
@@ -108,26 +127,29 @@ def run_copies(script, args):
     with tempfile.TemporaryDirectory(prefix="redsim_capture.") as d:
         outs = [(os.path.join(d, "copy%d.json" % i), os.path.join(d, "copy%d.raw.json" % i)) for i in range(n)]
         print("%s: timing %d copies at once (--processes %d)" % (PROG, n, n), file=sys.stderr, flush=True)
-        errs = [tempfile.TemporaryFile(mode="w+", dir=d) for _ in range(n)]
-        procs = [subprocess.Popen(child_argv(script, args, o, r, d, i), stdout=subprocess.DEVNULL, stderr=errs[i],
-                                  text=True) for i, (o, r) in enumerate(outs)]
-        failed = wait_copies(procs)
+        errs = [os.path.join(d, "copy%d.err" % i) for i in range(n)]
+        procs = []
+        for i, (o, r) in enumerate(outs):
+            with open(errs[i], "w") as err:
+                procs.append(subprocess.Popen(child_argv(script, args, o, r, d, i), stdout=subprocess.DEVNULL,
+                                              stderr=err))
+        failed = wait_copies(procs, errs[0])
         if failed is not None:
-            errs[failed].seek(0)
-            lines = [l for l in errs[failed].read().strip().splitlines() if l.startswith(PROG + ": error:")]
+            lines = [l for l in open(errs[failed]).read().splitlines() if l.startswith(PROG + ": error:")]
             why = lines[-1][len(PROG + ": error: "):] if lines else "exit status %d" % procs[failed].returncode
             raise CaptureError("copy %d of %d failed: %s" % (failed + 1, n, why))
         traces = [json.load(open(o)) for o, _ in outs]
         times = [step_s(t) for t in traces]
         slow = max(range(n), key=lambda i: times[i])
         trace = traces[slow]
-        errs[slow].seek(0)
-        for line in errs[slow].read().splitlines():  # the kept copy's warnings, as a lone capture prints them
-            if line.startswith(PROG + ": warning:"):
-                print(line, file=sys.stderr)
-        trace["source"] = trace["source"].rstrip(".") + ("; timed as one of %d copies running at once on this host (--processes %d: the slowest "
-                            "copy's times, %.1f ms a step; the copies took %.1f to %.1f ms), as %d ranks sharing its "
-                            "cores compute" % (n, n, times[slow] * 1e3, min(times) * 1e3, max(times) * 1e3, n))
+        if slow != 0:  # the first copy's lines were relayed as they came; the kept copy's warnings too
+            for line in open(errs[slow]).read().splitlines():
+                if line.startswith(PROG + ": warning:"):
+                    print(line, file=sys.stderr)
+        trace["source"] = trace["source"].rstrip(".") + (
+            "; timed as one of %d copies running at once on this host (--processes %d: the slowest copy's times, "
+            "%.1f ms a step; the copies took %.1f to %.1f ms), as %d ranks sharing its cores compute"
+            % (n, n, times[slow] * 1e3, min(times) * 1e3, max(times) * 1e3, n))
         write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
         if args.raw_out:
             write_atomically(args.raw_out, open(outs[slow][1]).read())
