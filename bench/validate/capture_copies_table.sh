@@ -1,22 +1,26 @@
 #!/bin/bash
-# Issue 14: plain captures (x calibrate's rank speed, and x 0.5) against redsim_capture.py --processes 4
+# Issue 14: plain captures (x calibrate's rank speed, and x 0.5) against redsim_capture.py --processes W
 # and in-job traces, on the same real DDP runs (bench/validate/README.md, "Traces captured as ranks
 # sharing the host"). Root (the testbed), Debian's python3-torch, about 10 minutes:
-#   OUT=DIR bench/validate/capture_copies_table.sh
+#   OUT=DIR [NODES=4 RANKS_PER_NODE=1] bench/validate/capture_copies_table.sh
+# Every rank of the testbed shares this machine's cores, so the copies are NODES x RANKS_PER_NODE.
 cd "$(dirname "$0")/../.."
 O=${OUT:-/tmp/capture_copies}
 case "$O" in *[!A-Za-z0-9_./-]*|"") echo "capture_copies_table.sh: OUT: expected a path of letters, digits and _./-, got '$O'" >&2; exit 2;; esac
 mkdir -p "$O" || exit 2
+N=${NODES:-4}; R=${RANKS_PER_NODE:-1}
+case "$N$R" in *[!0-9]*|"") echo "capture_copies_table.sh: NODES and RANKS_PER_NODE: expected whole numbers" >&2; exit 2;; esac
+W=$((N * R))
 date -u; uptime
-${BUILD:-build}/cli/redsim calibrate --testbed nodes=4,ranks-per-node=1,rate=400mbit --max-bytes 16777216 --out $O/tb41.json > $O/calibrate.log 2>&1
+${BUILD:-build}/cli/redsim calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 --out $O/tb41.json > $O/calibrate.log 2>&1
 RS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
 echo "rank speed $RS"; date -u; uptime
 for m in resnet18 mobilenet_v3_large; do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --out $O/plain-$m.json > $O/cap-plain-$m.log 2>&1
-  /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes 4 --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
+  /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes $W --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
   for v in "bucketed 25" "bucketed 1" "localsgd 25" "accumulate 25"; do
     set -- $v; var=$1; b=$2; tag=$m-$var-$b
-    realexec/testbed run --nodes 4 --ranks-per-node 1 --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
+    realexec/testbed run --nodes $N --ranks-per-node $R --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
       --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps 8 \
       --out $O/ddp-$tag.json --trace-out $O/job-$tag.json > $O/ddp-$tag.log 2>&1
     extra="--strategy $var --bucket-mb $b"
