@@ -337,7 +337,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file,
                   "cluster JSON (configs/README.md); its world size must equal the number of ranks")
       ->required();
-  add_knob_options(cmd, opts->knobs);
+  add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
   cmd->add_option("--steps", opts->steps, "measured steps (the reported timeline is the median step's)")
       ->capture_default_str();

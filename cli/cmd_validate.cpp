@@ -122,7 +122,7 @@ void add_validate_command(CLI::App& app) {
                   "the network-namespace testbed); exit 1 when the step-time error exceeds --max-error");
   cmd->add_option("--trace", opts->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
-  add_knob_options(cmd, opts->knobs);
+  add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
   cmd->add_option("--measured", opts->measured_file,
                   "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "

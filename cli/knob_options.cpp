@@ -52,10 +52,11 @@ bool parse_bool_flag(const std::string& text, const char* flag) {
 
 }  // namespace
 
-void add_knob_options(CLI::App* cmd, KnobOptions& o) {
+void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
   const std::string names = join(strategy_names(), "|");
-  o.strategy_opt =
-      cmd->add_option("--strategy", o.strategy, "reduction strategy: " + names + ", or all (one row each)")->capture_default_str();
+  o.strategy_opt = cmd->add_option("--strategy", o.strategy,
+                                   "reduction strategy: " + names + (all_strategies ? ", or all (one row each)" : ""))
+                       ->capture_default_str();
   o.bucket_mb_opt =
       cmd->add_option("--bucket-mb", o.bucket_mb,
                       "bucket cap in MiB (2^20 bytes, as PyTorch DDP's bucket_cap_mb)")

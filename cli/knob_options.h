@@ -68,7 +68,9 @@ struct KnobOptions {
   CLI::Option* powersgd_start_iter_opt = nullptr;
 };
 
-void add_knob_options(CLI::App* cmd, KnobOptions& o);
+// all_strategies: whether --strategy takes "all" (simulate: one row each); run and validate
+// measure one strategy at a time.
+void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies = true);
 // --compute-scale F, for the commands that put a trace on a cluster: the trace's compute times are
 // divided by F whatever devices the trace and cluster name (core/compute_reference.h).
 void add_compute_scale_option(CLI::App* cmd, std::string& value);

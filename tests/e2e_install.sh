@@ -27,4 +27,9 @@ got=$(bash -c '. "$1"; COMP_WORDS=(redsim tu); COMP_CWORD=1; _redsim; echo "${CO
 [ "$got" = tune ] || fail "completing 'redsim tu' gave '$got'"
 got=$(bash -c '. "$1"; COMP_WORDS=(redsim tune --target d); COMP_CWORD=3; _redsim; echo "${COMPREPLY[*]}"' _ "$p/share/bash-completion/completions/redsim")
 [ "$got" = "ddp deepspeed" ] || fail "completing '--target d' gave '$got'"
+# simulate takes --strategy all; run and validate measure one strategy at a time.
+got=$(bash -c '. "$1"; COMP_WORDS=(redsim simulate --strategy a); COMP_CWORD=3; _redsim; echo "${COMPREPLY[*]}"' _ "$p/share/bash-completion/completions/redsim")
+[ "$got" = "accumulate all" ] || fail "completing 'simulate --strategy a' gave '$got'"
+got=$(bash -c '. "$1"; COMP_WORDS=(redsim run --strategy a); COMP_CWORD=3; _redsim; echo "${COMPREPLY[*]}"' _ "$p/share/bash-completion/completions/redsim")
+[ "$got" = "accumulate" ] || fail "completing 'run --strategy a' gave '$got'"
 echo "1 passed, 0 failed"
