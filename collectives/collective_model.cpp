@@ -99,9 +99,7 @@ namespace {
 
 // Tree depth of NCCL's tree: a chain through the node, then a binary tree over the nodes.
 int tree_depth(const ClusterSpec& c) {
-  int d = c.devices_per_node - 1;
-  for (int n = c.nodes; n > 1; n >>= 1) ++d;
-  return std::max(1, d);
+  return std::max(1, c.devices_per_node - 1 + nccl::log2i(c.nodes));
 }
 
 // Chunk a tree or NVLS channel moves per step, after NCCL's halving rules (enqueue.cc
@@ -120,10 +118,8 @@ std::int64_t tree_chunk(std::int64_t bytes, int channels, int depth, std::int64_
 // are data. The proxy sends such a step over the network once its lines are in (net.cc).
 std::int64_t tree_ll128_step_payload(std::int64_t bytes, int channels, int nodes, int ranks) {
   const double ppn = static_cast<double>(ranks) / std::max(1, nodes);
-  int log2_nodes = 0;
-  for (int n = nodes; n > 1; n >>= 1) ++log2_nodes;
-  const double steps = 1 + log2_nodes + 0.1 * ppn;
-  std::int64_t chunk = nccl::kLl128StepPayloadBytes / 15 * 16;
+  const double steps = 1 + nccl::log2i(nodes) + 0.1 * ppn;
+  std::int64_t chunk = nccl::kLl128StepBytes;
   auto per = [&](std::int64_t ch) { return static_cast<double>(bytes / (static_cast<std::int64_t>(channels) * ch)); };
   while (per(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
   while (per(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;

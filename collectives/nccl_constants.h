@@ -72,7 +72,8 @@ inline constexpr double kNetOverheadUs = 1.0;
 // slots each. Payload per step: LL carries 8 data bytes in every 16-byte line, LL128 120 in 128.
 inline constexpr int kSteps = 8;
 inline constexpr std::int64_t kLlStepPayloadBytes = 524288 / kSteps / 2;   // 32 KiB
-inline constexpr std::int64_t kLl128StepPayloadBytes = 4915200 / kSteps / 16 * 15;  // 576,000
+inline constexpr std::int64_t kLl128StepBytes = 4915200 / kSteps;  // 614,400, flags included
+inline constexpr std::int64_t kLl128StepPayloadBytes = kLl128StepBytes / 16 * 15;  // 576,000
 inline constexpr std::int64_t kSimpleStepBytes = (std::int64_t{1} << 22) / kSteps;  // 512 KiB
 // Ring allreduce, allgather and reduce-scatter send Simple chunks of 4 steps as 2 slices
 // (src/include/collectives.h L113-124); broadcast and reduce send 1-step chunks.
@@ -93,5 +94,12 @@ inline constexpr std::array<double, 13> kSpeedIntra{40, 30, 20, 18, 15, 12, 10, 
 inline constexpr std::array<double, 19> kSpeedInter{48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
 inline constexpr std::array<double, 9> kSm90SpeedIntra{60, 40, 30, 24, 20, 15, 12, 6, 3};
 inline constexpr std::array<double, 16> kSm90SpeedInter{48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+
+// floor(log2 v) for v >= 1 (NCCL's log2i): the depth of its binary tree over v nodes.
+constexpr int log2i(int v) {
+  int r = 0;
+  while (v > 1) v >>= 1, ++r;
+  return r;
+}
 
 }  // namespace redsim::nccl

@@ -23,11 +23,6 @@ int inter_steps(OpKind kind, int nodes) {
   if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return nodes - 1;
   return nodes;
 }
-int log2i(int v) {
-  int r = 0;
-  while (v > 1) v >>= 1, ++r;
-  return r;
-}
 
 }  // namespace
 

@@ -89,7 +89,6 @@ std::vector<Stage> Model::nvls_tree_stages(const PlanOp& op, int c, std::int64_t
   const int ranks_per_link = heads / links_per_node;
   // A node's NIC link, over both trees: up to its parent and down to its children.
   double busiest = 0;
-  int depth = 0;
   for (int tree = 0; tree < 2; ++tree) {
     const auto shape = node_tree(cluster_, tree);
     for (int node = 0; node < nodes; ++node) {
@@ -98,7 +97,7 @@ std::vector<Stage> Model::nvls_tree_stages(const PlanOp& op, int c, std::int64_t
       busiest = std::max(busiest, load);
     }
   }
-  for (int n = nodes; n > 1; n >>= 1) ++depth;
+  const int depth = nccl::log2i(nodes);
   const double share = std::max(1, op.channels) * ranks_per_link;  // channels and devices on one NIC link
   const double wire = m.wire_factor;
   const double tree_bw_s = static_cast<double>(t0.pieces) * wire * busiest * share / nic_Bps;
