@@ -2,8 +2,11 @@
 # Issue 14: plain captures (x calibrate's rank speed, and x 0.5) against redsim_capture.py --processes W
 # and in-job traces, on the same real DDP runs (bench/validate/README.md, "Traces captured as ranks
 # sharing the host"). Root (the testbed), Debian's python3-torch, about 10 minutes:
-#   OUT=DIR [NODES=4 RANKS_PER_NODE=1] bench/validate/capture_copies_table.sh
+#   OUT=DIR [NODES=4 RANKS_PER_NODE=1] [MODELS="resnet18 mobilenet_v3_large"] [STEPS=8 LOCALSGD_STEPS=16] \
+#     bench/validate/capture_copies_table.sh
 # Every rank of the testbed shares this machine's cores, so the copies are NODES x RANKS_PER_NODE.
+# A PostLocalSGD step is an H-step window over H (H = 4), so it gets more timed steps: 16 give 4
+# windows to take the median of, where 8 gave 2. resnet50 takes about 12 minutes more.
 cd "$(dirname "$0")/../.."
 O=${OUT:-/tmp/capture_copies}
 case "$O" in *[!A-Za-z0-9_./-]*|"") echo "capture_copies_table.sh: OUT: expected a path of letters, digits and _./-, got '$O'" >&2; exit 2;; esac
@@ -11,17 +14,22 @@ mkdir -p "$O" || exit 2
 N=${NODES:-4}; R=${RANKS_PER_NODE:-1}
 case "$N$R" in *[!0-9]*|"") echo "capture_copies_table.sh: NODES and RANKS_PER_NODE: expected whole numbers" >&2; exit 2;; esac
 W=$((N * R))
+MODELS=${MODELS:-resnet18 mobilenet_v3_large}
+case "$MODELS" in *[!a-z0-9_\ ]*|"") echo "capture_copies_table.sh: MODELS: expected torchvision model names separated by spaces" >&2; exit 2;; esac
+S=${STEPS:-8}; SL=${LOCALSGD_STEPS:-16}
+case "$S$SL" in *[!0-9]*|"") echo "capture_copies_table.sh: STEPS and LOCALSGD_STEPS: expected whole numbers" >&2; exit 2;; esac
 date -u; uptime
 ${BUILD:-build}/cli/redsim calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 --out $O/tb41.json > $O/calibrate.log 2>&1
 RS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
 echo "rank speed $RS"; date -u; uptime
-for m in resnet18 mobilenet_v3_large; do
+for m in $MODELS; do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --out $O/plain-$m.json > $O/cap-plain-$m.log 2>&1
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes $W --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
   for v in "bucketed 25" "bucketed 1" "localsgd 25" "accumulate 25"; do
     set -- $v; var=$1; b=$2; tag=$m-$var-$b
+    steps=$S; [ $var = localsgd ] && steps=$SL
     realexec/testbed run --nodes $N --ranks-per-node $R --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
-      --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps 8 \
+      --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps $steps \
       --out $O/ddp-$tag.json --trace-out $O/job-$tag.json > $O/ddp-$tag.log 2>&1
     extra="--strategy $var --bucket-mb $b"
     [ $var = localsgd ] && extra="$extra --localsgd-period 4"

@@ -38,8 +38,9 @@ Where PyTorch's algorithm differs from redsim's model:
     --first-bucket-mb, default 1) and rebuilds its buckets in gradient-ready order after the
     first iteration (redsim's default --bucket-order execution); the warm-up steps cover that.
   - Copies. With gradient_as_bucket_view=False (the default) DDP copies every gradient into its
-    bucket and back after the allreduce, and divides the bucket by the world size; redsim does
-    not model these copies (they are neither in the trace's compute nor in the collective).
+    bucket and back after the allreduce, and divides the bucket by the world size; redsim models
+    the copies only when the cluster file asks (`framework.bucket_copy`, at `device.memory_GBps`,
+    configs/README.md), and calibrate's testbed clusters do not.
   - Gloo threads. ProcessGroupGloo runs collectives on 2 worker threads, so two buckets may be
     in flight at once (on the testbed two concurrent rings are ~5% slower than the same two in
     turn); redsim's comm stream is FIFO, one bucket at a time. --gloo-threads 1 gives DDP its own
@@ -57,8 +58,9 @@ Where PyTorch's algorithm differs from redsim's model:
     on Gloo as gloo::broadcast's binomial tree on the group's two worker threads);
     redsim's default zero is DeepSpeed's (reduce to owners, allgather), which moves fewer bytes.
   - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
-    allreduce of all parameters (torch.cat, all_reduce, copy back); redsim averages them in
-    DDP's buckets after the H-th step. A measured "step" is an H-step window divided by H (each
+    allreduce of all parameters (torch.cat, all_reduce, copy back), as redsim's default
+    (--localsgd-averaging flat; bucketed and per-param are the other ways). A measured "step" is
+    an H-step window divided by H (each
     window holds exactly one averaging), the same per-step cost redsim reports; DDP still runs
     its hook for every bucket (which returns the local gradient).
   - Shared cores. On realexec/testbed all "nodes" share this machine's cores, and the kernel's
@@ -69,13 +71,15 @@ Where PyTorch's algorithm differs from redsim's model:
     README.md has the numbers).
   - fp16-hook: the hook divides the bucket by the world size, casts it to fp16 on the CPU, allreduces
     half the bytes and casts back. redsim times the casts at the cluster's device memory bandwidth
-    (reduce_GBps, or the GPU's HBM by compute capability); a CPU testbed cluster has neither, so
-    redsim's casts take no time there, and the measured step carries them.
+    (`device.memory_GBps`, or the GPU's HBM by compute capability); on a CPU testbed, calibrate
+    times the hook's casts on every rank at once and writes that figure, and Gloo's fp16 sums
+    (software, element by element) at `device.reduce_GBps_by_dtype`, charged to the ranks' CPUs.
   - powersgd: PyTorch views a tensor of shape (n, ...) as an n x numel/n matrix and compresses it
-    if (n + m) r < n m; redsim views it as its most square factorisation (so P and Q sizes differ
-    by a few kB per tensor), and 1-D tensors (PyTorch: ndim <= 1) by name (bias, norm layers).
-    The matrix products and the Gram-Schmidt orthogonalisation run on the CPU here and, as the
-    casts above, take no time in redsim on a cluster without a device memory bandwidth.
+    if (n + m) r < n m; redsim does the same with the parameter shapes a captured trace carries
+    (a trace without shapes falls back to the most square factorisation, P and Q a few kB off per
+    tensor, and to 1-D tensors by name: bias, norm layers). The matrix products and the
+    Gram-Schmidt orthogonalisation run on the CPU here; redsim costs them as memory traffic at
+    `device.memory_GBps`, as the casts above.
 
 The optimizer is SGD (momentum 0.9, as redsim_capture.py's --optimizer sgd) or, with
 --optimizer adam, Adam: redsim's memory model counts Adam's state (ZeRO paper), so memory is

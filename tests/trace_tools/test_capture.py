@@ -190,10 +190,10 @@ def test_processes(capture, d):
     path = os.path.join(d, "usermodel_copies.py")
     with open(path, "w") as f:
         f.write(USER_MODEL)
-    out = os.path.join(d, "copies.json")
+    out, raw_out = os.path.join(d, "copies.json"), os.path.join(d, "copies.raw.json")
     base = [sys.executable, capture, "--model", path + ":build", "--input-shape", "8", "--batch-size", "4",
-            "--warmup", "1", "--iters", "2", "--threads", "1"]
-    r = run(base + ["--processes", "2", "--out", out])
+            "--warmup", "1", "--iters", "3", "--threads", "1"]
+    r = run(base + ["--processes", "2", "--out", out, "--raw-out", raw_out])
     check(r.returncode == 0, "--processes 2 exited %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
     if r.returncode == 0:
         t = json.load(open(out))
@@ -203,9 +203,21 @@ def test_processes(capture, d):
         m = re.search(r"the slowest copy's times, ([0-9.]+) ms a step; the copies took ([0-9.]+) to ([0-9.]+) ms", src)
         check(m is not None and m.group(1) == m.group(3) and float(m.group(2)) <= float(m.group(3)),
               "source's copy times are not the slowest of the range: %r" % (m.group(0) if m else src[-200:]))
+        # Then scaled to the mean over iterations of the slowest copy in each, which no copy's own mean
+        # exceeds (mean of maxima >= maximum of means); recomputed here from every copy's iterations.
         total_ms = (sum(l["forward_s"] + l["backward_s"] for l in t["layers"]) + t["optimizer_s"]) * 1e3
-        check(m is not None and abs(total_ms - float(m.group(1))) <= 0.05 + 1e-3 * total_ms,
-              "the trace's step (%.3f ms) is not the slowest copy's (%s)" % (total_ms, m.group(1) if m else "?"))
+        raw = json.load(open(raw_out))
+        per_copy = raw["copies"]["per_iteration_step_s"]
+        check(len(per_copy) == 2 and all(len(c) == 3 for c in per_copy),
+              "the raw file does not hold both copies' 3 iterations: %r" % per_copy)
+        want_ms = sum(max(c[i] for c in per_copy) for i in range(3)) / 3 * 1e3
+        s = re.search(r"scaled x([0-9.]+) to ([0-9.]+) ms, the mean over 3 measured iterations of the slowest copy", src)
+        check(s is not None and abs(float(s.group(2)) - want_ms) <= 0.05 + 1e-3 * want_ms,
+              "source's scaled step (%s) is not the mean of the per-iteration maxima (%.3f ms)" % (s.group(2) if s else "?", want_ms))
+        check(abs(total_ms - want_ms) <= 1e-6 * want_ms + 1e-6,
+              "the trace's step (%.6f ms) is not the mean of the per-iteration maxima (%.6f ms)" % (total_ms, want_ms))
+        check(m is not None and want_ms >= float(m.group(3)) - 0.05,
+              "the scaled step (%.3f ms) is below the slowest copy's mean (%s ms)" % (want_ms, m.group(3) if m else "?"))
         check(len(t["params"]) == 9 and t["model"] == path + ":build", "the copies' trace is not the model's")
         check("got no gradient" in r.stderr, "the kept copy's warnings were not passed on: %r" % r.stderr[-300:])
     for extra, words in ((["--processes", "0"], "--processes: expected 1 to"),

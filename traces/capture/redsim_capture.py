@@ -68,8 +68,9 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="write the redsim trace JSON here")
     ap.add_argument("--raw-out", help="also write the raw measurements (per-layer own times, observed ready times) here")
     ap.add_argument("--processes", type=int, default=1,
-                    help="CPU only: time N copies of the model at once and keep the slowest copy's times, as N ranks "
-                    "of a job sharing this host's cores compute (default 1: a process alone)")
+                    help="CPU only: time N copies of the model at once and keep the slowest copy's times, scaled to the "
+                    "slowest copy's step iteration by iteration, as N ranks of a job sharing this host's cores "
+                    "compute and wait for each other (default 1: a process alone)")
     ap.add_argument("--copy-sync", help=argparse.SUPPRESS)  # set by --processes for its copies
     args = ap.parse_args(argv)
     try:

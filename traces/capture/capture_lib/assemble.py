@@ -217,6 +217,9 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
         "hooked": {"forward": hooked_fwd, "backward": hooked_bwd, "optimizer": hooked_opt},
         "backward_after_last_gradient_s": bwd_tail,
     }
+    # Each measured un-hooked iteration's step, so that --processes can take the slowest copy's
+    # step iteration by iteration (capture_lib/copies.py).
+    raw["per_iteration_step_s"] = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
     raw["scale"] = {"forward": fwd_scale, "backward": bwd_scale}
     raw["layers"] = [
         {
