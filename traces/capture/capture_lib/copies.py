@@ -5,8 +5,8 @@ much depends on the model's kernels (matrix multiplies lose more to a shared cor
 memory-bound depthwise convolutions: bench/validate/README.md, issue 14). So rather than scale a
 plain capture by one factor, the capture runs N copies of itself at once and keeps the slowest
 copy's trace, scaled to the slowest copy's step iteration by iteration: a job's step waits for
-its slowest rank in that step, and which rank that is changes from step to step, so the mean of
-the per-step maximum is above every single copy's mean (by 3-15% for 4 ranks on 2 cores).
+its slowest rank in that step, and which rank that is may change from step to step, so the mean of
+the per-step maximum is at least every single copy's mean.
 """
 import glob
 import json
