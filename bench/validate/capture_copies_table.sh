@@ -27,13 +27,14 @@ for m in $MODELS; do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes $W --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
   for v in "bucketed 25" "bucketed 1" "localsgd 25" "accumulate 25"; do
     set -- $v; var=$1; b=$2; tag=$m-$var-$b
-    steps=$S; [ $var = localsgd ] && steps=$SL
+    steps=$S; extra="--strategy $var --bucket-mb $b"
+    case $var in
+      localsgd) steps=$SL; extra="$extra --localsgd-period 4";;
+      accumulate) extra="$extra --microbatches 4";;
+    esac
     realexec/testbed run --nodes $N --ranks-per-node $R --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
       --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps $steps \
       --out $O/ddp-$tag.json --trace-out $O/job-$tag.json > $O/ddp-$tag.log 2>&1
-    extra="--strategy $var --bucket-mb $b"
-    [ $var = localsgd ] && extra="$extra --localsgd-period 4"
-    [ $var = accumulate ] && extra="$extra --microbatches 4"
     for t in "plain:$O/plain-$m.json:$RS" "plain0.5:$O/plain-$m.json:0.5" "conc:$O/conc-$m.json:1" "job:$O/job-$tag.json:"; do
       IFS=: read lab tr cs <<< "$t"
       csarg=""; [ -n "$cs" ] && csarg="--compute-scale $cs"

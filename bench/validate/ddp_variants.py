@@ -60,9 +60,9 @@ Where PyTorch's algorithm differs from redsim's model:
   - localsgd: PyTorch averages the parameters at averager steps 0, H, 2H, ... as one flat
     allreduce of all parameters (torch.cat, all_reduce, copy back), as redsim's default
     (--localsgd-averaging flat; bucketed and per-param are the other ways). A measured "step" is
-    an H-step window divided by H (each
-    window holds exactly one averaging), the same per-step cost redsim reports; DDP still runs
-    its hook for every bucket (which returns the local gradient).
+    an H-step window divided by H (each window holds exactly one averaging), the same per-step
+    cost redsim reports; DDP still runs its hook for every bucket (which returns the local
+    gradient).
   - Shared cores. On realexec/testbed all "nodes" share this machine's cores, and the kernel's
     work for the shaped links and Gloo's reductions run on the same cores as the ranks' compute:
     compute that overlaps communication runs ~30% slower, and DDP's communication inside a step
