@@ -39,16 +39,24 @@ double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg
 
 // The flows of a with_previous stage (scalable::Stage), started during the stage before it: as
 // that stage's last flow starts (or, for a wave counted several laps, `lead_s` before its end),
-// so that their route latency passes while the wave's first chunk crosses its last hop.
+// so that their route latency passes while the wave's first chunk crosses its last hop. Flows
+// marked after_wave start when that stage ends (launch_all).
 struct EarlyFlows {
   const scalable::Stage* stage = nullptr;  // null: the next stage does not start early
   double lead_s = 0;                       // the longest route latency among its flows
-  std::vector<sg4::CommPtr> comms;
+  std::vector<sg4::CommPtr> comms;         // by flow of the stage; null until started
   bool launched = false;
   void launch(const FlowPlatform& fp) {
     if (!stage || launched) return;
     launched = true;
-    for (const auto& f : stage->flows) comms.push_back(start_flow(f, fp));
+    comms.resize(stage->flows.size());
+    for (std::size_t k = 0; k < comms.size(); ++k)
+      if (!stage->flows[k].after_wave) comms[k] = start_flow(stage->flows[k], fp);
+  }
+  void launch_all(const FlowPlatform& fp) {
+    launch(fp);
+    for (std::size_t k = 0; k < comms.size(); ++k)
+      if (!comms[k]) comms[k] = start_flow(stage->flows[k], fp);
   }
 };
 
@@ -106,7 +114,7 @@ void run_dataflow(const scalable::Stage& st, const FlowPlatform& fp, EarlyFlows&
 void finish_with_previous(const scalable::Stage& st, const scalable::RouteTable& routes, const FlowPlatform& fp,
                           EarlyFlows& early, scalable::ChannelRun& run) {
   const double previous_end = sg4::Engine::get_clock();
-  early.launch(fp);
+  early.launch_all(fp);
   auto& comms = early.comms;
   for (auto& c : comms) c->wait();
   std::vector<double> round_s(st.flows.size());

@@ -139,10 +139,23 @@ void Model::prepare(const PlanOp& op) {
       const auto t = binomial_tree(plan_.world_size, op.root);
       for (int r = 0; r < plan_.world_size; ++r)
         for (int k : t.children[static_cast<std::size_t>(r)]) routes_.between(r, k, unfolded_);
+    } else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
+      chain_rest_routes(c, op.channels);
     } else {
       world_ring(c, op.channels);
     }
   }
+}
+
+const std::vector<std::uint32_t>& Model::chain_rest_routes(int channel, int channels) {
+  const auto key = std::make_pair(channel, channels);
+  if (auto it = chain_rest_routes_.find(key); it != chain_rest_routes_.end()) return it->second;
+  std::vector<std::uint32_t> ids;
+  for (const auto id : world_ring(channel, channels).routes) {
+    const bool net = routes_.hw(id) == static_cast<int>(nccl::Hw::net);
+    ids.push_back(net ? routes_.intern(Route(routes_.routes()[id]), true) : id);
+  }
+  return chain_rest_routes_.emplace(key, std::move(ids)).first->second;
 }
 
 std::vector<std::int64_t> Model::world_chunks(const PlanOp& op, int channel, const WorldRing& wr) {

@@ -62,6 +62,10 @@ struct Flow {
   // source then spends (reducing) before sending, counted on the stage's critical path.
   std::int32_t after[3] = {-1, -1, -1};
   double after_extra_s = 0;
+  // A with_previous stage's flow that starts when the stage before it ends, not during it: a
+  // streamed chain's later steps over a network hop, which on NCCL leave one by one behind the
+  // first (gathered at the channel's pace), so they never share the NIC with the first.
+  bool after_wave = false;
 };
 
 struct Stage {
@@ -218,6 +222,12 @@ class Model {
                                 std::vector<std::int64_t>& received);
 
   const WorldRing& world_ring(int channel, int channels);
+  // The world ring's edges for a streamed chain's later steps: a network edge as a paced route
+  // of its own (its flow held to the channel's cap, as a stream sends no faster; an unpaced flow
+  // would take a fair share of the NIC from the other channels' first steps), any other edge as
+  // world_ring's. Interned by prepare() for reduce and broadcast only. Two chains on the same
+  // channel at once would share the pace link (its cap the later one's).
+  const std::vector<std::uint32_t>& chain_rest_routes(int channel, int channels);
   const Tree& tree(int channel, int channels);
   const IntraRings& intra_rings(int channel, int channels);
   const NodeRings& node_rings();
@@ -258,6 +268,7 @@ class Model {
   Fold unfolded_;
   RouteTable routes_;
   std::map<std::pair<int, int>, WorldRing> world_rings_;
+  std::map<std::pair<int, int>, std::vector<std::uint32_t>> chain_rest_routes_;
   std::map<std::pair<int, int>, const Tree*> trees_;  // by (channel, channels)
   std::map<std::vector<int>, Tree> tree_by_shape_;     // by tree_shape_key; keeps Trees in place
   std::map<const Tree*, TreeRates> tree_rates_;

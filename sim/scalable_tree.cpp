@@ -88,7 +88,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
     f.after_extra_s = reduce_s(q) + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first, false);
     apply_protocol(f, m, 1);
     // Streamed, the first chunk crosses at the links' rate: the cap is the pace of the chunks
-    // behind it, charged once (sim/stream_edge.h, StreamRecv's cap_on_arrival).
+    // behind it, charged once (sim/stream_edge.h, StreamRecv::take).
     if (m.streams()) f.min_transfer_s = 0;
     up_wave.flows.push_back(f);
     Flow d;  // the parent's last chunk to q, once the parent has it

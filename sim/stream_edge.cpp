@@ -70,9 +70,9 @@ void StreamSend::finish() {
 }
 
 StreamRecv::StreamRecv(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes,
-                       int pieces, bool cap_on_arrival)
+                       int pieces)
     : ctx_(ctx), m_(m), box_(box), from_(from), to_(to), pieces_(pieces), group_(stream_group(ctx, m, from, to, piece_bytes)),
-      messages_((pieces + group_ - 1) / group_), cap_on_arrival_(cap_on_arrival) {
+      messages_((pieces + group_ - 1) / group_) {
   const int depth = stream_depth(ctx, m, from, to, piece_bytes * group_);
   for (int k = 0; k < std::max(1, depth); ++k) post();
 }
@@ -89,7 +89,7 @@ void StreamRecv::take(std::int64_t payload, double ready_s) {
     pending_.pop_front();
     comm->wait();
     left_in_message_ = std::min(group_, pieces_ - taken_);
-    ctx_.pace_step(m_, from_, to_, cap_on_arrival_ ? payload * left_in_message_ : 0, comm, true);
+    ctx_.pace_step(m_, from_, to_, 0, comm, true);  // the hop's latency; the cap is the pace below
     post();
   }
   if (taken_ > 0 && m_.channel_cap_Bps > 0) {

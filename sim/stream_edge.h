@@ -53,18 +53,16 @@ class StreamSend {
 class StreamRecv {
  public:
   // Posts the first receives of `pieces` pieces from `from`, grouped as the sender groups them.
-  // `cap_on_arrival` false: a message's arrival is held to the hop's latency only, not also to
-  // its payload at the channel's cap (trees; see take()).
   StreamRecv(SimContext& ctx, const Mechanics& m, simgrid::s4u::Mailbox* box, int from, int to, std::int64_t piece_bytes,
-             int pieces, bool cap_on_arrival = true);
-  // Takes the next piece. When it opens a message, waits for the message and paces it as a step
-  // (SimContext::pace_step: the hop's latency and, with cap_on_arrival, its payload at the
-  // channel's cap); a piece after the first also counts as arrived no earlier than `ready_s`
-  // (when this rank was free to take it) plus its payload at the channel's cap. Without
-  // cap_on_arrival the cap is charged once, as the pieces' pace: on a tree the cap is a
-  // channel's share of NCCL's modelled bandwidth (0.24-3 GB/s), not a rate a piece crosses a
-  // hop at, and charging it on each hop's first piece and again on each network step's arrival
-  // made a 2-node tree/LL 2-5x slower than NCCL's own model (collectives/README.md).
+             int pieces);
+  // Takes the next piece. When it opens a message, waits for the message and for the hop's
+  // latency (SimContext::pace_step); a piece after the first also counts as arrived no earlier
+  // than `ready_s` (when this rank was free to take it) plus its payload at the channel's cap.
+  // The cap is charged once, as the pieces' pace, not also on a message's arrival: it is a
+  // channel's share of NCCL's modelled bandwidth (0.24-3 GB/s on trees), not a rate a piece
+  // crosses a hop at, and charging it on each hop's first piece and again on each network
+  // step's arrival made multi-node trees and chains 1.6-14x slower than NCCL's own model
+  // (collectives/README.md).
   void take(std::int64_t payload, double ready_s);
 
  private:
@@ -73,7 +71,6 @@ class StreamRecv {
   const Mechanics& m_;
   simgrid::s4u::Mailbox* box_;
   int from_, to_, pieces_, group_, messages_, posted_ = 0, taken_ = 0, left_in_message_ = 0;
-  bool cap_on_arrival_;
   void* got_ = nullptr;
   std::deque<simgrid::s4u::CommPtr> pending_;
 };

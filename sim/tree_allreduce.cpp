@@ -114,7 +114,7 @@ void run_up_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::int
   ins.reserve(nd.children.size());
   for (std::size_t k = 0; k < nd.children.size(); ++k) {
     const int kid = nd.children[k];
-    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, piece, chunks, false);
+    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, piece, chunks);
   }
   std::optional<StreamSend> out;
   if (nd.parent >= 0)
@@ -143,7 +143,7 @@ void run_down_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::i
   const auto phase = static_cast<int>(MailPhase::tree_down);
   std::optional<StreamRecv> in;
   if (nd.parent >= 0)
-    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, piece, chunks, false);
+    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, piece, chunks);
   std::vector<StreamSend> outs;
   outs.reserve(nd.children.size());
   for (int kid : nd.children) outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece, chunks);
