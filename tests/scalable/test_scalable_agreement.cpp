@@ -137,7 +137,7 @@ TEST_CASE("streamed LL and LL128 chains and trees: scalable agrees with exact", 
 TEST_CASE("streamed LL chains with one or two GPUs a node: scalable agrees with exact", "[scalable][agreement][protocol]") {
   // Every hop (or every other) crosses the network in whole steps. The head sends its first step
   // without gathering it, and a network edge's later steps leave one by one behind the first, so
-  // they never share the NIC with it (sim/scalable_model.h, Flow::after_wave): these were 5-41%
+  // they never share the NIC with it (sim/scalable_model.h, Flow::after_wave): these were up to 34%
   // apart while the scalable wave gathered at the head and started the later steps early.
   auto two_by_two = testing::ideal_multi_node(2, 2, 240e9, 0.5e-6, 25e9, 1e-6);
   two_by_two.library = CollectiveLibrary::nccl;
