@@ -163,3 +163,32 @@ TEST_CASE("streamed LL chains with one or two GPUs a node: scalable agrees with 
       }
     }
 }
+
+TEST_CASE("NVLSTree across nodes: scalable agrees with exact", "[scalable][agreement][protocol]") {
+  // The switch's stages run as flows; the tree between the nodes is computed (scalable_nvls.cpp):
+  // the first loop's piece climbs and descends in the wave, the later loops follow. Up to 1 MiB
+  // a channel has one loop, and the tree must then add nothing after the wave.
+  struct Case {
+    const char* preset;
+    std::int64_t max_bytes;
+  };
+  for (const Case k : {Case{"dgx-h100-x2", 1 << 20}, Case{"dgx-h100-x16", 256 << 10}}) {
+    CAPTURE(k.preset);
+    const auto c = load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + k.preset + ".json");
+    SweepOptions o;
+    o.ops = {OpKind::allreduce};
+    o.min_bytes = 64 << 10;
+    o.max_bytes = k.max_bytes;
+    o.step_factor = 4;
+    o.request = {Algorithm::nvls_tree, Protocol::simple, 0};
+    o.fidelity = Fidelity::exact;
+    const auto exact = collective_sweep(c, o);
+    o.fidelity = Fidelity::scalable;
+    const auto scalable = collective_sweep(c, o);
+    REQUIRE(exact.size() == scalable.size());
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      CAPTURE(exact[i].size_bytes);
+      CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
+    }
+  }
+}
