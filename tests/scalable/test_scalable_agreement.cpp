@@ -58,6 +58,31 @@ void check_agreement(const ClusterSpec& cluster, int channels) {
   }
 }
 
+// One collective over 64 KiB .. max_bytes (x step_factor) in both fidelities: the scalable
+// time within 2% of the exact one at every size.
+void check_sweep_agreement(const ClusterSpec& c, OpKind kind, CollectiveRequest request, std::int64_t max_bytes,
+                           double step_factor) {
+  SweepOptions o;
+  o.ops = {kind};
+  o.min_bytes = 64 << 10;
+  o.max_bytes = max_bytes;
+  o.step_factor = step_factor;
+  o.request = request;
+  o.fidelity = Fidelity::exact;
+  const auto exact = collective_sweep(c, o);
+  o.fidelity = Fidelity::scalable;
+  const auto scalable = collective_sweep(c, o);
+  REQUIRE(exact.size() == scalable.size());
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    CAPTURE(exact[i].size_bytes);
+    CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
+  }
+}
+
+ClusterSpec config(const char* name) {
+  return load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + name + ".json");
+}
+
 }  // namespace
 
 TEST_CASE("scalable agrees with exact on one DGX H100 (8 ranks)", "[scalable][agreement]") {
@@ -99,16 +124,6 @@ TEST_CASE("streamed LL and LL128 chains and trees: scalable agrees with exact", 
   // piece after the first trails it at the channel's pace, and the two must agree within 2% over
   // a sweep where the pieces go from 16 a channel to a thousand. Across two nodes the chains'
   // channels carry one network step each up to 4 MiB, where they agree as closely.
-  auto sweep = [](const ClusterSpec& c, OpKind kind, Algorithm a, Protocol p, std::int64_t max_bytes, Fidelity f) {
-    SweepOptions o;
-    o.ops = {kind};
-    o.min_bytes = 64 << 10;
-    o.max_bytes = max_bytes;
-    o.step_factor = 8;
-    o.request = {a, p, 0};
-    o.fidelity = f;
-    return collective_sweep(c, o);
-  };
   struct Case {
     const char* preset;
     OpKind kind;
@@ -123,14 +138,7 @@ TEST_CASE("streamed LL and LL128 chains and trees: scalable agrees with exact", 
   for (const auto& cs : cases)
     for (auto p : {Protocol::ll, Protocol::ll128}) {
       CAPTURE(cs.preset, op_kind_name(cs.kind), algorithm_name(cs.algorithm), protocol_name(p));
-      const auto c = load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + cs.preset + ".json");
-      const auto exact = sweep(c, cs.kind, cs.algorithm, p, cs.max_bytes, Fidelity::exact);
-      const auto scalable = sweep(c, cs.kind, cs.algorithm, p, cs.max_bytes, Fidelity::scalable);
-      REQUIRE(exact.size() == scalable.size());
-      for (std::size_t i = 0; i < exact.size(); ++i) {
-        CAPTURE(exact[i].size_bytes);
-        CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
-      }
+      check_sweep_agreement(config(cs.preset), cs.kind, {cs.algorithm, p, 0}, cs.max_bytes, 8);
     }
 }
 
@@ -142,25 +150,11 @@ TEST_CASE("streamed LL chains with one or two GPUs a node: scalable agrees with 
   auto two_by_two = testing::ideal_multi_node(2, 2, 240e9, 0.5e-6, 25e9, 1e-6);
   two_by_two.library = CollectiveLibrary::nccl;
   two_by_two.device.compute_capability = 8.0;
-  const ClusterSpec clusters[] = {load_cluster(REDSIM_SOURCE_DIR "/configs/ethernet-100g-x8.json"), two_by_two};
+  const ClusterSpec clusters[] = {config("ethernet-100g-x8"), two_by_two};
   for (const auto& c : clusters)
     for (auto kind : {OpKind::broadcast, OpKind::reduce}) {
       CAPTURE(c.name, op_kind_name(kind));
-      SweepOptions o;
-      o.ops = {kind};
-      o.min_bytes = 64 << 10;
-      o.max_bytes = 4 << 20;
-      o.step_factor = 4;
-      o.request = {Algorithm::ring, Protocol::ll, 0};
-      o.fidelity = Fidelity::exact;
-      const auto exact = collective_sweep(c, o);
-      o.fidelity = Fidelity::scalable;
-      const auto scalable = collective_sweep(c, o);
-      REQUIRE(exact.size() == scalable.size());
-      for (std::size_t i = 0; i < exact.size(); ++i) {
-        CAPTURE(exact[i].size_bytes);
-        CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
-      }
+      check_sweep_agreement(c, kind, {Algorithm::ring, Protocol::ll, 0}, 4 << 20, 4);
     }
 }
 
@@ -174,21 +168,6 @@ TEST_CASE("NVLSTree across nodes: scalable agrees with exact", "[scalable][agree
   };
   for (const Case k : {Case{"dgx-h100-x2", 1 << 20}, Case{"dgx-h100-x16", 256 << 10}}) {
     CAPTURE(k.preset);
-    const auto c = load_cluster(std::string(REDSIM_SOURCE_DIR "/configs/") + k.preset + ".json");
-    SweepOptions o;
-    o.ops = {OpKind::allreduce};
-    o.min_bytes = 64 << 10;
-    o.max_bytes = k.max_bytes;
-    o.step_factor = 4;
-    o.request = {Algorithm::nvls_tree, Protocol::simple, 0};
-    o.fidelity = Fidelity::exact;
-    const auto exact = collective_sweep(c, o);
-    o.fidelity = Fidelity::scalable;
-    const auto scalable = collective_sweep(c, o);
-    REQUIRE(exact.size() == scalable.size());
-    for (std::size_t i = 0; i < exact.size(); ++i) {
-      CAPTURE(exact[i].size_bytes);
-      CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
-    }
+    check_sweep_agreement(config(k.preset), OpKind::allreduce, {Algorithm::nvls_tree, Protocol::simple, 0}, k.max_bytes, 4);
   }
 }
