@@ -5,12 +5,54 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "collectives/nccl_topology.h"
+
 namespace redsim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
 int mod(int a, int n) { return ((a % n) + n) % n; }
 char g_payload;  // SimGrid refuses a null payload; the simulated size is what counts
+}  // namespace
+
+namespace {
+
+// One piece a ring rank sends and receives: a slice of a step of a loop.
+struct RingPiece {
+  std::int64_t send_bytes = 0, recv_bytes = 0;
+  bool scatter = false;  // a reduce-scatter step: the received piece is reduced
+  bool forwards = false;  // what it sends is what the previous step brought (every step but a loop's first)
+};
+
+std::vector<RingPiece> ring_pieces(const RingPass& pass, int loops, int slices) {
+  const int n = static_cast<int>(pass.ring.size());
+  const int rs_steps = pass.reduce_scatter ? n - 1 : 0;
+  const int steps = rs_steps + (pass.allgather ? n - 1 : 0);
+  std::vector<RingPiece> pieces;
+  pieces.reserve(static_cast<std::size_t>(loops) * static_cast<std::size_t>(steps) * static_cast<std::size_t>(slices));
+  for (int loop = 0; loop < loops; ++loop)
+    for (int step = 0; step < steps; ++step) {
+      const bool scatter = step < rs_steps;
+      const int k = scatter ? step : step - rs_steps;
+      const int send_chunk = scatter ? mod(pass.pos - k, n) : mod(pass.pos + 1 - k, n);
+      const int recv_chunk = scatter ? mod(pass.pos - k - 1, n) : mod(pass.pos - k, n);
+      const auto send_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(send_chunk)], loops, loop);
+      const auto recv_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(recv_chunk)], loops, loop);
+      for (int sl = 0; sl < slices; ++sl)
+        pieces.push_back({split_piece(send_bytes, slices, sl), split_piece(recv_bytes, slices, sl), scatter, step > 0});
+    }
+  return pieces;
+}
+
+// A network hop of an NCCL ring goes through the proxy: the GPU hands a slice to its proxy's
+// buffer and goes on with the next one, and the receiver's proxy has its buffer slots posted
+// ahead (NCCL_STEPS steps; 2.18.5 src/transport/net.cc sendProxyProgress, recvProxyProgress).
+// So the hop's latency delays the data, not the sender. NVLink and PCI hops stay synchronous:
+// the GPU's threads copy each slice and fence it themselves (prims_simple.h).
+bool proxied_hop(SimContext& ctx, const Mechanics& m, int from, int to) {
+  return m.hop_latency(nccl::Hw::net) > 0 && nccl::hop_hw(ctx.cluster, from, to) == nccl::Hw::net;
+}
+
 }  // namespace
 
 TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, const RingPass& pass) {
@@ -22,35 +64,53 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
   const int prev = pass.ring[static_cast<std::size_t>(mod(pass.pos - 1, n))];
   auto* out = ctx.mailbox(op.stream, channel, static_cast<int>(pass.phase), next);
   auto* in = ctx.mailbox(op.stream, channel, static_cast<int>(pass.phase), rank);
-  const int rs_steps = pass.reduce_scatter ? n - 1 : 0;
-  const int steps = rs_steps + (pass.allgather ? n - 1 : 0);
   // The protocol's chunking: a chunk position carries at most chunk_bytes per loop, each step
   // is sent as `slices` synchronised pieces (collectives/collective_model.h).
   const auto& m = ctx.mechanics(op);
-  const int loops = ring_loops(m, pass.chunk_bytes);
   const int slices = std::max(1, m.slices);
-  for (int loop = 0; loop < loops; ++loop)
-    for (int step = 0; step < steps; ++step) {
-      const bool scatter = step < rs_steps;
-      const int k = scatter ? step : step - rs_steps;
-      const int send_chunk = scatter ? mod(pass.pos - k, n) : mod(pass.pos + 1 - k, n);
-      const int recv_chunk = scatter ? mod(pass.pos - k - 1, n) : mod(pass.pos - k, n);
-      const auto send_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(send_chunk)], loops, loop);
-      const auto recv_bytes = split_piece(pass.chunk_bytes[static_cast<std::size_t>(recv_chunk)], loops, loop);
-      for (int sl = 0; sl < slices; ++sl) {
-        const auto sb = split_piece(send_bytes, slices, sl), rb = split_piece(recv_bytes, slices, sl);
-        auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sb)));
-        void* got = nullptr;
-        auto recv = in->get_async(&got);
-        send->wait();
-        recv->wait();
-        ctx.pace_step(m, rank, next, sb, send);
-        ctx.pace_step(m, prev, rank, rb, recv);
-        t.bytes_sent += sb;
-        t.bytes_received += rb;
-        if (scatter) ctx.charge_reduction(m, rb);
-      }
+  const auto pieces = ring_pieces(pass, ring_loops(m, pass.chunk_bytes), slices);
+  const auto count = static_cast<int>(pieces.size());
+  const bool proxy_out = proxied_hop(ctx, m, rank, next), proxy_in = proxied_hop(ctx, m, prev, rank);
+  // Slices a proxied receiver has posted ahead: NCCL_STEPS buffer steps, a Simple slice 2 of them.
+  const int window = nccl::kSteps / (slices > 1 ? nccl::kRingSliceSteps : 1);
+  std::vector<sg4::CommPtr> recvs(static_cast<std::size_t>(count)), sends;
+  void* got = nullptr;
+  auto post = [&](int i) {
+    if (i < count) recvs[static_cast<std::size_t>(i)] = in->get_async(&got);
+  };
+  int arrived = 0;  // pieces received and taken in, in order
+  auto take_until = [&](int last) {
+    for (; arrived <= last; ++arrived) {
+      const auto& pc = pieces[static_cast<std::size_t>(arrived)];
+      auto& recv = recvs[static_cast<std::size_t>(arrived)];
+      recv->wait();
+      ctx.pace_step(m, prev, rank, pc.recv_bytes, recv);
+      t.bytes_received += pc.recv_bytes;
+      if (pc.scatter) ctx.charge_reduction(m, pc.recv_bytes);
+      if (proxy_in) post(arrived + window);
     }
+  };
+  if (proxy_in)
+    for (int i = 0; i < std::min(window, count); ++i) post(i);
+  double sent_until = 0;  // a proxied sender's channel is busy until then (the channel's cap)
+  for (int i = 0; i < count; ++i) {
+    const auto& pc = pieces[static_cast<std::size_t>(i)];
+    if (pc.forwards) take_until(i - slices);
+    if (proxy_out && sent_until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(sent_until);
+    auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, pc.send_bytes)));
+    t.bytes_sent += pc.send_bytes;
+    if (!proxy_in) post(i);
+    if (proxy_out) {
+      if (m.channel_cap_Bps > 0) sent_until = sg4::Engine::get_clock() + static_cast<double>(pc.send_bytes) / m.channel_cap_Bps;
+      sends.push_back(send);
+    } else {
+      send->wait();
+    }
+    if (!proxy_in) take_until(i);
+    if (!proxy_out) ctx.pace_step(m, rank, next, pc.send_bytes, send);
+  }
+  take_until(count - 1);
+  for (auto& s : sends) s->wait();
   return t;
 }
 

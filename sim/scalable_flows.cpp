@@ -31,10 +31,11 @@ sg4::CommPtr start_flow(const scalable::Flow& f, const FlowPlatform& fp) {
 // How long a flow took, its protocol's throughput cap included (a transfer lasts at least
 // min_transfer_s after the route's latency).
 double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg4::CommPtr& comm) {
-  const double d = comm->get_finish_time() - comm->get_start_time();
-  if (f.min_transfer_s <= 0) return d;
+  double d = comm->get_finish_time() - comm->get_start_time();
   const double lat = fp.latency_s[f.route];
-  return std::max(d, lat + f.min_transfer_s);
+  if (f.min_transfer_s > 0) d = std::max(d, lat + f.min_transfer_s);
+  if (f.overlap_latency_s > 0) d = std::max(d, lat + f.overlap_latency_s + (d - lat) / std::max(1, f.overlap_slices));
+  return d;
 }
 
 // The flows of a with_previous stage (scalable::Stage), started during the stage before it: as

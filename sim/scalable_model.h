@@ -66,6 +66,11 @@ struct Flow {
   // streamed chain's later steps over a network hop, which on NCCL leave one by one behind the
   // first (gathered at the channel's pace), so they never share the NIC with the first.
   bool after_wave = false;
+  // A ring's proxied network hop (sim/ring_pass.cpp): its rounds' latency overlaps its
+  // transfers, the flow lasting at least overlap_latency_s + transfer / overlap_slices beyond
+  // the route's latency (a slice waits for the one `slices` rounds back, not for the last).
+  double overlap_latency_s = 0;
+  int overlap_slices = 1;
 };
 
 struct Stage {
@@ -203,8 +208,16 @@ class Model {
     bool allgather = true;
     const Mechanics* mech = nullptr;  // the op's protocol; each step repeats per loop and slice
     int step_factor = 1;              // loops x slices
+    // A ring with network hops under NCCL's protocol (sim/ring_pass.cpp: its proxied hops):
+    // what each round costs in latency along the ring, and the pipeline's fill beyond it
+    // (proxied_rounds). 0: no proxied hop.
+    double proxied_round_s = 0;
+    double proxied_fill_s = 0;
+    bool all_proxied = false;  // every hop proxied (one device a node): no synchronous hop
     double reduce_s_per_byte() const { return mech ? mech->reduce_s_per_byte : 0.0; }
   };
+  // Sets the family's proxied_round_s and proxied_fill_s from its first ring's edges.
+  void proxied_rounds(RingFamily& family) const;
   // Turns a flow built for ideal collectives (payload bytes, `rounds` steps paying the route's
   // latency) into one under the op's protocol: wire bytes, rounds x round_factor steps, each at
   // least the hop's synchronisation latency, the transfer at least the payload at the cap.

@@ -113,8 +113,56 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   fl.rounds = steps;
   const double reduce_s_per_byte = f.reduce_s_per_byte();
   fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte;
-  if (f.mech) apply_protocol(fl, *f.mech, f.step_factor);
+  if (!f.mech) return fl;
+  const double per_round_s = std::max(f.mech->hop_latency(static_cast<nccl::Hw>(routes_.hw(route))), routes_.latency_s(route));
+  apply_protocol(fl, *f.mech, f.step_factor);
+  // A proxied network hop does not hold its sender (sim/ring_pass.cpp): its rounds cost what
+  // the ring's cycle of hops costs a round, and the pipeline fills once.
+  if (f.proxied_round_s <= 0 || routes_.hw(route) != static_cast<int>(nccl::Hw::net)) return fl;
+  const int slices = std::max(1, f.mech->slices);
+  if (!f.all_proxied) {
+    // Behind synchronous hops the ring runs at their pace; the proxied hop adds its fill.
+    fl.post_delay_s += fl.rounds * (f.proxied_round_s - per_round_s) + f.proxied_fill_s;
+    return fl;
+  }
+  // Every hop proxied: the rounds' latency overlaps the transfers (each slice waits for the one
+  // `slices` back), and a loop's first step, which forwards nothing, waits for nobody.
+  const int loops = std::max(1, f.step_factor / slices);
+  fl.post_delay_s -= fl.rounds * per_round_s - routes_.latency_s(route);
+  fl.overlap_latency_s = (fl.rounds - (loops - 1) * slices) * f.proxied_round_s - routes_.latency_s(route);
+  fl.overlap_slices = slices;
   return fl;
+}
+
+void Model::proxied_rounds(RingFamily& f) const {
+  // The exact engine's ring (sim/ring_pass.cpp): a rank behind a synchronous hop waits for its
+  // neighbours' slice a round; a rank behind a proxied network hop waits for the slice
+  // `slices` rounds back to arrive, the hop's latency later. Around the ring, a cycle of S
+  // synchronous and P proxied hops spans S + slices x P rounds, so a round costs at least the
+  // cycle's latency over that many, and never less than the slowest synchronous hop. The fill
+  // (half the network hop beyond a round) is the measured middle of its bounds (sim/README.md).
+  f.proxied_round_s = f.proxied_fill_s = 0;
+  f.all_proxied = false;
+  if (!f.mech || f.mech->hop_latency(nccl::Hw::net) <= 0 || f.routes.empty()) return;
+  const int slices = std::max(1, f.mech->slices);
+  double cycle_s = 0, sync_max_s = 0, net_max_s = 0;
+  int sync = 0, proxied = 0;
+  for (const auto route : *f.routes.front()) {
+    const int hw = routes_.hw(route);
+    const double per_round_s = std::max(f.mech->hop_latency(static_cast<nccl::Hw>(hw)), routes_.latency_s(route));
+    cycle_s += per_round_s;
+    if (hw == static_cast<int>(nccl::Hw::net)) {
+      ++proxied;
+      net_max_s = std::max(net_max_s, per_round_s);
+    } else {
+      ++sync;
+      sync_max_s = std::max(sync_max_s, per_round_s);
+    }
+  }
+  if (proxied == 0) return;
+  f.all_proxied = sync == 0;
+  f.proxied_round_s = std::max(sync_max_s, cycle_s / (sync + slices * proxied));
+  f.proxied_fill_s = sync > 0 ? 0.5 * std::max(0.0, net_max_s - f.proxied_round_s) : 0.0;
 }
 
 std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
@@ -231,6 +279,7 @@ std::vector<Stage> Model::hierarchical_stages(const PlanOp& op, int c, std::int6
       intra.routes.push_back(&r);
     }
     intra.allgather = false;
+    proxied_rounds(intra);
     for (auto& s : ring_family_stages(intra)) stages.push_back(std::move(s));
   }
   if (nodes > 1) {
@@ -249,6 +298,7 @@ std::vector<Stage> Model::hierarchical_stages(const PlanOp& op, int c, std::int6
       inter.routes.push_back(&nr.routes[static_cast<std::size_t>(l)]);
     }
     inter.step_factor = ring_loops(*inter.mech, inter.chunks.front()) * std::max(1, inter.mech->slices);
+    proxied_rounds(inter);
     for (auto& s : ring_family_stages(inter)) stages.push_back(std::move(s));
   }
   if (dpn > 1) {
@@ -359,6 +409,7 @@ std::vector<Stage> Model::world_ring_stages(const PlanOp& op, int c) {
   fam.routes.push_back(&wr.routes);
   fam.reduce_scatter = op.kind != OpKind::allgather;
   fam.allgather = op.kind != OpKind::reduce_scatter;
+  proxied_rounds(fam);
   return ring_family_stages(fam);
 }
 

@@ -443,3 +443,26 @@ TEST_CASE("A streamed chain over the network: steps leave at the cap's pace, arr
   CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
+
+TEST_CASE("A ring's network hops go through the proxies: a slice waits for the one a step back", "[collectives][protocol]") {
+  // 4 nodes of one A100 (1 us NICs), a Simple reduce-scatter ring of 1 KiB on one channel:
+  // 3 steps of 2 slices, every hop over the network. The proxies hold the receiver's buffer
+  // slots posted and the sender's GPU does not wait for the network (NCCL 2.18.5
+  // src/transport/net.cc), so a slice waits only for the slice a step back to arrive: each step
+  // costs the NET hop's latency once (14 us, tuning.cc hwLat), the transfers a few ns:
+  // base + 3 x 14 us = 50.4 us. Charging the latency on every slice, as both fidelities did,
+  // gave base + 6 x 14 us = 92.4 us.
+  auto c = testing::ideal_multi_node(4, 1, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  auto plan = testing::single_collective_plan(4, OpKind::reduce_scatter, Algorithm::ring, 1024, 1);
+  plan.ops[0].request = {Algorithm::ring, Protocol::simple, 1};
+  choose_collectives(plan, c);
+  REQUIRE(plan.ops[0].channels == 1);
+  const auto m = mechanics_of(plan.ops[0], c, 4);
+  REQUIRE(m.slices == 2);
+  REQUIRE(m.hop_latency(nccl::Hw::net) == Approx(14e-6));
+  const double expected = m.base_latency_s + 3 * m.hop_latency(nccl::Hw::net);
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+}

@@ -59,9 +59,9 @@ void check_agreement(const ClusterSpec& cluster, int channels) {
 }
 
 // One collective over 64 KiB .. max_bytes (x step_factor) in both fidelities: the scalable
-// time within 2% of the exact one at every size.
+// time within `tolerance` (2%) of the exact one at every size.
 void check_sweep_agreement(const ClusterSpec& c, OpKind kind, CollectiveRequest request, std::int64_t max_bytes,
-                           double step_factor) {
+                           double step_factor, double tolerance = 0.02) {
   SweepOptions o;
   o.ops = {kind};
   o.min_bytes = 64 << 10;
@@ -75,7 +75,7 @@ void check_sweep_agreement(const ClusterSpec& c, OpKind kind, CollectiveRequest 
   REQUIRE(exact.size() == scalable.size());
   for (std::size_t i = 0; i < exact.size(); ++i) {
     CAPTURE(exact[i].size_bytes);
-    CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(0.02));
+    CHECK(scalable[i].time_us == Approx(exact[i].time_us).epsilon(tolerance));
   }
 }
 
@@ -170,4 +170,18 @@ TEST_CASE("NVLSTree across nodes: scalable agrees with exact", "[scalable][agree
     CAPTURE(k.preset);
     check_sweep_agreement(config(k.preset), OpKind::allreduce, {Algorithm::nvls_tree, Protocol::simple, 0}, k.max_bytes, 4);
   }
+}
+
+TEST_CASE("rings across nodes, their network hops proxied: scalable agrees with exact", "[scalable][agreement][protocol]") {
+  // A ring's network hop does not hold its sender (sim/ring_pass.cpp): with synchronous NVLink
+  // hops between (2 x 8) the ring runs at their pace plus the proxied hop's fill, with one GPU a
+  // node (ethernet-100g-x8) the hops' latency overlaps the transfers. Both were charged a network
+  // latency a slice before, in both fidelities. The scalable overlap is a closed form of the
+  // exact pipeline (scalable_ring.cpp, proxied_rounds): within 2.1% measured, hence 3%.
+  for (const char* preset : {"dgx-a100-x2", "ethernet-100g-x8"})
+    for (auto kind : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather})
+      for (auto p : {Protocol::simple, Protocol::ll128}) {
+        CAPTURE(preset, op_kind_name(kind), protocol_name(p));
+        check_sweep_agreement(config(preset), kind, {Algorithm::ring, p, 0}, 64 << 20, 8, 0.03);
+      }
 }
