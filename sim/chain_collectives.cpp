@@ -47,9 +47,9 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
   const int chunks = m.chunks(pl.bytes);
   TransferTally t;
   const int rounds = chunks + (has_prev && has_next ? 1 : 0);
+  CapPacer pacer(m);
   for (int r = 0; r < rounds; ++r) {
     simgrid::s4u::CommPtr recv, send;
-    std::int64_t sent = 0;
     const int send_chunk = has_prev ? r - 1 : r;
     std::int64_t got_bytes = 0;
     void* got = nullptr;
@@ -59,15 +59,17 @@ TransferTally run_chain(const PlanOp& op, int rank, SimContext& ctx, int c, bool
     }
     if (has_next && send_chunk >= 0 && send_chunk < chunks) {
       const auto b = split_piece(pl.bytes, chunks, send_chunk);
+      pacer.before_put();
       send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, b)));
+      pacer.put(b);
       t.bytes_sent += b;
-      sent = b;
     }
     if (recv) recv->wait();
     if (send) send->wait();
-    // The chain streams: only the first chunk pays each hop's latency.
-    if (send) ctx.pace_step(m, rank, pl.next, sent, send, send_chunk == 0);
-    if (recv) ctx.pace_step(m, pl.prev, rank, got_bytes, recv, r == 0);
+    // The chain streams: only the first chunk pays each hop's latency; chunks cross at the
+    // links' rate, the sender's CapPacer holding them to the channel's cap.
+    if (send) ctx.pace_step(m, rank, pl.next, 0, send, send_chunk == 0);
+    if (recv) ctx.pace_step(m, pl.prev, rank, 0, recv, r == 0);
     t.bytes_received += got_bytes;
     if (toward_root) ctx.charge_reduction(m, got_bytes);
   }

@@ -31,10 +31,15 @@ sg4::CommPtr start_flow(const scalable::Flow& f, const FlowPlatform& fp) {
 // How long a flow took, its protocol's throughput cap included (a transfer lasts at least
 // min_transfer_s after the route's latency).
 double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg4::CommPtr& comm) {
-  double d = comm->get_finish_time() - comm->get_start_time();
   const double lat = fp.latency_s[f.route];
+  double d = comm->get_finish_time() - comm->get_start_time();
+  const auto overlap = [&](double transfer_end) {
+    if (f.overlap_latency_s > 0)
+      d = std::max(d, lat + f.overlap_latency_s + (transfer_end - lat) / std::max(1, f.overlap_slices));
+  };
+  if (!f.overlap_capped) overlap(d);
   if (f.min_transfer_s > 0) d = std::max(d, lat + f.min_transfer_s);
-  if (f.overlap_latency_s > 0) d = std::max(d, lat + f.overlap_latency_s + (d - lat) / std::max(1, f.overlap_slices));
+  if (f.overlap_capped) overlap(d);
   return d;
 }
 

@@ -53,6 +53,22 @@ void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool h
   f.rounds = rounds;
 }
 
+void Model::overlap_rest_latencies(Flow& f, const Mechanics& m, int P) const {
+  const double lat = routes_.latency_s(f.route), rest_s = rest_latencies(m, P) * lat;
+  if (m.channel_cap_Bps <= 0 || m.streams()) {
+    f.post_delay_s += rest_s;  // no cap: the latencies follow one another
+    return;
+  }
+  // The chunks leave at the cap's pace and each crosses at the link's rate: the flow lasts its
+  // chunks' time at the cap, or their transfers with a latency each, whichever is longer. The
+  // first of them leaves a cap-time after the wave's chunk did, which the wave's hop latency
+  // (in the wave) has already covered.
+  f.overlap_latency_s = rest_s;
+  f.overlap_capped = false;
+  const double hop = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route))));
+  f.min_transfer_s = std::max(0.0, f.min_transfer_s - hop);
+}
+
 Model::Model(const Plan& plan, const ClusterSpec& cluster, bool allow_fold)
     : plan_(plan), cluster_(cluster), fold_(choose_fold(cluster, allow_fold)), wave_fold_(fold_),
       unfolded_(choose_fold(cluster, false)), routes_(cluster) {

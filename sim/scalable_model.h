@@ -71,6 +71,10 @@ struct Flow {
   // the route's latency (a slice waits for the one `slices` rounds back, not for the last).
   double overlap_latency_s = 0;
   int overlap_slices = 1;
+  // Whether the overlapped latency adds to the transfer held to the cap (a ring's slice arrives
+  // after its latency and its time at the cap) or to the transfer at the links' rate, the cap
+  // bounding the whole (a chain's or tree's later chunks: the cap is the sender's pace).
+  bool overlap_capped = true;
 };
 
 struct Stage {
@@ -224,6 +228,10 @@ class Model {
   // `hop_each_round` = false: a pipeline's later chunks stream behind the first and pay no hop
   // latency of their own.
   void apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round = true) const;
+  // A pipeline's later chunks (P - 1 of them, one flow): each but the flow's own pays the route's
+  // latency, which passes while the sender waits for the channel's cap (sim/sim_context.h,
+  // CapPacer), so the latencies overlap the transfer rather than follow it.
+  void overlap_rest_latencies(Flow& f, const Mechanics& m, int P) const;
 
   // NVLS (scalable_nvls.cpp): every device of the period to and from its NVSwitch.
   std::vector<Stage> nvls_stages(const PlanOp& op, int channel);

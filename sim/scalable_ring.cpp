@@ -342,7 +342,7 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
     f.post_delay_s = round_extra + (h == 0 ? gather_s * (wave.repeat - 1) / wave.repeat : gather_s);
     f.group = mod(first + h, wave_period);
     apply_protocol(f, m, 1);
-    if (m.streams()) f.min_transfer_s = 0;  // the cap is the later chunks' pace (as in tree_stages)
+    f.min_transfer_s = 0;  // the cap is the later chunks' pace (as in tree_stages)
     wave.flows.push_back(f);
   }
   stages.push_back(std::move(wave));
@@ -359,10 +359,10 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
       f.bytes = bytes - stream_message_bytes(m, routes_.hw(f.route), bytes, P, first_chunk, false);
       f.rounds = P - 1;
       f.round_extra_s = round_extra;
-      f.post_delay_s = rest_latencies(m, P) * routes_.latency_s(f.route) + (P - 1) * round_extra +
-                       stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first_chunk, true);
+      f.post_delay_s = (P - 1) * round_extra + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first_chunk, true);
       f.group = p;
       apply_protocol(f, m, 1, false);
+      overlap_rest_latencies(f, m, P);
       if (m.streams() && m.channel_cap_Bps > 0 && routes_.hw(f.route) == static_cast<int>(nccl::Hw::net)) {
         f.route = chain_rest_routes(c, op.channels)[static_cast<std::size_t>(p)];
         f.rate_cap_Bps = m.channel_cap_Bps * m.wire_factor;  // wire bytes a second

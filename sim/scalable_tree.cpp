@@ -87,9 +87,9 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
     // On a network hop q first gathers the step the chunk goes in (sim/stream_edge.h).
     f.after_extra_s = reduce_s(q) + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first, false);
     apply_protocol(f, m, 1);
-    // Streamed, the first chunk crosses at the links' rate: the cap is the pace of the chunks
-    // behind it, charged once (sim/stream_edge.h, StreamRecv::take).
-    if (m.streams()) f.min_transfer_s = 0;
+    // The first chunk crosses at the links' rate: the cap is the pace of the chunks behind it,
+    // charged once (sim/stream_edge.h, StreamRecv::take; Simple: tree_allreduce.cpp).
+    f.min_transfer_s = 0;
     up_wave.flows.push_back(f);
     Flow d;  // the parent's last chunk to q, once the parent has it
     d.route = t.down[static_cast<std::size_t>(q)];
@@ -101,7 +101,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
       d.after_extra_s = unpack_s(p);
     }
     apply_protocol(d, m, 1);
-    if (m.streams()) d.min_transfer_s = 0;  // as on the way up
+    d.min_transfer_s = 0;  // as on the way up
     down_wave.flows.push_back(d);
     if (P > 1)
       for (bool up : {true, false}) {
@@ -110,8 +110,9 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
         s.bytes = bytes - stream_message_bytes(m, routes_.hw(s.route), bytes, P, up ? first : last, !up);
         s.rounds = P - 1;
         s.round_extra_s = up ? reduce_s(p) : 0.0;
-        s.post_delay_s = rest_latencies(m, P) * routes_.latency_s(s.route) + (P - 1) * s.round_extra_s;
+        s.post_delay_s = (P - 1) * s.round_extra_s;
         apply_protocol(s, m, 1, false);
+        overlap_rest_latencies(s, m, P);
         steady.flows.push_back(s);
       }
   }
@@ -164,14 +165,14 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   const auto& down_rate = rates.down_level;
   // A chunk over one edge: the route's latency, or the hop's protocol latency for the first
   // chunk (the later ones stream behind it; with LL and LL128 without waiting a latency each),
-  // and its bytes at the edge's rate or the cap (streamed, the first chunk at the edge's rate:
-  // the cap is the later chunks' pace, as in tree_stages).
+  // and its bytes at the edge's rate or the cap (the first chunk at the edge's rate: the cap is
+  // the later chunks' pace, as in tree_stages).
   auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first = true) {
     const double lat = e.latency_s;
     const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : m.streams() ? 0.0 : lat;
-    double transfer = payload * wire / rate;
-    if (m.channel_cap_Bps > 0 && !(first && m.streams())) transfer = std::max(transfer, payload / m.channel_cap_Bps);
-    return h + transfer;
+    // A later chunk's hop latency passes while the sender waits for the cap (CapPacer).
+    const double linked = h + payload * wire / rate;
+    return m.channel_cap_Bps > 0 && !first ? std::max(linked, payload / m.channel_cap_Bps) : linked;
   };
   // Up: a position is done once its children are and it has reduced them and sent its chunk.
   std::vector<double> done(static_cast<std::size_t>(n), 0.0), arrive(static_cast<std::size_t>(n), 0.0);

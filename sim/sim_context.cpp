@@ -69,6 +69,14 @@ const Mechanics& SimContext::mechanics(const PlanOp& op) {
   return it->second;
 }
 
+void CapPacer::before_put() const {
+  if (next_s_ > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(next_s_);
+}
+
+void CapPacer::put(std::int64_t payload) {
+  if (cap_Bps_ > 0) next_s_ = simgrid::s4u::Engine::get_clock() + static_cast<double>(payload) / cap_Bps_;
+}
+
 void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
                            bool with_hop) {
   const double hop = with_hop ? m.hop_latency(nccl::hop_hw(cluster, from, to)) : 0.0;

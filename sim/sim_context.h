@@ -18,6 +18,22 @@
 
 namespace redsim {
 
+// A Simple chain's or tree's sender: its chunks leave no faster than the channel's cap, while
+// each crosses its hop at the links' rate, so the cap is the pipeline's pace, paid once (as NCCL's
+// model charges bytes / bandwidth once) rather than on every hop of every chunk.
+class CapPacer {
+ public:
+  explicit CapPacer(const Mechanics& m) : cap_Bps_(m.channel_cap_Bps) {}
+  // Holds the caller until the previous chunk's time at the cap has passed.
+  void before_put() const;
+  // A chunk of `payload` bytes leaves now.
+  void put(std::int64_t payload);
+
+ private:
+  double cap_Bps_;
+  double next_s_ = 0;
+};
+
 struct SimContext {
   SimContext(const Plan& p, const ClusterSpec& c, SimPlatform plat);
 

@@ -42,6 +42,7 @@ void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t byte
   const bool kids = !nd.children.empty(), up = nd.parent >= 0;
   const int rounds = chunks + (kids && up ? 1 : 0);
   std::vector<void*> got(nd.children.size());
+  CapPacer pacer(m);
   for (int r = 0; r < rounds; ++r) {
     std::vector<sg4::CommPtr> recvs;
     sg4::CommPtr send;
@@ -55,14 +56,17 @@ void run_up(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t byte
     const int send_chunk = kids ? r - 1 : r;
     if (up && send_chunk >= 0 && send_chunk < chunks) {
       sent = split_piece(bytes, chunks, send_chunk);
+      pacer.before_put();
       send = ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent)
                  ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent)));
+      pacer.put(sent);
     }
     for (auto& x : recvs) x->wait();
     if (send) send->wait();
-    // The tree streams: only the first chunk pays each hop's latency.
-    if (send) ctx.pace_step(m, rank, nd.parent, sent, send, send_chunk == 0);
-    for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, chunk, recvs[k], r == 0);
+    // The tree streams: only the first chunk pays each hop's latency; chunks cross at the links'
+    // rate, the sender's CapPacer holding them to the channel's cap.
+    if (send) ctx.pace_step(m, rank, nd.parent, 0, send, send_chunk == 0);
+    for (std::size_t k = 0; k < recvs.size(); ++k) ctx.pace_step(m, nd.children[k], rank, 0, recvs[k], r == 0);
     t.bytes_sent += sent;
     t.bytes_received += received;
     ctx.charge_reduction(m, received);
@@ -78,6 +82,7 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
   const bool kids = !nd.children.empty(), up = nd.parent >= 0;
   const int rounds = chunks + (kids && up ? 1 : 0);
   void* got = nullptr;
+  CapPacer pacer(m);
   for (int r = 0; r < rounds; ++r) {
     sg4::CommPtr recv;
     std::vector<sg4::CommPtr> sends;
@@ -89,6 +94,10 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
       received = split_piece(bytes, chunks, r);
       t.bytes_received += received;
     }
+    if (send_chunk >= 0 && send_chunk < chunks && !nd.children.empty()) {
+      pacer.before_put();
+      pacer.put(split_piece(bytes, chunks, send_chunk));
+    }
     if (send_chunk >= 0 && send_chunk < chunks)
       for (int child : nd.children) {
         sent = split_piece(bytes, chunks, send_chunk);
@@ -98,8 +107,8 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
       }
     if (recv) recv->wait();
     for (auto& x : sends) x->wait();
-    for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], sent, sends[k], send_chunk == 0);
-    if (recv) ctx.pace_step(m, nd.parent, rank, received, recv, r == 0);
+    for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], 0, sends[k], send_chunk == 0);
+    if (recv) ctx.pace_step(m, nd.parent, rank, 0, recv, r == 0);
   }
 }
 
