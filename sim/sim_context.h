@@ -59,7 +59,8 @@ struct SimContext {
   // completed `comm`) has lasted as long as the protocol says: at least its hop's
   // synchronisation latency plus the payload at the channel's cap, from the comm's start. Both
   // the sender and the receiver call it on the same comm, so a receiver cannot forward data
-  // before the step that brought it is over. No-op for ideal collectives.
+  // before the step that brought it is over (a ring's proxied network hop: the receiver only,
+  // sim/ring_pass.cpp). No-op for ideal collectives.
   // `hop` = false leaves out the hop's latency: a pipeline (chain, tree) streams its later chunks
   // behind the first, so only the first pays it (NCCL's FIFO keeps several steps in flight).
   void pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
