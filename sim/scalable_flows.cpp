@@ -32,15 +32,17 @@ sg4::CommPtr start_flow(const scalable::Flow& f, const FlowPlatform& fp) {
 // min_transfer_s after the route's latency).
 double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg4::CommPtr& comm) {
   const double lat = fp.latency_s[f.route];
-  double d = comm->get_finish_time() - comm->get_start_time();
-  const auto overlap = [&](double transfer_end) {
-    if (f.overlap_latency_s > 0)
-      d = std::max(d, lat + f.overlap_latency_s + (transfer_end - lat) / std::max(1, f.overlap_slices));
-  };
-  if (!f.overlap_capped) overlap(d);
-  if (f.min_transfer_s > 0) d = std::max(d, lat + f.min_transfer_s);
-  if (f.overlap_capped) overlap(d);
-  return d;
+  const double raw = comm->get_finish_time() - comm->get_start_time();
+  double d = std::max(raw, lat + f.min_transfer_s);
+  if (f.overlap_latency_s <= 0) return d;
+  const double slices = std::max(1, f.overlap_slices), link_s = raw - lat;
+  // A tree's or chain's later chunks: the latencies add to the transfers at the links' rate.
+  if (!f.overlap_capped) return std::max(d, lat + f.overlap_latency_s + link_s);
+  // A ring's slices: each waits for its transfer a step back. The sender spaces a step's slices
+  // a cap-time apart; closer than their transfers, they share the link and each takes longer.
+  const double per_slice_s = std::max(std::max(link_s, f.min_transfer_s) / slices,
+                                      link_s - (slices - 1) / slices * f.min_transfer_s);
+  return std::max(d, lat + f.overlap_latency_s + per_slice_s);
 }
 
 // The flows of a with_previous stage (scalable::Stage), started during the stage before it: as

@@ -184,6 +184,9 @@ TEST_CASE("rings across nodes, their network hops proxied: scalable agrees with 
         CAPTURE(preset, op_kind_name(kind), protocol_name(p));
         check_sweep_agreement(config(preset), kind, {Algorithm::ring, p, 0}, 64 << 20, 8, 0.03);
       }
+  // Hierarchical's ring across nodes: 8 rings of 2 nodes at once, each step's two slices sent
+  // together and sharing the NIC (scalable_flows.cpp, flow_duration_s).
+  check_sweep_agreement(config("dgx-a100-x2"), OpKind::allreduce, {Algorithm::hierarchical, Protocol::simple, 0}, 64 << 20, 8);
 }
 
 TEST_CASE("Simple trees and chains, their cap paid once: scalable agrees with exact", "[scalable][agreement][protocol]") {
