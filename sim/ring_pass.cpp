@@ -13,9 +13,6 @@ namespace sg4 = simgrid::s4u;
 namespace {
 int mod(int a, int n) { return ((a % n) + n) % n; }
 char g_payload;  // SimGrid refuses a null payload; the simulated size is what counts
-}  // namespace
-
-namespace {
 
 // One piece a ring rank sends and receives: a slice of a step of a loop.
 struct RingPiece {
@@ -92,16 +89,16 @@ TransferTally run_ring_pass(SimContext& ctx, const PlanOp& op, int channel, cons
   };
   if (proxy_in)
     for (int i = 0; i < std::min(window, count); ++i) post(i);
-  double sent_until = 0;  // a proxied sender's channel is busy until then (the channel's cap)
+  CapPacer pacer(m);  // a proxied sender's slices leave no faster than the channel's cap
   for (int i = 0; i < count; ++i) {
     const auto& pc = pieces[static_cast<std::size_t>(i)];
     if (pc.forwards) take_until(i - slices);
-    if (proxy_out && sent_until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(sent_until);
+    if (proxy_out) pacer.before_put();
     auto send = out->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, pc.send_bytes)));
     t.bytes_sent += pc.send_bytes;
     if (!proxy_in) post(i);
     if (proxy_out) {
-      if (m.channel_cap_Bps > 0) sent_until = sg4::Engine::get_clock() + static_cast<double>(pc.send_bytes) / m.channel_cap_Bps;
+      pacer.put(pc.send_bytes);
       sends.push_back(send);
     } else {
       send->wait();

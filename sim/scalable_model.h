@@ -66,9 +66,10 @@ struct Flow {
   // streamed chain's later steps over a network hop, which on NCCL leave one by one behind the
   // first (gathered at the channel's pace), so they never share the NIC with the first.
   bool after_wave = false;
-  // A ring's proxied network hop (sim/ring_pass.cpp): its rounds' latency overlaps its
-  // transfers, the flow lasting at least overlap_latency_s + transfer / overlap_slices beyond
-  // the route's latency (a slice waits for the one `slices` rounds back, not for the last).
+  // Latency that overlaps the flow's transfers rather than following the flow: a ring's proxied
+  // network hop (sim/ring_pass.cpp; a slice waits for the one `slices` rounds back, not for the
+  // last: the flow lasts at least overlap_latency_s + a transfer / overlap_slices beyond the
+  // route's latency), or a chain's or tree's later chunks (Model::overlap_rest_latencies).
   double overlap_latency_s = 0;
   int overlap_slices = 1;
   // Whether the overlapped latency adds to the transfer held to the cap (a ring's slice arrives

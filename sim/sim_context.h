@@ -18,9 +18,10 @@
 
 namespace redsim {
 
-// A Simple chain's or tree's sender: its chunks leave no faster than the channel's cap, while
-// each crosses its hop at the links' rate, so the cap is the pipeline's pace, paid once (as NCCL's
-// model charges bytes / bandwidth once) rather than on every hop of every chunk.
+// A sender whose pieces leave no faster than the channel's cap while each crosses its hop at the
+// links' rate: a Simple chain's or tree's chunks, so the cap is the pipeline's pace, paid once (as
+// NCCL's model charges bytes / bandwidth once) rather than on every hop of every chunk; a ring's
+// slices handed to the proxy of a network hop (ring_pass.cpp).
 class CapPacer {
  public:
   explicit CapPacer(const Mechanics& m) : cap_Bps_(m.channel_cap_Bps) {}

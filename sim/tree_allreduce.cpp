@@ -95,16 +95,15 @@ void run_down(const PlanOp& op, int rank, int c, const Node& nd, std::int64_t by
       t.bytes_received += received;
     }
     if (send_chunk >= 0 && send_chunk < chunks && !nd.children.empty()) {
+      sent = split_piece(bytes, chunks, send_chunk);
       pacer.before_put();
-      pacer.put(split_piece(bytes, chunks, send_chunk));
-    }
-    if (send_chunk >= 0 && send_chunk < chunks)
       for (int child : nd.children) {
-        sent = split_piece(bytes, chunks, send_chunk);
         sends.push_back(ctx.mailbox(op.stream, c, static_cast<int>(MailPhase::tree_down), child)
                             ->put_async(&g_payload, static_cast<std::uint64_t>(ctx.wire_bytes(m, sent))));
         t.bytes_sent += sent;
       }
+      pacer.put(sent);
+    }
     if (recv) recv->wait();
     for (auto& x : sends) x->wait();
     for (std::size_t k = 0; k < sends.size(); ++k) ctx.pace_step(m, rank, nd.children[k], 0, sends[k], send_chunk == 0);
