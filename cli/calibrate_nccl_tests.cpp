@@ -40,6 +40,7 @@ std::vector<double> predict_run(const ClusterSpec& layout, const NcclTestsRun& r
   o.dtype = dtype_of(run.rows.front().type);
   o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
   o.gpus_per_process = run.gpus_per_thread;
+  o.iters = run.iters;
   const auto rows = collective_sweep(layout, o);
   std::vector<double> us;
   for (const auto& r : rows) us.push_back(r.time_us);

@@ -27,6 +27,7 @@ struct CollectiveOptions {
   std::string redop = "sum";
   int root = 0;
   int gpus = 1;
+  int iters = 20;
   int ranks = 0;
   std::string algorithm = "auto", protocol = "auto", channels = "auto";
   std::string fidelity = "auto";
@@ -89,6 +90,7 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   s.redop = *r;
   s.root = o.root;
   s.gpus_per_process = o.gpus;
+  s.iters = o.iters;
   if (o.algorithm != "auto") {
     s.request.algorithm = parse_algorithm(o.algorithm);
     if (!s.request.algorithm) throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|hierarchical, got \"" + o.algorithm + "\"");
@@ -172,7 +174,7 @@ void run_collective(const CollectiveOptions& o) {
                     ? "NCCL collective model (2.18.5 constants, NCCL " + nccl_version_name(cluster.nccl_version) + "'s layout)"
                     : std::string("ideal collectives"))
             << ", "
-            << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << "\n";
+            << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << ", -n " << s.iters << "\n";
   double sum = 0;
   int count = 0;
   for (OpKind kind : s.ops) print_table(rows, kind, s, sum, count);
@@ -185,6 +187,7 @@ void run_collective(const CollectiveOptions& o) {
                                                                                      : nlohmann::json(nullptr)},
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
+                        {"iters", s.iters},
                         {"rows", rows_json(rows, s)}};
     write_file_atomically(o.json_file, j.dump(1) + "\n");
     std::cout << "json: " << o.json_file << "\n";
@@ -209,6 +212,10 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("-g,--ngpus", o->gpus,
                   "devices one process drives (nccl-tests' -g): an iteration lasts at least this many launches "
                   "(collective_launch_us each), as one thread launches them in turn")
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", o->iters,
+                  "iterations timed together (nccl-tests' -n): queued back to back, a broadcast's or reduce's "
+                  "iterations overlap by the chain's fill")
       ->capture_default_str();
   cmd->add_option("--ranks", o->ranks, "simulate the first N ranks only: up to one node's devices, or whole nodes");
   cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical (NCCL_ALGO)")

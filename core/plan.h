@@ -64,6 +64,10 @@ struct PlanOp {
   // group_size 0 is the whole world. With a group, shard_bytes has one entry per group member.
   int group_size = 0;
   int group_stride = 1;
+  // A collective starts once every rank of its group has issued it. false: each rank starts it
+  // when its own stream reaches it and the transfers alone pace the ranks, as NCCL's kernels run
+  // when a benchmark queues the same collective back to back (nccl-tests' iterations).
+  bool rendezvous = true;
 };
 
 // Ranks in an op's group (the world when it has none).

@@ -27,6 +27,8 @@ struct SweepOptions {
   // host's launch cost (collective_launch_us, per device) hides behind the device's time unless
   // it is larger: an iteration lasts max(device time, gpus_per_process x launch).
   int gpus_per_process = 1;
+  // nccl-tests' -n: iterations queued back to back and timed together (their mean is the row).
+  int iters = 20;
   Fidelity fidelity = Fidelity::auto_select;
 };
 

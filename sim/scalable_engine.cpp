@@ -173,7 +173,7 @@ class StepRun {
     const double start = sg4::Engine::get_clock();
     ChainKey key;
     if (isolated_) {
-      key = {computed_key(op, model_.mech(op)), static_cast<int>(op.kind), model_.chain_shape_key(op)};
+      key = {computed_key(op, model_.mech(op)), static_cast<int>(op.kind), model_.chain_shape_key(op), op.rendezvous};
       if (auto it = chain_took_s_.find(key); it != chain_took_s_.end()) {
         if (it->second > 0) sg4::this_actor::sleep_for(it->second);
         return;
@@ -268,7 +268,7 @@ class StepRun {
     }
   }
 
-  using ChainKey = std::tuple<ComputedKey, int, std::vector<int>>;  // + kind, root placement
+  using ChainKey = std::tuple<ComputedKey, int, std::vector<int>, bool>;  // + kind, root placement, rendezvous
 
   const Plan& plan_;
   const ClusterSpec& cluster_;

@@ -161,6 +161,7 @@ class Model {
     std::vector<std::pair<int, std::pair<std::int64_t, std::int64_t>>> exceptions;  // rank, (sent, received)
   };
   ChainBytes chain_rank_bytes(const PlanOp& op);
+  int chain_place_spread(const PlanOp& op);
 
   ModelStats& stats() { return stats_; }
   // The op's protocol mechanics (cached).
@@ -244,6 +245,7 @@ class Model {
                                 std::vector<std::int64_t>& received);
 
   const WorldRing& world_ring(int channel, int channels);
+  std::vector<int> chain_wave_hops(const PlanOp& op, const WorldRing& wr, int first, double& repeat);
   // The world ring's edges for a streamed chain's later steps: a network edge as a paced route
   // of its own (its flow held to the channel's cap, as a stream sends no faster; an unpaced flow
   // would take a fair share of the NIC from the other channels' first steps), any other edge as

@@ -309,6 +309,64 @@ std::vector<Stage> Model::hierarchical_stages(const PlanOp& op, int c, std::int6
   return stages;
 }
 
+// The most places one rank's position differs by between the channels' chains (0 when every
+// channel runs the same ring).
+int Model::chain_place_spread(const PlanOp& op) {
+  const int n = plan_.world_size;
+  std::vector<int> lo(static_cast<std::size_t>(n), n), hi(static_cast<std::size_t>(n), -1);
+  for (int c = 0; c < op.channels; ++c) {
+    const auto& wr = world_ring(c, op.channels);
+    const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];
+    const int first = op.kind == OpKind::reduce ? root_pos + 1 : root_pos;
+    for (int r = 0; r < n; ++r) {
+      const int j = mod(wr.pos[static_cast<std::size_t>(r)] - first, n);
+      lo[static_cast<std::size_t>(r)] = std::min(lo[static_cast<std::size_t>(r)], j);
+      hi[static_cast<std::size_t>(r)] = std::max(hi[static_cast<std::size_t>(r)], j);
+    }
+  }
+  int spread = 0;
+  for (int r = 0; r < n; ++r) spread = std::max(spread, hi[static_cast<std::size_t>(r)] - lo[static_cast<std::size_t>(r)]);
+  return spread;
+}
+
+// The hops the wave runs (positions after the chain's head) and how often its lap counts: the
+// whole chain (N-1 hops) when the cluster does not fold, else one lap of the period's edges,
+// counted (N-1)/period times.
+std::vector<int> Model::chain_wave_hops(const PlanOp& op, const WorldRing& wr, int first, double& repeat) {
+  const int n = plan_.world_size;
+  const int wave_period = static_cast<int>(wr.wave_routes.size());
+  const int hops = wave_period == n ? n - 1 : wave_period;
+  repeat = static_cast<double>(n - 1) / hops;
+  std::vector<int> wave_hops(static_cast<std::size_t>(hops));
+  for (int h = 0; h < hops; ++h) wave_hops[static_cast<std::size_t>(h)] = h;
+  if (op.rendezvous) return wave_hops;
+  // A later back-to-back iteration (sim/collective_sweep.cpp): each rank starts it once it has
+  // finished the previous one, its upstream already sending, so most of the chain's fill is not
+  // paid again. What is: a middle rank's two hops (the first chunk in, the last out), plus the
+  // spread of its places along the channels' chains, since it starts every channel when its
+  // last channel ends (sim/README.md, "Back-to-back chains").
+  const int span = std::min(n - 1, chain_place_spread(op) + 2);
+  if (span >= hops) {
+    repeat = static_cast<double>(span) / hops;
+    return wave_hops;
+  }
+  // The window of `span` hops the slowest by their latencies, past the head.
+  const auto& m = mech(op);
+  auto window_s = [&](int h0) {
+    double s = 0;
+    for (int k = h0; k < h0 + span; ++k)
+      s += m.hop_latency(static_cast<nccl::Hw>(routes_.hw(wr.wave_routes[static_cast<std::size_t>(mod(first + k, wave_period))])));
+    return s;
+  };
+  int best = 1;
+  for (int h0 = 2; h0 + span <= hops; ++h0)
+    if (window_s(h0) > window_s(best)) best = h0;
+  repeat = 1;
+  wave_hops.resize(static_cast<std::size_t>(span));
+  for (int k = 0; k < span; ++k) wave_hops[static_cast<std::size_t>(k)] = best + k;
+  return wave_hops;
+}
+
 // Reduce and broadcast: a chain along the world ring from its head.
 std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t bytes) {
   std::vector<Stage> stages;
@@ -322,14 +380,12 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
   const double round_extra = reduce ? static_cast<double>(bytes) / P * m.reduce_s_per_byte : 0.0;
   const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];
   const int first = reduce ? root_pos + 1 : root_pos;  // the chain's head
-  // The wave: the first chunk hop by hop from the head, over the whole chain (N-1 hops) when
-  // the cluster does not fold, else over one lap of the period's edges, counted (N-1)/period times.
+  // The wave: the first chunk hop by hop from the head (chain_wave_hops).
   Stage wave;
   wave.sequential = true;
   const int wave_period = static_cast<int>(wr.wave_routes.size());
-  const int hops = wave_period == n ? n - 1 : wave_period;
-  wave.repeat = static_cast<double>(n - 1) / hops;
-  for (int h = 0; h < hops; ++h) {
+  const std::vector<int> wave_hops = chain_wave_hops(op, wr, first, wave.repeat);
+  for (int h : wave_hops) {
     Flow f;
     f.route = wr.wave_routes[static_cast<std::size_t>(mod(first + h, wave_period))];
     f.bytes = stream_message_bytes(m, routes_.hw(f.route), bytes, P, first_chunk, false);
@@ -363,6 +419,15 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
       f.group = p;
       apply_protocol(f, m, 1, false);
       overlap_rest_latencies(f, m, P);
+      if (!op.rendezvous && !m.streams()) {
+        // Back to back, a Simple step being a rendezvous of its two ends, a rank's neighbours
+        // run a chunk out of phase with it, and every other later chunk waits a first chunk's
+        // hop latency instead of the route's, as many as the chain has hops past the wave's
+        // two: the steady state of the exact engine's recurrence (sim/README.md).
+        const double lat = routes_.latency_s(f.route);
+        const double hop = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route))));
+        f.post_delay_s += static_cast<double>(std::min((P - 1) / 2, std::max(0, n - 3))) * (hop - lat);
+      }
       if (m.streams() && m.channel_cap_Bps > 0 && routes_.hw(f.route) == static_cast<int>(nccl::Hw::net)) {
         f.route = chain_rest_routes(c, op.channels)[static_cast<std::size_t>(p)];
         f.rate_cap_Bps = m.channel_cap_Bps * m.wire_factor;  // wire bytes a second

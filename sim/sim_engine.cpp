@@ -98,6 +98,7 @@ void check_plan_for_sim(const Plan& plan, const ClusterSpec& cluster) {
     for (auto d : op.deps)
       if (d >= op.id) throw std::logic_error("plan op " + op.name + " depends on a later op");
     if (op_kind_is_collective(op.kind)) {
+      if (!op.rendezvous && op.group_size > 0) throw std::logic_error("plan op " + op.name + " is grouped but has no rendezvous");
       if (!group_is_valid(op, plan.world_size))
         throw std::logic_error("plan op " + op.name + " has groups that do not split the world evenly");
       sim_collective_for(op);
@@ -185,7 +186,7 @@ std::vector<std::vector<sg4::BarrierPtr>> collective_barriers(const Plan& plan) 
   std::vector<std::vector<sg4::BarrierPtr>> barriers(plan.ops.size());
   for (const auto& op : plan.ops) {
     const int size = group_ranks(op, plan.world_size);
-    if (!op_kind_is_collective(op.kind) || size < 2) continue;
+    if (!op_kind_is_collective(op.kind) || size < 2 || !op.rendezvous) continue;
     for (int g = 0; g < plan.world_size / size; ++g) barriers[op.id].push_back(sg4::Barrier::create(static_cast<unsigned>(size)));
   }
   return barriers;
@@ -206,7 +207,9 @@ void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>&
 }
 
 // A collective on one rank: the host's launch, then the protocol's base latency (NCCL's
-// baseLat), a CPU rank's reductions, then the steps.
+// baseLat), a CPU rank's reductions, then the steps. Without a rendezvous the rank starts at
+// once: its peers' mailboxes are first in, first out, so its transfers match the peer's
+// transfers of the same op even while that peer is still in the previous one.
 void run_collective(const PlanOp& op, int rank, SimContext& ctx, const std::vector<sg4::BarrierPtr>& barriers,
                     double reduction_s, OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[0]->wait();

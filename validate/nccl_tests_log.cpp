@@ -110,6 +110,11 @@ void Reader::start(const std::vector<std::string>& t, int line) {
       const auto g = whole(t[i + 1]);
       if (!g || *g < 1 || *g > 1024) fail(line, "nGpus followed by a GPU count from 1 to 1024");
       run->gpus_per_thread = static_cast<int>(*g);
+    } else if (t[i] == "iters:" && (i == 0 || (t[i - 1] != "warmup" && t[i - 1] != "agg"))) {
+      // "warmup iters: 5 iters: 20 agg iters: 1": the timed iterations are the bare one.
+      const auto n = whole(t[i + 1]);
+      if (!n || *n < 1 || *n > 1000000) fail(line, "iters: followed by an iteration count from 1 to 1000000");
+      run->iters = static_cast<int>(*n);
     }
   cols.reset();
   hosts.clear();

@@ -37,6 +37,7 @@ struct NcclTestsRun {
   int devices_per_node = 0;
   std::string device;      // the first rank's device name
   int gpus_per_thread = 1;  // nccl-tests' -g
+  int iters = 20;           // nccl-tests' -n (the header's "iters: N"; nccl-tests' default when absent)
   // The NCCL release the run used, as major * 10000 + minor * 100 + patch (ClusterSpec's
   // encoding), from "# nccl-tests version ... nccl-library=CODE" or NCCL's own "NCCL version
   // 2.18.5+cuda12.2" line; 0 when the log prints neither.

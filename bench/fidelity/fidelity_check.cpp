@@ -23,7 +23,7 @@ namespace {
 struct Entry {
   std::string name, csv, column, cluster, algorithm, how;
   OpKind op = OpKind::allreduce;
-  int gpus = 1, ranks = 0;
+  int gpus = 1, iters = 20, ranks = 0;
   int nccl_version = 0;  // 0: the cluster file's
 };
 
@@ -39,7 +39,7 @@ std::vector<Entry> read_manifest(const std::string& file) {
   JsonIn j(root, "$", file);
   std::vector<Entry> out;
   for (const auto& t : j.at("tables").items()) {
-    t.allow_only({"name", "csv", "column", "cluster", "op", "gpus_per_process", "algorithm", "ranks", "nccl_version", "how_it_ran"});
+    t.allow_only({"name", "csv", "column", "cluster", "op", "gpus_per_process", "iters", "algorithm", "ranks", "nccl_version", "how_it_ran"});
     Entry e;
     e.name = t.at("name").nonempty_string();
     e.csv = t.at("csv").nonempty_string();
@@ -47,6 +47,7 @@ std::vector<Entry> read_manifest(const std::string& file) {
     e.cluster = t.at("cluster").nonempty_string();
     if (const auto op = t.find("op")) e.op = op_named(*op);
     e.gpus = static_cast<int>(t.positive_integer_or("gpus_per_process", 1));
+    e.iters = static_cast<int>(t.positive_integer_or("iters", 20));  // nccl-tests' default -n
     e.algorithm = t.string_or("algorithm", "auto");
     e.ranks = static_cast<int>(t.positive_integer_or("ranks", 0));
     e.how = t.string_or("how_it_ran", "");
@@ -73,13 +74,14 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   o.step_factor = 2;
   o.ops = {e.op};
   o.gpus_per_process = e.gpus;
+  o.iters = e.iters;
   o.fidelity = fidelity;
   if (e.algorithm != "auto") o.request.algorithm = parse_algorithm(e.algorithm);
   const auto rows = collective_sweep(cluster, o);
   std::vector<fidelity::TableRow> predicted;
   for (const auto& r : rows) predicted.push_back({r.size_bytes, r.busbw_GBps});
   const auto errors = fidelity::compare(measured, predicted);
-  std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", algorithm " << e.algorithm
+  std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", -n " << e.iters << ", algorithm " << e.algorithm
             << ", NCCL " << nccl_version_name(cluster.nccl_version) << " layout; " << e.how
             << "\n        size   measured  predicted    error   choice\n";
   for (const auto& err : errors) {

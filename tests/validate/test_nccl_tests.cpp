@@ -97,6 +97,17 @@ TEST_CASE("nccl-tests: a multi-node allreduce log with its rank lines", "[nccl_t
   CHECK(!r.rows[1].wrong.has_value());  // N/A: run with -c 0
 }
 
+TEST_CASE("nccl-tests: the timed iterations from the header, 20 when it does not say", "[nccl_tests]") {
+  const std::string rows = rank_lines(1, 2) + kColumns +
+                           "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+                           "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 4.5\n";
+  const std::string header = "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576 step: 2(factor) ";
+  CHECK(parse(header + "warmup iters: 5 iters: 40 agg iters: 1 validation: 1 graph: 0\n" + rows, "all_reduce_perf.log")[0].iters == 40);
+  CHECK(parse(header + "\n" + rows, "all_reduce_perf.log")[0].iters == 20);
+  CHECK(input_error(header + "warmup iters: 5 iters: 0 agg iters: 1\n" + rows).find("iters: followed by an iteration count") !=
+        std::string::npos);
+}
+
 TEST_CASE("nccl-tests: the op from the test name, or from the columns", "[nccl_tests]") {
   const std::string body = rank_lines(1, 4) + kColumns;
   const std::string end = "# Avg bus bandwidth    : 1\n";
