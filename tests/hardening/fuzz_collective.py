@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random option sets for `redsim collective` on the NCCL presets (the collective model's paths:
 NVLS pipeline steps, ring channel shares, trees, chains, forced algorithms, protocols, channels
-and rank subsets, three element types, both fidelities). Every run must exit 0 with rows whose
+and rank subsets, three element types, both fidelities, nccl-tests' iteration counts). Every run must exit 0 with rows whose
 time and bus bandwidth are positive numbers, or exit 2 with one line on stderr; never a signal,
 a hang or another status. Deterministic from --seed.
 
@@ -33,6 +33,8 @@ def options(rng, src):
         args += ["--ranks", str(rng.choice([2, 3, 5, 8, 9, 16]))]
     if rng.random() < 0.5:
         args += ["--fidelity", rng.choice(["exact", "scalable"])]
+    if rng.random() < 0.3:
+        args += ["-n", str(rng.choice([1, 2, 5, 40, 0]))]  # 0 must be refused with exit 2
     return args
 
 
