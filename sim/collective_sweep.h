@@ -1,6 +1,7 @@
 // A simulated nccl-tests: one collective over a range of sizes on a cluster, each size run as
-// nccl-tests runs it (back-to-back launches of one operation), reported with nccl-tests' columns
-// and bus-bandwidth factors plus the algorithm, protocol and channels the model chose.
+// nccl-tests runs it (-n iterations of one operation queued back to back, their mean; launches
+// overlapped), reported with nccl-tests' columns and bus-bandwidth factors plus the algorithm,
+// protocol and channels the model chose.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -60,6 +60,21 @@ assert (a["nccl_version"], b["nccl_version"]) == ("2.18.5", "2.20.5"), (a["nccl_
 assert a["rows"][0]["time_us"] > 1.5 * b["rows"][0]["time_us"], (a["rows"], b["rows"])
 PY
 
+# nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
+# one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).
+for n in 1 20 40; do
+  "$redsim" collective --cluster "$src/configs/dgx-a100.json" --op broadcast -b 32M -e 32M -n $n --json "$tmp/n$n.json" >/dev/null
+done
+python3 - "$tmp/n1.json" "$tmp/n20.json" "$tmp/n40.json" <<'PY' && echo "ok   -n: one iteration whole, each later one its period" || { echo "FAIL: -n"; fail=1; }
+import json, sys
+j = [json.load(open(f)) for f in sys.argv[1:]]
+assert [x["iters"] for x in j] == [1, 20, 40], [x["iters"] for x in j]
+t1, t20, t40 = (x["rows"][0]["time_us"] for x in j)
+period_a, period_b = (20 * t20 - t1) / 19, (40 * t40 - 20 * t20) / 20
+assert abs(period_a - period_b) < 1e-6 * t1, (period_a, period_b)
+assert period_a < 0.8 * t1, (t1, period_a)  # most of the chain's fill overlaps
+PY
+
 # Bad options: exit 2 and one line on stderr.
 bad() {
   "$redsim" collective "$@" >/dev/null 2>"$tmp/bad.txt"
@@ -75,4 +90,5 @@ bad --cluster "$src/configs/dgx-a100.json" -b 1G -e 1M
 bad --cluster "$src/configs/dgx-h100-x16.json" --ranks 12
 bad --cluster "$src/configs/dgx-h100.json" --nccl-version 2.x
 bad --cluster "$src/configs/local.json" --nccl-version 2.20.5
+bad --cluster "$src/configs/dgx-a100.json" -n 0
 exit $fail
