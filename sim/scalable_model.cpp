@@ -65,8 +65,11 @@ void Model::overlap_rest_latencies(Flow& f, const Mechanics& m, int P) const {
   // (in the wave) has already covered.
   f.overlap_latency_s = rest_s;
   f.overlap_capped = false;
-  const double hop = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route))));
-  f.min_transfer_s = std::max(0.0, f.min_transfer_s - hop);
+  f.min_transfer_s = std::max(0.0, f.min_transfer_s - first_hop_s(m, f.route));
+}
+
+double Model::first_hop_s(const Mechanics& m, std::uint32_t route) const {
+  return std::max(routes_.latency_s(route), m.hop_latency(static_cast<nccl::Hw>(routes_.hw(route))));
 }
 
 Model::Model(const Plan& plan, const ClusterSpec& cluster, bool allow_fold)

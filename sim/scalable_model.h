@@ -234,6 +234,9 @@ class Model {
   // latency, which passes while the sender waits for the channel's cap (sim/sim_context.h,
   // CapPacer), so the latencies overlap the transfer rather than follow it.
   void overlap_rest_latencies(Flow& f, const Mechanics& m, int P) const;
+  // A first chunk's synchronised hop over `route`: the protocol's hop latency for its hardware
+  // class, or the route's own latency when that is longer.
+  double first_hop_s(const Mechanics& m, std::uint32_t route) const;
 
   // NVLS (scalable_nvls.cpp): every device of the period to and from its NVSwitch.
   std::vector<Stage> nvls_stages(const PlanOp& op, int channel);
@@ -299,6 +302,7 @@ class Model {
   std::map<std::pair<int, int>, IntraRings> intra_;
   std::vector<NodeRings> node_rings_;  // zero or one
   std::map<std::uint32_t, Mechanics> mech_;  // by op id
+  std::map<std::uint32_t, int> chain_place_spread_;  // by op id: every channel's chain asks
   ModelStats stats_;
 };
 

@@ -114,7 +114,7 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   const double reduce_s_per_byte = f.reduce_s_per_byte();
   fl.post_delay_s = (steps - 1) * routes_.latency_s(route) + static_cast<double>(rs_bytes) * reduce_s_per_byte;
   if (!f.mech) return fl;
-  const double per_round_s = std::max(f.mech->hop_latency(static_cast<nccl::Hw>(routes_.hw(route))), routes_.latency_s(route));
+  const double per_round_s = first_hop_s(*f.mech, route);
   apply_protocol(fl, *f.mech, f.step_factor);
   // A proxied network hop does not hold its sender (sim/ring_pass.cpp): its rounds cost what
   // the ring's cycle of hops costs a round, and the pipeline fills once.
@@ -312,6 +312,7 @@ std::vector<Stage> Model::hierarchical_stages(const PlanOp& op, int c, std::int6
 // The most places one rank's position differs by between the channels' chains (0 when every
 // channel runs the same ring).
 int Model::chain_place_spread(const PlanOp& op) {
+  if (auto it = chain_place_spread_.find(op.id); it != chain_place_spread_.end()) return it->second;
   const int n = plan_.world_size;
   std::vector<int> lo(static_cast<std::size_t>(n), n), hi(static_cast<std::size_t>(n), -1);
   for (int c = 0; c < op.channels; ++c) {
@@ -326,7 +327,7 @@ int Model::chain_place_spread(const PlanOp& op) {
   }
   int spread = 0;
   for (int r = 0; r < n; ++r) spread = std::max(spread, hi[static_cast<std::size_t>(r)] - lo[static_cast<std::size_t>(r)]);
-  return spread;
+  return chain_place_spread_.emplace(op.id, spread).first->second;
 }
 
 // The hops the wave runs (positions after the chain's head) and how often its lap counts: the
@@ -429,9 +430,8 @@ std::vector<Stage> Model::chain_stages(const PlanOp& op, int c, std::int64_t byt
         // two: the steady state of the exact engine's recurrence (sim/README.md). Only on a
         // chain of one kind of hop: where a slower hop sets the later chunks' pace, it absorbs
         // most of that (the same recurrence with one hop 3x slower: 3 us where this says 18).
-        const double lat = routes_.latency_s(f.route);
-        const double hop = std::max(lat, m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route))));
-        f.post_delay_s += static_cast<double>(std::min((P - 1) / 2, std::max(0, n - 3))) * (hop - lat);
+        const double extra_s = first_hop_s(m, f.route) - routes_.latency_s(f.route);
+        f.post_delay_s += static_cast<double>(std::min((P - 1) / 2, std::max(0, n - 3))) * extra_s;
       }
       if (m.streams() && m.channel_cap_Bps > 0 && routes_.hw(f.route) == static_cast<int>(nccl::Hw::net)) {
         f.route = chain_rest_routes(c, op.channels)[static_cast<std::size_t>(p)];
