@@ -71,6 +71,9 @@ void print_tensors(const std::string& file, const ModelTrace& t, const TraceSumm
   std::cout << "buffers:\n";
   print_tally("all", s.buffers);
   print_tally("broadcast", s.broadcast);
+  const auto a = t.activation_bytes();
+  std::cout << "activations saved in forward: "
+            << (a ? with_commas(*a) + " bytes (" + mib(*a) + ") for the batch" : std::string("not in the trace")) << "\n";
 }
 
 void print_compute(const ModelTrace& t, const TraceSummary& s) {

@@ -30,7 +30,7 @@ void print_run_memory(std::ostream& out, const realexec::RunOutcome& r) {
       << "  peak RSS: the rank process's VmHWM; model: the strategy's memory model, most loaded rank\n";
   out << "  rank           params      grads  optimizer    buffers      total   peak RSS\n";
   out << row("model", as_double(m.params_bytes), as_double(m.grads_bytes), as_double(m.optimizer_bytes),
-             as_double(m.comm_buffer_bytes), as_double(m.total_bytes()), "");
+             as_double(m.comm_buffer_bytes), as_double(m.model_state_bytes()), "");
   bool state_scaled = f != 1.0;
   const auto& held = r.measured.held;
   for (std::size_t i = 0; i < held.size(); ++i) {
@@ -54,7 +54,15 @@ void print_run_memory(std::ostream& out, const realexec::RunOutcome& r) {
   // Buffers differ by design: the executor keeps one buffer per collective of the plan (each
   // result is verified after the step), where the model counts the buffers a framework reuses.
   out << "  (the executor holds a buffer for every collective of the step; the model counts what a framework "
-         "keeps live)\n\n";
+         "keeps live)\n";
+  // The executor runs no model, so the model's activations are beside the comparison, not in it.
+  if (m.activations_known) {
+    char act[160];
+    std::snprintf(act, sizeof act, "  the model's activations, not held by the executor nor in the model row: %.3f GiB\n",
+                  as_double(m.activation_bytes) / kGiB);
+    out << act;
+  }
+  out << "\n";
 }
 
 nlohmann::json run_memory_json(const realexec::RunOutcome& r) {

@@ -87,7 +87,12 @@ struct RankMemory {
   std::int64_t grads_bytes = 0;
   std::int64_t optimizer_bytes = 0;
   std::int64_t comm_buffer_bytes = 0;  // bucket or flat buffers held in addition to gradients
-  std::int64_t total_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + comm_buffer_bytes; }
+  // What autograd saves in one forward (one micro-batch), all live when forward ends; 0 and
+  // activations_known false when the trace does not give it.
+  std::int64_t activation_bytes = 0;
+  bool activations_known = false;
+  std::int64_t model_state_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + comm_buffer_bytes; }
+  std::int64_t total_bytes() const { return model_state_bytes() + activation_bytes; }
 };
 
 // The most work one simulation may take by default (README "Limits", --max-ops): op instances

@@ -7,6 +7,7 @@ nlohmann::json memory_to_json(const RankMemory& m) {
           {"grads_bytes", m.grads_bytes},
           {"optimizer_bytes", m.optimizer_bytes},
           {"comm_buffer_bytes", m.comm_buffer_bytes},
+          {"activation_bytes", m.activations_known ? nlohmann::json(m.activation_bytes) : nlohmann::json(nullptr)},
           {"total_bytes", m.total_bytes()}};
 }
 

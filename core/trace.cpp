@@ -17,6 +17,13 @@ std::int64_t ModelTrace::reduced_bytes() const {
   return n;
 }
 
+std::optional<std::int64_t> ModelTrace::activation_bytes() const {
+  if (layers.empty() || !layers.front().activation_bytes) return std::nullopt;
+  std::int64_t n = 0;
+  for (const auto& l : layers) n += l.activation_bytes.value_or(0);
+  return n;
+}
+
 std::vector<std::size_t> derive_grad_ready_order(const ModelTrace& trace) {
   std::vector<std::vector<std::size_t>> by_layer(trace.layers.size());
   for (std::size_t i = 0; i < trace.params.size(); ++i)

@@ -22,6 +22,9 @@ struct TraceLayer {
   std::string name;
   double forward_s = 0;   // on the trace's reference device, for batch_size_per_rank samples
   double backward_s = 0;  // gradients of this layer's parameters are ready when it ends
+  // Bytes autograd saves in this layer's forward for its backward, for batch_size_per_rank
+  // samples (activations, each tensor once); unknown when the trace does not say.
+  std::optional<std::int64_t> activation_bytes;
 };
 
 struct TraceParam {
@@ -64,6 +67,9 @@ struct ModelTrace {
 
   std::int64_t param_count() const;
   std::int64_t reduced_bytes() const;
+  // The layers' activation bytes added up (all of them are live when forward ends); nullopt when
+  // the trace does not give them (a trace gives them for every layer or for none).
+  std::optional<std::int64_t> activation_bytes() const;
 };
 
 // Derives grad_ready_order from layers and params (used when the file gives none).

@@ -25,6 +25,12 @@ RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage
   m.optimizer_bytes = zero_stage >= 1 ? shard(optimizer) : optimizer;
   m.grads_bytes = zero_stage >= 2 ? shard(grads) : grads;
   m.comm_buffer_bytes = comm_buffer_bytes;
+  // Every strategy here runs the trace's whole forward on each rank with the trace's batch (an
+  // accumulation micro-batch is the trace's batch) and none recomputes activations.
+  if (const auto a = trace.activation_bytes()) {
+    m.activation_bytes = *a;
+    m.activations_known = true;
+  }
   return m;
 }
 

@@ -3,6 +3,8 @@
 // 12 Psi of Adam state (fp32 master copy, momentum, variance); fp32 parameters need no master
 // copy, so 4 Psi + 4 Psi + 8 Psi. Stage 1 partitions the optimizer state over N ranks, stage 2
 // the gradients too, stage 3 (FSDP FULL_SHARD) the parameters too: (2 + 2 + K) Psi / N. Frozen parameters have neither gradient nor optimizer state.
+// Plus the activations autograd saves in one forward, when the trace gives them (not sharded by
+// any stage: each rank runs its own samples).
 #pragma once
 #include <cstdint>
 

@@ -153,3 +153,35 @@ TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one
   CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }),
              Catch::StartsWith("c.json: $.nccl_version: expected no nccl_version unless collective_library is \"nccl\""));
 }
+
+TEST_CASE("a trace's activation bytes: every layer or none, summed, round-tripped, bounded", "[core][json][memory]") {
+  auto j = tiny_trace();
+  CHECK_FALSE(trace_from_json(j, "t.json").activation_bytes().has_value());  // not given: unknown, not 0
+  j["layers"][0]["activation_bytes"] = 512;
+  j["layers"][1]["activation_bytes"] = 0;
+  const auto t = trace_from_json(j, "t.json");
+  CHECK(t.activation_bytes() == std::optional<std::int64_t>(512));
+  CHECK(trace_to_json(trace_from_json(trace_to_json(t), "again.json")) == trace_to_json(t));
+  CHECK(trace_to_json(t)["layers"][1]["activation_bytes"] == 0);
+
+  // Given for one layer only would pass for the whole model's: refused, at the layer that differs.
+  j["layers"][1].erase("activation_bytes");
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[1]: expected activation_bytes here too"));
+  j = tiny_trace();
+  j["layers"][1]["activation_bytes"] = 8;
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected no activation_bytes"));
+  j["layers"][0]["activation_bytes"] = -1;
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[0].activation_bytes: expected a non-negative integer"));
+  j["layers"][0]["activation_bytes"] = 1.5;
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.layers[0].activation_bytes: "));
+  // 2^49 + 2^49 is 2^50, the limit; one byte more is refused where the sum passes it.
+  j["layers"][0]["activation_bytes"] = std::int64_t{1} << 49;
+  j["layers"][1]["activation_bytes"] = std::int64_t{1} << 49;
+  CHECK(trace_from_json(j, "ok.json").activation_bytes() == std::optional<std::int64_t>(std::int64_t{1} << 50));
+  j["layers"][1]["activation_bytes"] = (std::int64_t{1} << 49) + 1;
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation bytes of at most 2^50"));
+}

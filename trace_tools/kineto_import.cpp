@@ -283,13 +283,13 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
   const InterferenceTakenOut& out = imp.taken_out;
   t.optimizer_s = std::max(0.0, imp.optimizer_end_s - imp.optimizer_start_s - out.optimizer_s);
   const std::size_t K = imp.buckets.size();
-  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0});
+  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0, std::nullopt});
   t.layers.push_back(
-      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s)});
+      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), std::nullopt});
   for (std::size_t k = K; k-- > 0;) {
     const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
     t.layers.push_back(
-        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k])});
+        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), std::nullopt});
   }
   for (std::size_t k = K; k-- > 0;) {
     TraceParam p;

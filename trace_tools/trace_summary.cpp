@@ -96,6 +96,7 @@ json trace_summary_to_json(const std::string& file, const ModelTrace& t, const T
             {"frozen", tally_json(s.frozen)},
             {"excluded", tally_json(s.excluded)}}},
           {"buffers", {{"all", tally_json(s.buffers)}, {"broadcast", tally_json(s.broadcast)}}},
+          {"activation_bytes", t.activation_bytes() ? json(*t.activation_bytes()) : json(nullptr)},
           {"compute",
            {{"forward_s", s.forward_s},
             {"backward_s", s.backward_s},

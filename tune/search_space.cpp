@@ -379,6 +379,12 @@ std::string format_GiB(std::int64_t bytes) {
   return buf;
 }
 
+std::string memory_words(const RankMemory& m) {
+  return "params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) + ", optimizer " +
+         format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes) + ", activations " +
+         (m.activations_known ? format_GiB(m.activation_bytes) : std::string("not in the trace"));
+}
+
 std::string describe_knobs(const Candidate& c) {
   const Knobs& k = c.knobs;
   // "ring x8"; with NCCL's own channel count just the algorithm ("auto" = NCCL_ALGO unset).

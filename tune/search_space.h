@@ -10,6 +10,7 @@
 
 #include "core/cluster.h"
 #include "core/knobs.h"
+#include "core/plan.h"
 #include "core/trace.h"
 
 namespace redsim::tune {
@@ -91,6 +92,8 @@ std::string algorithm_label(const Knobs& k);  // "ring", or "auto"
 std::string channels_label(const Knobs& k);   // "8", or "auto"
 std::string format_bytes_binary(std::int64_t bytes);  // "25 MiB", "1 GiB", "1.50 MiB", "512 KiB"
 std::string format_GiB(std::int64_t bytes);  // binary: "74.51 GiB", "50.00 MiB"
+// "params 1.00 GiB, grads ..., activations 2.00 GiB" (or "activations not in the trace").
+std::string memory_words(const RankMemory& m);
 
 // The hsdp shard-group sizes the grid holds for these axes on this cluster, ascending.
 std::vector<int> hsdp_group_sizes(const SearchAxes& axes, const ClusterSpec& cluster);

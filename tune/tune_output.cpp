@@ -29,11 +29,6 @@ std::string pct(double x) {
   return buf;
 }
 
-std::string memory_words(const RankMemory& m) {
-  return "params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) + ", optimizer " +
-         format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes);
-}
-
 json evaluation_json(const TuneResult& r, std::size_t p) {
   const auto& e = r.eval(p);
   return {{"time_per_optimizer_step_s", e.objective_s},

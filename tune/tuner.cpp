@@ -78,7 +78,8 @@ void apply_variant(Plan& plan, const std::vector<std::pair<int, Algorithm>>& ori
 
 bool same_memory(const RankMemory& a, const RankMemory& b) {
   return a.params_bytes == b.params_bytes && a.grads_bytes == b.grads_bytes && a.optimizer_bytes == b.optimizer_bytes &&
-         a.comm_buffer_bytes == b.comm_buffer_bytes;
+         a.comm_buffer_bytes == b.comm_buffer_bytes && a.activation_bytes == b.activation_bytes &&
+         a.activations_known == b.activations_known;
 }
 
 }  // namespace
@@ -296,8 +297,7 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
     const auto& m = r.points[least].memory;
     throw InputError("", "", "no setting fits in " + format_GiB(r.memory_limit_bytes) + " per device: the smallest (" +
                                  r.grid.points[least].family + ", " + describe_knobs(r.grid.points[least]) + ") needs " +
-                                 format_GiB(m.total_bytes()) + " (params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) +
-                                 ", optimizer " + format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes) + ")");
+                                 format_GiB(m.total_bytes()) + " (" + memory_words(m) + ")");
   }
   if (options.method == SearchMethod::exhaustive)
     s.run_exhaustive();

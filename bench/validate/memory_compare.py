@@ -3,15 +3,16 @@
 
 For each measured file, `redsim simulate` is run with the file's own knobs (redsim_knobs) on the
 given trace and cluster, and its memory per rank (parameters, gradients, optimizer state,
-communication buffers: the figure simulate and tune print) is set against what the most loaded
-rank held in PyTorch:
+communication buffers: the model state; plus the activations autograd saves in forward when the
+trace gives them: the figure simulate and tune print) is set against what the most loaded rank
+held in PyTorch:
 
   - tensors: parameters, gradients, this rank's optimizer state, DDP's buckets plus the comm hook's
     state (PowerSGD's matrices; the fp16 hook's compressed copies at their peak in flight),
-    counted from the tensors themselves (ddp_memory.py);
+    counted from the tensors themselves (ddp_memory.py), against the model state;
   - RSS growth: the rank's peak resident memory (VmHWM) minus its resident memory before the model
-    existed, i.e. the model state plus what the model leaves out (activations, allocator slack,
-    Gloo's buffers, autograd's graph).
+    existed, i.e. the model state, the activations, and what the model leaves out (allocator slack,
+    backward's temporaries, Gloo's buffers, the runtime's own pages), against the model's total.
 
 Error = (model - measured) / measured. Prints a Markdown table (--table writes it too).
 
@@ -68,9 +69,10 @@ def main(argv=None):
     ap.add_argument("--table", help="also write the table here")
     ap.add_argument("measured", nargs="+", help="ddp_steps.py --out files")
     args = ap.parse_args(argv)
-    rows = ["| variant | model: params / grads / optimizer / comm = total MiB | PyTorch tensors (most loaded rank) "
-            "MiB | error | PyTorch peak RSS growth MiB | model vs RSS growth |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| variant | model state: params / grads / optimizer / comm = sum MiB | PyTorch tensors (most loaded rank) "
+            "MiB | error | model activations MiB | model total MiB | PyTorch peak RSS growth MiB | model total vs RSS "
+            "growth |",
+            "|---|---|---|---|---|---|---|---|"]
     for path in args.measured:
         with open(path) as f:
             m = json.load(f)
@@ -80,11 +82,16 @@ def main(argv=None):
         model = simulate_memory(args.redsim, args.trace, args.cluster, m["redsim_knobs"])
         held, growth = measured_memory(m)
         mib = lambda b: b / MiB  # noqa: E731
-        rows.append("| %s | %.1f / %.1f / %.1f / %.1f = %.1f | %.1f / %.1f / %.1f / %.1f = %.1f | %s | %.1f | %s |" % (
-            label(m), mib(model["params_bytes"]), mib(model["grads_bytes"]), mib(model["optimizer_bytes"]),
-            mib(model["comm_buffer_bytes"]), mib(model["total_bytes"]), mib(held["params_bytes"]),
-            mib(held["grads_bytes"]), mib(held["optimizer_bytes"]), mib(held["comm_bytes"]), mib(held["total_bytes"]),
-            err(model["total_bytes"], held["total_bytes"]), mib(growth), err(model["total_bytes"], growth)))
+        activations = model.get("activation_bytes")  # None: the trace does not give them
+        state = model["total_bytes"] - (activations or 0)
+        rows.append("| %s | %.1f / %.1f / %.1f / %.1f = %.1f | %.1f / %.1f / %.1f / %.1f = %.1f | %s | %s | %.1f | %.1f "
+                    "| %s |" % (
+                        label(m), mib(model["params_bytes"]), mib(model["grads_bytes"]), mib(model["optimizer_bytes"]),
+                        mib(model["comm_buffer_bytes"]), mib(state), mib(held["params_bytes"]),
+                        mib(held["grads_bytes"]), mib(held["optimizer_bytes"]), mib(held["comm_bytes"]),
+                        mib(held["total_bytes"]), err(state, held["total_bytes"]),
+                        "%.1f" % mib(activations) if activations is not None else "not in the trace",
+                        mib(model["total_bytes"]), mib(growth), err(model["total_bytes"], growth)))
     table = "\n".join(rows) + "\n"
     sys.stdout.write(table)
     if args.table:

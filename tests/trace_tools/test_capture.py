@@ -8,6 +8,7 @@ usage: test_capture.py REDSIM_BINARY SOURCE_DIR
   times non-decreasing in the recorded order; the trace runs through `redsim simulate` and
   `redsim trace show`.
 - a user module (module:factory) with a frozen, an unused and a root-owned parameter, with Adam.
+- a two-layer MLP's activation_bytes per layer, from its shapes (what autograd saves in forward).
 - without PyTorch (python3 -S hides Debian's dist-packages) and with bad arguments: exit
   status 2 and a one-line reason.
 Fails, saying what to install, when PyTorch is not there.
@@ -168,6 +169,47 @@ def test_user_module(redsim, capture, d):
     check(r.returncode == 0, "redsim trace show rejects the user-module trace: %s" % r.stderr.strip())
 
 
+MLP_MODEL = """
+import torch
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.act = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+def build():
+    return Mlp()
+"""
+
+
+def test_activations(redsim, capture, d):
+    """activation_bytes from the shapes: Linear saves its input for its weight's gradient, ReLU its
+    output; fc2's input is that same output (counted once, for act); a sum loss saves nothing;
+    weights are parameters, not activations. fp32, batch 8."""
+    path = os.path.join(d, "mlp.py")
+    with open(path, "w") as f:
+        f.write(MLP_MODEL)
+    out = os.path.join(d, "mlp.json")
+    r = run([sys.executable, capture, "--model", path + ":build", "--input-shape", "16", "--batch-size", "8",
+             "--warmup", "0", "--iters", "1", "--loss", "sum", "--out", out])
+    check(r.returncode == 0, "capture of the MLP exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    if r.returncode != 0:
+        return
+    saved = {l["name"]: l.get("activation_bytes") for l in json.load(open(out))["layers"]}
+    expected = {"fc1": 8 * 16 * 4, "act": 8 * 32 * 4, "fc2": 0}
+    check(saved == expected, "activation_bytes %s, expected %s" % (saved, expected))
+    r = run([redsim, "trace", "show", out, "--json", os.path.join(d, "mlp-show.json")])
+    check(r.returncode == 0, "trace show: %s" % r.stderr.strip())
+    if r.returncode == 0:
+        shown = json.load(open(os.path.join(d, "mlp-show.json")))["activation_bytes"]
+        check(shown == sum(expected.values()), "trace show --json activation_bytes %s" % shown)
+
+
 def test_errors(capture, d):
     out = os.path.join(d, "never.json")
     # Without PyTorch: -S leaves Debian's dist-packages (where python3-torch lives) off sys.path.
@@ -247,6 +289,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_resnet18(redsim, src, capture, d)
         test_user_module(redsim, capture, d)
+        test_activations(redsim, capture, d)
         test_errors(capture, d)
         test_processes(capture, d)
     if failures:

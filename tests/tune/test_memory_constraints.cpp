@@ -113,3 +113,25 @@ TEST_CASE("when nothing fits the error names the smallest requirement", "[tune][
     CHECK(what.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("the memory limit counts the trace's activations", "[tune][memory]") {
+  Setup s;
+  s.constraints.strategies = {"bucketed"};
+  s.axes = standard_axes(s.constraints);
+  s.axes.channels = {1};
+  s.axes.algorithms = {Algorithm::ring};
+  // DDP holds 20 Psi = 80 MiB of model state (above); 1 MiB of saved activations per layer adds
+  // 16 MiB. A 90 MiB limit fits the model state alone and nothing with the activations.
+  s.constraints.memory_per_device_GB = 90.0 * kMiB / 1e9;
+  const auto bare = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  CHECK(bare.feasible_points == bare.points.size());
+  for (auto& l : s.trace.layers) l.activation_bytes = kMiB;
+  try {
+    autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("needs 96.00 MiB") != std::string::npos);
+    CHECK(what.find("activations 16.00 MiB") != std::string::npos);
+  }
+}

@@ -93,8 +93,9 @@ def main(argv=None):
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
     nparams = sum(p["numel"] for p in trace["params"])
+    saved = [l["activation_bytes"] for l in trace["layers"] if "activation_bytes" in l]
     print(
-        "%s: %s, %d tensors, %s params, %d layers, %d buffers; per step (batch %d, %s): forward %.3f ms, "
+        "%s: %s, %d tensors, %s params, %d layers, %d buffers, %s; per step (batch %d, %s): forward %.3f ms, "
         "backward %.3f ms, optimizer %.3f ms"
         % (
             args.out,
@@ -103,6 +104,7 @@ def main(argv=None):
             format(nparams, ","),
             len(trace["layers"]),
             len(trace["buffers"]),
+            "activations %.1f MiB" % (sum(saved) / 2**20) if saved else "activations not measured",
             args.batch_size,
             trace["reference_device"],
             totals[0] * 1e3,

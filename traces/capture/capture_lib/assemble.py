@@ -62,7 +62,8 @@ def attribute(iteration, nlayers, owner_of_param):
     return r
 
 
-def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape):
+def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
+             activations=None):
     nlayers = len(layers)
     warnings = []
     owner_of_param = [owner[id(p)] for _, p in params]
@@ -163,6 +164,11 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
             hooked_opt * 1e3,
         )
     )
+    if activations is None:
+        warnings.append("this PyTorch has no saved-tensors hooks: activation_bytes left out")
+    else:
+        source += (" activation_bytes: the storages autograd saved in one forward and its loss (saved-tensors "
+                   "hooks), each once, for the layer running when first saved; parameters and buffers left out.")
     if warnings:
         source += " Warnings: " + "; ".join(warnings) + "."
 
@@ -178,6 +184,9 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
         {"name": layers[i][0], "forward_s": fwd_s[i] * fwd_scale, "backward_s": bwd_s[i] * bwd_scale}
         for i in layer_order
     ]
+    if activations is not None:
+        for entry, i in zip(trace["layers"], layer_order):
+            entry["activation_bytes"] = activations[i]
     trace["params"] = []
     for name, p in params:
         e = collections.OrderedDict(

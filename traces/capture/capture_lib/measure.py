@@ -2,6 +2,7 @@
 import sys
 import time
 
+from .activations import SavedBytes
 from .assemble import assemble
 from .common import PROG, build_model, fail, import_torch, parse_shape
 from .copies import CopySync
@@ -151,6 +152,8 @@ def run(args):
         for h in handles:
             h.remove()
     progress.step_done("trial")
+    # Once, outside the timed steps: the hooks that count saved tensors would cost time.
+    activations = SavedBytes(torch, model, layers).measure(lambda: make_loss(torch, model(x), args.loss, targets))
     progress.say("%s: %d layers, %d parameter tensors; %d steps (1 trial, %d warm-up and %d measured, each hooked "
                   "and un-hooked) on %s" % (args.model, len(layers), len(params), progress.total_steps, args.warmup,
                                            args.iters, device))
@@ -172,4 +175,5 @@ def run(args):
     if sync:
         sync.keep_busy(lambda: step(False))
 
-    return assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape)
+    return assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
+                    activations)

@@ -1,0 +1,46 @@
+// Activations in the memory model: what autograd saves in one forward (the trace's per-layer
+// activation_bytes) is added to every strategy's memory per rank, unsharded, and says when the
+// trace does not give it.
+#include <catch2/catch.hpp>
+
+#include "core/plan_json.h"
+#include "strategies/strategy.h"
+#include "tests/test_support.h"
+
+using namespace redsim;
+
+namespace {
+constexpr int kLayers = 6;
+constexpr std::int64_t kNumel = 1 << 16;
+
+ModelTrace with_activations(ModelTrace t) {
+  for (std::size_t l = 0; l < t.layers.size(); ++l) t.layers[l].activation_bytes = 1000 * static_cast<std::int64_t>(l + 1);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("every strategy's memory per rank adds the trace's activations, once, to its model state", "[strategies][memory]") {
+  const auto bare = testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4);
+  const auto traced = with_activations(bare);
+  // 1000 x (1 + 2 + ... + 6): every layer's saved tensors are live when forward ends.
+  const std::int64_t activations = 1000 * kLayers * (kLayers + 1) / 2;
+  const auto cluster = testing::ideal_star(4, 1.25e9, 1e-5);
+  for (const auto& name : strategy_names()) {
+    INFO(name);
+    Knobs k;
+    k.strategy = name;
+    k.microbatches = name == "accumulate" ? 4 : 1;  // a micro-batch is the trace's batch: the same activations
+    const auto without = make_strategy(name)->plan(bare, cluster, k).memory;
+    const auto with = make_strategy(name)->plan(traced, cluster, k).memory;
+    CHECK_FALSE(without.activations_known);
+    CHECK(without.activation_bytes == 0);
+    CHECK(without.total_bytes() == without.model_state_bytes());
+    CHECK(with.activations_known);
+    CHECK(with.activation_bytes == activations);  // no ZeRO stage shards them: each rank runs its own samples
+    CHECK(with.model_state_bytes() == without.model_state_bytes());
+    CHECK(with.total_bytes() == without.total_bytes() + activations);
+    CHECK(memory_to_json(with)["activation_bytes"] == activations);
+    CHECK(memory_to_json(without)["activation_bytes"].is_null());  // unknown, not zero
+    CHECK(memory_to_json(with)["total_bytes"] == with.total_bytes());
+  }
+}
