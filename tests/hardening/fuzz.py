@@ -145,8 +145,11 @@ class Seeds:
         self.measured = os.path.join(seed_dir, "measured.json")
         json.dump(measured, open(self.measured, "w"))
         folded = folded_v3(measured)
+        trace = json.load(open(self.trace))
+        for i, layer in enumerate(trace["layers"]):  # so that mutations reach the activations' reader too
+            layer["activation_bytes"] = 4096 * (i + 1)
         docs = {
-            "trace": json.load(open(self.trace)),
+            "trace": trace,
             "cluster": json.load(open(self.cluster)),
             "config": json.load(open(tuned)),
             "measured": measured,
