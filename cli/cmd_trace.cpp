@@ -103,6 +103,11 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
             << "backward:   " << ms(imp.backward_end_s - imp.backward_start_s) << " (kernels busy "
             << ms(imp.backward_busy_s) << ")\n"
             << "optimizer:  " << ms(imp.optimizer_end_s - imp.optimizer_start_s) << "\n"
+            << "activations:"
+            << (imp.activation_bytes ? " " + with_commas(*imp.activation_bytes) + " bytes (" + mib(*imp.activation_bytes) +
+                                           ") left allocated by forward on the GPU"
+                                     : std::string(" not in the profile (record it with profile_memory=True)"))
+            << "\n"
             << "step:       " << ms(summary.step_time_s) << " (first kernel to last), exposed communication "
             << ms(summary.exposed_comm_s) << "\n";
   if (imp.taken_out.slowdown > 1)

@@ -75,7 +75,19 @@ StepWindow read_step_window(const JsonIn& ev, const Span& s) {
   return StepWindow{std::stoll(digits), s.ts, s.end()};
 }
 
-// 1. Every complete event, strictly; the profiler steps apart.
+MemoryEvent read_memory_event(const JsonIn& ev) {
+  MemoryEvent m;
+  m.ts = ev.at("ts").number();
+  const JsonIn args = ev.at("args");
+  args.expect_object();
+  m.bytes = args.at("Bytes").integer();
+  m.device_type = static_cast<int>(args.at("Device Type").integer());
+  if (auto id = args.find("Device Id")) m.device_id = id->integer();
+  if (auto total = args.find("Total Allocated")) m.total_allocated = total->nonnegative_integer();
+  return m;
+}
+
+// 1. Every complete event, strictly; the profiler steps apart; the memory events.
 void read_spans(const JsonIn& events, KinetoEvents& out) {
   const auto items = events.items();
   out.spans.reserve(items.size());
@@ -83,7 +95,9 @@ void read_spans(const JsonIn& events, KinetoEvents& out) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& ev = items[i];
     ev.expect_object();
-    if (ev.at("ph").string() != "X") continue;
+    const std::string ph = ev.at("ph").string();
+    if (ph == "i" && ev.string_or("name", "") == "[memory]") out.memory.push_back(read_memory_event(ev));
+    if (ph != "X") continue;
     Span s = read_span(ev, i);
     if (is_profiler_step(s)) {
       const StepWindow w = read_step_window(ev, s);

@@ -54,6 +54,16 @@ struct Kernel {
   double end() const { return span->end(); }
 };
 
+// A "[memory]" instant event (the profiler's profile_memory=True): one allocation (bytes > 0) or
+// free, and what the device's allocator held after it when the trace says.
+struct MemoryEvent {
+  double ts = 0;            // microseconds, on the host clock
+  int device_type = 0;      // c10::DeviceType: 0 CPU, 1 CUDA
+  std::int64_t device_id = -1;
+  std::int64_t bytes = 0;
+  std::optional<std::int64_t> total_allocated;  // "Total Allocated"
+};
+
 // A ProfilerStep#N span; the default is the whole trace.
 struct StepWindow {
   std::int64_t number = -1;  // -1: the whole trace
@@ -67,6 +77,7 @@ struct KinetoEvents {
   std::vector<Span> spans;  // every complete event but the ProfilerStep spans
   std::vector<StepWindow> steps;  // in trace order
   std::vector<Kernel> kernels;    // in trace order; they point into spans
+  std::vector<MemoryEvent> memory;  // in trace order
   bool any_backward_op = false;   // autograd::engine::evaluate_function CPU ops exist
   bool any_optimizer_op = false;  // Optimizer.step#... CPU ops exist
 

@@ -12,6 +12,7 @@
 #include "core/trace_json.h"
 #include "trace_tools/kernel_overlap.h"
 #include "trace_tools/kineto_events.h"
+#include "trace_tools/kineto_memory.h"
 #include "trace_tools/kineto_steps.h"
 
 namespace redsim {
@@ -178,8 +179,8 @@ void step_numbers_and_times(const std::vector<StepResult>& steps, KinetoImport& 
     imp.step_text = "mean of steps " + join_numbers(imp.steps);
 }
 
-// 8. Where it ran: the device of the first compute kernel, the rank and the world size.
-void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<StepResult>& steps, KinetoImport& imp) {
+// The device of the first compute kernel (its args' device, else its pid).
+std::string compute_device_id(const KinetoEvents& ev, const std::vector<StepResult>& steps) {
   std::string device_id = steps.front().buckets.front().kernel->span->pid;
   for (const auto& k : ev.kernels)
     if (!k.nccl) {
@@ -188,6 +189,12 @@ void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<St
         if (auto d = ev.args_of(*k.span).find("device")) device_id = id_text(*d);
       break;
     }
+  return device_id;
+}
+
+// 8. Where it ran: the device of the first compute kernel, the rank and the world size.
+void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<StepResult>& steps, KinetoImport& imp) {
+  const std::string device_id = compute_device_id(ev, steps);
   imp.device = "GPU " + device_id + " (name not in the trace)";
   if (root.is_object()) {
     const JsonIn top(root, "$", ev.file);
@@ -258,6 +265,12 @@ std::string trace_source(const KinetoImport& imp, const std::string& file) {
       "clock; backward_tail is the backward after the last bucket; forward_pass is the whole forward; "
       "optimizer_s spans the optimizer step's kernels. Real parameter names, per-layer times and buffers "
       "other than broadcast ones are not in a profiler trace.";
+  source += imp.activation_bytes
+                ? " forward_pass's activation_bytes: what the GPU's allocator held more when backward began (the "
+                  "host's first autograd op) than at its least since the step began, from the profiler's memory "
+                  "events; the other layers' 0."
+                : " Activations are not in the trace: the profile has no GPU memory events before backward "
+                  "(record it with profile_memory=True).";
   if (imp.taken_out.slowdown > 1) {
     char buf[256];
     std::snprintf(buf, sizeof buf,
@@ -283,13 +296,16 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
   const InterferenceTakenOut& out = imp.taken_out;
   t.optimizer_s = std::max(0.0, imp.optimizer_end_s - imp.optimizer_start_s - out.optimizer_s);
   const std::size_t K = imp.buckets.size();
-  t.layers.push_back({"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0, std::nullopt});
+  // The forward holds every activation; the other layers none (given for every layer or none).
+  const auto none = imp.activation_bytes ? std::optional<std::int64_t>(0) : std::nullopt;
   t.layers.push_back(
-      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), std::nullopt});
+      {"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0, imp.activation_bytes});
+  t.layers.push_back(
+      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), none});
   for (std::size_t k = K; k-- > 0;) {
     const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
     t.layers.push_back(
-        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), std::nullopt});
+        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), none});
   }
   for (std::size_t k = K; k-- > 0;) {
     TraceParam p;
@@ -324,6 +340,7 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   take_out_interference(ev, steps, options.compute_slowdown, imp);
   step_numbers_and_times(steps, imp);
   where_it_ran(root, ev, steps, imp);  // 8
+  imp.activation_bytes = forward_allocated_bytes(ev, steps, compute_device_id(ev, steps));
   warn_unrecovered(unknown_dtype, imp);  // 9
   imp.trace = imported_trace(imp, options, file);  // 10
   return imp;

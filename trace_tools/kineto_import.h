@@ -77,6 +77,9 @@ struct KinetoImport {
   double backward_start_s = 0, backward_end_s = 0;
   double optimizer_start_s = 0, optimizer_end_s = 0;
   double backward_busy_s = 0;         // sum of backward kernel durations (the stream can also idle)
+  // What forward left allocated on the GPU when backward began (the saved activations), from the
+  // profiler's memory events (profile_memory=True); nullopt without them. Mean over the steps.
+  std::optional<std::int64_t> activation_bytes;
   bool sizes_known = false;           // every bucket's message size was found
   int rank = 0;                       // distributedInfo.rank, 0 if absent
   int world_size = 0;                 // Group size / distributedInfo.world_size; 0 if unknown

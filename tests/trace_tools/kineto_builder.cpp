@@ -1,6 +1,8 @@
 #include "kineto_builder.h"
 
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace redsim::testing {
 
@@ -101,6 +103,7 @@ class Builder {
     int n = 0;
     for (const auto& c : s.compute) compute(c, n++);
     for (const auto& c : s.comm) comm(c);
+    for (const auto& m : s.memory) memory(m);
     base_ += s.length_us + 500;
   }
 
@@ -125,6 +128,16 @@ class Builder {
   }
 
  private:
+  void memory(const KMemory& m) {
+    std::int64_t& total = allocated_[{m.device_type, m.device_id}];
+    total += m.bytes;
+    json args = {{"Device Type", m.device_type}, {"Device Id", m.device_id}, {"Addr", 140000000000LL + total},
+                 {"Bytes", m.bytes}, {"Total Reserved", total + (1 << 21)}};
+    if (o_.total_allocated) args["Total Allocated"] = total;
+    events_.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"s", "t"}, {"name", "[memory]"},
+                       {"pid", kHostPid}, {"tid", kMainTid}, {"ts", base_ + m.ts_us}, {"args", std::move(args)}});
+  }
+
   void cpu_op(const std::string& name, double ts, double dur, int tid, json args = json::object()) {
     args["External id"] = external_++;
     events_.push_back({{"ph", "X"},
@@ -249,6 +262,7 @@ class Builder {
   json events_ = json::array();
   std::int64_t correlation_ = 1000, external_ = 1;
   double base_;
+  std::map<std::pair<int, int>, std::int64_t> allocated_;  // (device type, id): "Total Allocated"
 };
 
 }  // namespace

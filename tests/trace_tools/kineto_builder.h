@@ -29,11 +29,21 @@ struct KComm {
   KPhase phase = KPhase::backward;
 };
 
+// One "[memory]" event (profile_memory=True): an allocation (bytes > 0) or a free, on the host's
+// clock, by the allocator of a device (c10::DeviceType 1 CUDA, 0 CPU).
+struct KMemory {
+  double ts_us = 0;  // from the step's start; negative: before its ProfilerStep span
+  std::int64_t bytes = 0;
+  int device_type = 1;
+  int device_id = 0;
+};
+
 struct KStep {
   std::int64_t number = 0;
   double length_us = 3000;
   std::vector<KCompute> compute;
   std::vector<KComm> comm;
+  std::vector<KMemory> memory;  // in time order; "Total Allocated" is their running sum per device
 };
 
 // Where the message sizes are: on the NCCL kernel's args (PyTorch >= 2.1), on the
@@ -49,6 +59,7 @@ struct KBuild {
   int rank = 3;
   std::string device_name = "NVIDIA H100 80GB HBM3";
   double base_us = 1.7e12;  // absolute time of the first step, as Kineto's epoch-based clock
+  bool total_allocated = true;  // memory events carry "Total Allocated" (false: "Bytes" only)
 };
 
 nlohmann::json build_kineto(const std::vector<KStep>& steps, const KBuild& options);
