@@ -126,6 +126,19 @@ def folded_v3(measured):
     return doc
 
 
+def with_memory_events(kineto):
+    """The profile with profile_memory=True's events added (GPU 0 and the host), so that mutations
+    reach the importer's memory reader too."""
+    events = kineto["traceEvents"] if isinstance(kineto, dict) else kineto
+    t0 = min(e["ts"] for e in events if isinstance(e, dict) and isinstance(e.get("ts"), (int, float)))
+    for i, (device_type, device_id, nbytes) in enumerate([(1, 0, 4096), (0, -1, 512), (1, 0, -1024)]):
+        events.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+                       "ts": t0 + 1 + i, "args": {"Device Type": device_type, "Device Id": device_id,
+                                                  "Addr": 4096 * (i + 1), "Bytes": nbytes,
+                                                  "Total Allocated": 1 << 20, "Total Reserved": 2 << 20}})
+    return kineto
+
+
 class Seeds:
     """The valid inputs each reader's mutations start from, made once in WORK."""
 
@@ -156,8 +169,8 @@ class Seeds:
             "folded": folded,
             "matrix": [{"measured": self.measured, "label": "a"},
                        {"measured": self.measured, "strategy": "bucketed", "bucket_mb": 25, "label": "b"}],
-            "kineto": json.load(open(self.kineto)),
-            "profile": json.load(open(self.kineto)),
+            "kineto": with_memory_events(json.load(open(self.kineto))),
+            "profile": with_memory_events(json.load(open(self.kineto))),
         }
         self.docs = docs
 
