@@ -311,7 +311,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_compute_scale_option(cmd, o->compute_scale);
   o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
-                                  "device memory per rank for model state, decimal GB (10^9 bytes); settings whose "
+                                  "device memory per rank for model state (and activations, when the trace gives them), decimal GB "
+                                  "(10^9 bytes); settings whose "
                                   "per-rank memory exceeds it are excluded (default: the cluster's device.memory_GB; "
                                   "0 = no limit)");
   cmd->add_option("--microbatches", o->microbatches,
