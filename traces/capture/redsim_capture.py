@@ -104,7 +104,8 @@ def main(argv=None):
             format(nparams, ","),
             len(trace["layers"]),
             len(trace["buffers"]),
-            "activations %.1f MiB" % (sum(saved) / 2**20) if saved else "activations not measured",
+            ("activations %.1f MiB" % (sum(saved) / 2**20) if sum(saved) >= 2**20 else
+             "activations %s bytes" % format(sum(saved), ",")) if saved else "activations not measured",
             args.batch_size,
             trace["reference_device"],
             totals[0] * 1e3,
