@@ -1,6 +1,7 @@
 #include "core/chrome_trace.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/units.h"
 
@@ -84,6 +85,32 @@ JsonObjectText op_args(const PlanOp& op, const OpTiming& t, const Timeline& tl) 
   return args;
 }
 
+// The activations the rank holds over the step, as a counter track: each layer's saved bytes
+// from the end of its forward to the end of its backward (PlanOp::activation_delta_bytes).
+void activation_counter_events(const Plan& plan, const Timeline& tl, int r, const EventSink& emit) {
+  std::vector<std::pair<double, std::uint32_t>> changes;
+  for (const auto& op : plan.ops)
+    if (op.activation_delta_bytes != 0) changes.push_back({tl.at(r, op.id).end_s, op.id});
+  if (changes.empty()) return;
+  std::sort(changes.begin(), changes.end());
+  auto counter = [&](double t_s, std::int64_t bytes) {
+    emit(JsonObjectText()
+             .str("ph", "C")
+             .str("name", "activations held (model)")  // bytes, as the collective counters
+             .integer("pid", r)
+             .num("ts", t_s * kUsPerS)
+             .object("args", JsonObjectText().integer("bytes", bytes))
+             .text());
+  };
+  std::int64_t held = 0;
+  counter(0, held);
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    held += plan.ops[changes[i].second].activation_delta_bytes;
+    // One sample per instant: ops ending together give one value.
+    if (i + 1 == changes.size() || changes[i + 1].first != changes[i].first) counter(changes[i].first, held);
+  }
+}
+
 }  // namespace
 
 void chrome_trace_events(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks, const EventSink& emit) {
@@ -102,6 +129,7 @@ void chrome_trace_events(const Plan& plan, const Timeline& tl, const std::vector
                .object("args", op_args(op, t, tl))
                .text());
     }
+  for (int r : ranks) activation_counter_events(plan, tl, r, emit);
 }
 
 void write_chrome_trace(const Plan& plan, const Timeline& tl, const std::vector<int>& ranks,

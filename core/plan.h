@@ -42,6 +42,9 @@ struct PlanOp {
 
   // compute ops
   double duration_s = 0;  // already scaled to the cluster's device
+  // Activations this op leaves saved when it ends (a layer's forward, +) or frees (its backward,
+  // -): the timeline's activation memory counter. 0 when the trace does not give them.
+  std::int64_t activation_delta_bytes = 0;
 
   // collectives
   std::int64_t bytes = 0;  // the buffer each rank contributes (wire dtype)

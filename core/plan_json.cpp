@@ -35,6 +35,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
       if (!op.shard_bytes.empty()) o["shard_bytes"] = op.shard_bytes;
     } else {
       o["duration_s"] = op.duration_s;
+      if (op.activation_delta_bytes != 0) o["activation_delta_bytes"] = op.activation_delta_bytes;
     }
     ops.push_back(std::move(o));
   }

@@ -123,6 +123,7 @@ class ShardedPlanBuilder {
       for (auto l : units_[u].layers) {
         const auto& layer = trace_.layers[l];
         fwd_end_[u] = compute_op(OpKind::forward, "fwd:" + layer.name, layer.forward_s, first ? ag : std::vector<std::uint32_t>{});
+        plan_.ops[fwd_end_[u]].activation_delta_bytes = layer.activation_bytes.value_or(0);
         first = false;
       }
     }
@@ -156,6 +157,7 @@ class ShardedPlanBuilder {
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
         const auto& layer = trace_.layers[*it];
         bwd_end_[u] = compute_op(OpKind::backward, "bwd:" + layer.name, layer.backward_s, first ? ag : std::vector<std::uint32_t>{});
+        plan_.ops[bwd_end_[u]].activation_delta_bytes = -layer.activation_bytes.value_or(0);
         first = false;
       }
       reduce(u);

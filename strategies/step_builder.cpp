@@ -74,8 +74,10 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     first = false;
     return plan.add(std::move(op));
   };
-  for (const auto& layer : trace.layers)
+  for (const auto& layer : trace.layers) {
     pass.forward_ops.push_back(add(OpKind::forward, prefix + "fwd:" + layer.name, layer.forward_s));
+    plan.ops[pass.forward_ops.back()].activation_delta_bytes = layer.activation_bytes.value_or(0);
+  }
   // Buckets completed by each layer's backward, in bucket order (DDP launches them in order).
   std::vector<std::vector<std::size_t>> completes(trace.layers.size());
   const bool framework = buckets && (cluster.framework.bucket_overhead_us > 0 || cluster.framework.bucket_copy);
@@ -85,6 +87,7 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
   }
   for (std::size_t l = trace.layers.size(); l-- > 0;) {
     pass.backward_op_of_layer[l] = add(OpKind::backward, prefix + "bwd:" + trace.layers[l].name, trace.layers[l].backward_s);
+    plan.ops[pass.backward_op_of_layer[l]].activation_delta_bytes = -trace.layers[l].activation_bytes.value_or(0);
     pass.last_op = pass.backward_op_of_layer[l];
     for (auto b : completes[l]) {
       pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];

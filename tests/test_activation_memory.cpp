@@ -3,7 +3,11 @@
 // trace does not give it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
+#include "core/chrome_trace.h"
 #include "core/plan_json.h"
+#include "sim/sim_engine.h"
 #include "strategies/strategy.h"
 #include "tests/test_support.h"
 
@@ -43,4 +47,34 @@ TEST_CASE("every strategy's memory per rank adds the trace's activations, once, 
     CHECK(memory_to_json(without)["activation_bytes"].is_null());  // unknown, not zero
     CHECK(memory_to_json(with)["total_bytes"] == with.total_bytes());
   }
+}
+
+TEST_CASE("the Perfetto timeline counts the activations held, one micro-batch at a time", "[strategies][memory][chrome_trace]") {
+  const auto traced = with_activations(testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4));
+  const std::int64_t peak = 1000 * kLayers * (kLayers + 1) / 2;
+  const auto cluster = testing::ideal_star(4, 1.25e9, 1e-5);
+  for (const std::string name : {"bucketed", "accumulate", "fsdp"}) {
+    INFO(name);
+    Knobs k;
+    k.strategy = name;
+    const int microbatches = name == "accumulate" ? 3 : 1;
+    k.microbatches = microbatches;
+    const auto plan = make_strategy(name)->plan(traced, cluster, k);
+    const auto trace = timeline_to_chrome_trace(plan, simulate(plan, cluster));
+    std::vector<std::int64_t> held;  // rank 0's counter, in time order
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "C" && e["pid"] == 0 && e["name"] == "activations held (model)")
+        held.push_back(e["args"]["bytes"].get<std::int64_t>());
+    REQUIRE(held.size() > 2);
+    // Every layer's forward adds its bytes and its backward frees them: each micro-batch peaks at
+    // the whole forward's and ends at nothing, so micro-batches never add up.
+    CHECK(*std::max_element(held.begin(), held.end()) == peak);
+    CHECK(held.back() == 0);
+    CHECK(std::count(held.begin() + 1, held.end(), peak) == microbatches);
+    CHECK(std::count(held.begin() + 1, held.end(), std::int64_t{0}) == microbatches);
+  }
+  const auto bare = testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4);
+  Knobs k;
+  const auto plan = make_strategy("bucketed")->plan(bare, cluster, k);
+  for (const auto& e : timeline_to_chrome_trace(plan, simulate(plan, cluster))["traceEvents"]) CHECK(e["ph"] != "C");
 }
