@@ -46,6 +46,7 @@ struct SynthArgs {
   double kernel_overhead_us = 0;
   int seq_len = 0;
   std::string param_dtype;
+  std::string attention = "flash";
   // Set after parsing: which options were given (the rest take the model's defaults).
   CLI::Option *batch_opt = nullptr, *name_opt = nullptr, *peak_opt = nullptr, *mem_opt = nullptr,
               *eff_opt = nullptr, *seq_opt = nullptr, *dtype_opt = nullptr, *kernel_opt = nullptr;
@@ -65,6 +66,7 @@ void run_synth(const SynthArgs& a) {
     if (!t) throw InputError("", "", "--param-dtype: expected fp32, bf16 or fp16, got \"" + a.param_dtype + "\"");
     o.param_dtype = *t;
   }
+  o.flash_attention = a.attention == "flash";
   ModelTrace t = synthesize_trace(o);
   write_file_atomically(a.out_file, trace_to_json(t).dump(1) + "\n");
   double fwd_s = 0, bwd_s = 0;
@@ -216,6 +218,12 @@ void add_synth(CLI::App& trace) {
       "--param-dtype", a->param_dtype,
       "dtype of parameters and gradients: fp32, bf16 or fp16 (" +
           default_text([](const SynthOptions& o) { return std::string(dtype_name(o.param_dtype)); }) + ")");
+  cmd->add_option("--attention", a->attention,
+                  "what attention keeps for backward, for activation_bytes: flash (fused kernels, as PyTorch's SDPA "
+                  "runs it on GPUs: no seq x seq matrix) or eager (the softmax probabilities; with dropout, its mask "
+                  "and the dropped ones)")
+      ->check(CLI::IsMember({"flash", "eager"}))
+      ->default_str("flash");
   cmd->callback([a] { run_synth(*a); });
 }
 

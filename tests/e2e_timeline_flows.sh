@@ -2,7 +2,8 @@
 # simulate --timeline: a flow arrow from each op a collective waits on (its gradients' backward)
 # to the collective, on rank 0, a "collective bytes in flight" counter per rank that rises by
 # a collective's bytes while it runs, and per link class the bytes each rank sends while they
-# run (a star of single-device nodes: network only; two DGX H100 nodes: NVLink and network).
+# run (a star of single-device nodes: network only; two DGX H100 nodes: NVLink and network), and
+# with a trace that gives activations the activations held, peaking at their sum.
 # Expected values come from the --plan file and the slices' own bytes.
 set -euo pipefail
 redsim=$1
@@ -48,11 +49,16 @@ PY
 
 "$redsim" simulate --trace "$src/traces/gpt2-xl.json" --cluster "$src/configs/dgx-h100-x2.json" \
   --strategy bucketed --timeline "$tmp/tl2.json" >/dev/null
-python3 - "$tmp" <<'PY'
+python3 - "$tmp" "$src" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1] + "/tl2.json"))["traceEvents"]
 names = ("bytes sent in flight: nvlink", "bytes sent in flight: net")
-assert {e["name"] for e in ev if e["ph"] == "C"} == {"collective bytes in flight", *names}
+act = "activations held (model)"  # gpt2-xl.json gives its layers' activation_bytes
+assert {e["name"] for e in ev if e["ph"] == "C"} == {"collective bytes in flight", act, *names}
+trace = json.load(open(sys.argv[2] + "/traces/gpt2-xl.json"))
+held = [e["args"]["bytes"] for e in sorted((e for e in ev if e["ph"] == "C" and e["pid"] == 0 and e["name"] == act),
+                                            key=lambda e: e["ts"])]
+assert max(held) == sum(l["activation_bytes"] for l in trace["layers"]) and held[-1] == 0, (max(held), held[-1])
 for rank in (0, 15):
     tracks = {n: sorted((e["ts"], e["args"]["bytes"]) for e in ev if e["ph"] == "C" and e["pid"] == rank and e["name"] == n)
               for n in names}

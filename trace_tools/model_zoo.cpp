@@ -1,6 +1,7 @@
 #include "trace_tools/model_zoo.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -19,6 +20,10 @@ constexpr double kActivationBytes = 2;
 constexpr double kNormPasses = 3;
 // An embedding lookup reads the selected rows and writes them out.
 constexpr double kEmbeddingPasses = 2;
+// What backward needs kept (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", section 4.1): 16-bit tensors, a dropout mask of 1 byte an element, an
+// int64 index per token or pooled element, fp32 softmax statistics.
+constexpr double kMaskBytes = 1, kIndexBytes = 8, kStatBytes = 4;
 // Backward computes gradients with respect to inputs and to weights: two forward-sized passes.
 constexpr double kBackwardPerForward = 2;
 
@@ -53,6 +58,10 @@ class TraceBuilder {
   // A memory-bound layer (normalisation, embedding lookup): bytes moved per sample.
   void memory_layer(const std::string& name, double bytes_per_sample) { add_layer(name, {0, bytes_per_sample}); }
 
+  // Bytes per sample the last layer added keeps for backward (its activation_bytes, per sample).
+  void saves(double bytes_per_sample) { work_.back().saved_bytes_per_sample += bytes_per_sample; }
+  bool flash() const { return o_.flash_attention; }
+
   // Parameter `module.leaf` of the given shape (as PyTorch registers it); its module must
   // already be a layer.
   void param(const std::string& module, const std::string& leaf, std::vector<std::int64_t> shape) {
@@ -84,6 +93,8 @@ class TraceBuilder {
     for (std::size_t l = 0; l < t_.layers.size(); ++l) {
       t_.layers[l].forward_s = forward_s(work_[l]);
       t_.layers[l].backward_s = kBackwardPerForward * t_.layers[l].forward_s;
+      t_.layers[l].activation_bytes =
+          std::llround(work_[l].saved_bytes_per_sample * static_cast<double>(o_.batch_size_per_rank));
     }
     double adam_bytes = 0;
     for (const auto& p : t_.params)
@@ -113,7 +124,15 @@ class TraceBuilder {
         std::to_string(o_.batch_size_per_rank) + " samples per rank" +
         (o_.seq_len > 0 ? " x " + std::to_string(o_.seq_len) + " tokens" : std::string()) +
         ". Parameters and gradients " + std::string(dtype_name(o_.param_dtype)) +
-        " (mixed precision: 16-bit activations, fp32 optimizer state)";
+        " (mixed precision: 16-bit activations, fp32 optimizer state). activation_bytes: what autograd keeps "
+        "for backward, each tensor once (Korthikanti et al. 2022, 4.1: a linear or convolution keeps its input, "
+        "a norm its input, GELU/SiLU their input, the gating product both factors, dropout a 1-byte mask, "
+        "ReLU its output, max pooling int64 indices; attention " +
+        (o_.flash_attention ? std::string("as fused (flash) kernels run it: Q, K, V, the output and fp32 "
+                                          "log-sum-exp per row")
+                            : std::string("eager: Q, K, V, the 16-bit softmax probabilities and, with attention "
+                                          "dropout, its mask and the dropped probabilities")) +
+        "); no activation checkpointing; the loss is not part of the model";
     return std::move(t_);
   }
 
@@ -123,6 +142,7 @@ class TraceBuilder {
     double flops_per_sample = 0;
     double bytes_per_sample = 0;
     double weight_bytes = 0;
+    double saved_bytes_per_sample = 0;
   };
 
   void add_layer(const std::string& name, LayerWork work) {
@@ -159,9 +179,11 @@ void conv(TraceBuilder& b, const std::string& name, std::int64_t c_in, std::int6
   b.param(name, "weight", {c_out, c_in, k, k});
 }
 
-// BatchNorm2d: affine weight and bias, running statistics as buffers (DDP broadcasts them).
-void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::int64_t hw) {
+// BatchNorm2d: affine weight and bias, running statistics as buffers (DDP broadcasts them). It
+// keeps its input; the ReLU after it (`relu`) its output, which the next convolution reads.
+void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::int64_t hw, bool relu = true) {
   b.memory_layer(name, norm_bytes(static_cast<double>(c * hw * hw)));
+  b.saves((relu ? 2 : 1) * kActivationBytes * static_cast<double>(c * hw * hw));
   b.param(name, "weight", {c});
   b.param(name, "bias", {c});
   b.buffer(name + ".running_mean", c, DType::fp32);
@@ -172,7 +194,9 @@ void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::i
 ModelTrace resnet50(const SynthOptions& o) {
   TraceBuilder b(o);
   conv(b, "conv1", 3, 64, 7, 112);  // 7x7 stride 2: 224 -> 112
+  b.saves(kActivationBytes * 3 * 224 * 224);  // the image, cast to 16 bits
   batch_norm(b, "bn1", 64, 112);
+  b.saves(kIndexBytes * 64 * 56 * 56);  // the max pool's indices
   std::int64_t c_in = 64, hw = 56;  // after the 3x3 stride-2 max pool
   const std::int64_t blocks[] = {3, 4, 6, 3};
   for (int stage = 0; stage < 4; ++stage) {
@@ -186,16 +210,17 @@ ModelTrace resnet50(const SynthOptions& o) {
       conv(b, p + "conv2", width, width, 3, hw_out);
       batch_norm(b, p + "bn2", width, hw_out);
       conv(b, p + "conv3", width, c_out, 1, hw_out);
-      batch_norm(b, p + "bn3", c_out, hw_out);
+      batch_norm(b, p + "bn3", c_out, hw_out);  // its ReLU runs after the residual add: as many elements
       if (i == 0) {
         conv(b, p + "downsample.0", c_in, c_out, 1, hw_out);
-        batch_norm(b, p + "downsample.1", c_out, hw_out);
+        batch_norm(b, p + "downsample.1", c_out, hw_out, false);  // added to the block's output
       }
       c_in = c_out;
       hw = hw_out;
     }
   }
   b.compute_layer("fc", 2.0 * 2048 * 1000);  // after global average pooling
+  b.saves(kActivationBytes * 2048);
   b.param("fc", "weight", {1000, 2048});
   b.param("fc", "bias", {1000});
   return b.finish(
@@ -212,29 +237,48 @@ struct Linear {
   bool conv1d = false;  // GPT-2's Conv1D stores its weight as (in, out); nn.Linear as (out, in)
 };
 
-// nn.Linear (or GPT-2's Conv1D, same parameter count) applied to `tokens` positions.
-void linear_layer(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
+// nn.Linear (or GPT-2's Conv1D, same parameter count) applied to `tokens` positions. It keeps its
+// input, unless a layer before it kept the same tensor (K and V read Q's input).
+void linear_layer(TraceBuilder& b, const std::string& name, Linear l, double tokens, bool keeps_input = true) {
   b.compute_layer(name, 2.0 * static_cast<double>(l.in * l.out) * tokens);
+  if (keeps_input) b.saves(kActivationBytes * static_cast<double>(l.in) * tokens);
 }
 void linear_params(TraceBuilder& b, const std::string& name, Linear l) {
   b.param(name, "weight", l.conv1d ? std::vector<std::int64_t>{l.in, l.out} : std::vector<std::int64_t>{l.out, l.in});
   if (l.bias) b.param(name, "bias", {l.out});
 }
-void linear(TraceBuilder& b, const std::string& name, Linear l, double tokens) {
-  linear_layer(b, name, l, tokens);
+void linear(TraceBuilder& b, const std::string& name, Linear l, double tokens, bool keeps_input = true) {
+  linear_layer(b, name, l, tokens, keeps_input);
   linear_params(b, name, l);
 }
 
-// LayerNorm with weight and bias over `hidden`, applied to `tokens` positions.
+// What a transformer's MLP output projection keeps beyond its input: the activation function's
+// input (GELU; SiLU and the gating product's other factor with `gated`), and the dropout mask after it.
+void mlp_out_saves(TraceBuilder& b, std::int64_t ff, std::int64_t hidden, double tokens, bool gated, bool dropout) {
+  b.saves(kActivationBytes * static_cast<double>(ff) * tokens * (gated ? 3 : 1) +
+          (dropout ? kMaskBytes * static_cast<double>(hidden) * tokens : 0));
+}
+
+// LayerNorm with weight and bias over `hidden`, applied to `tokens` positions; keeps its input.
 void layer_norm(TraceBuilder& b, const std::string& name, std::int64_t hidden, double tokens) {
   b.memory_layer(name, norm_bytes(static_cast<double>(hidden) * tokens));
+  b.saves(kActivationBytes * static_cast<double>(hidden) * tokens);
   b.param(name, "weight", {hidden});
   b.param(name, "bias", {hidden});
 }
 
 // Scores Q K^T and context softmax(.) V for one sequence: two matmuls of 2*seq^2*hidden FLOPs.
-void attention_core(TraceBuilder& b, const std::string& name, std::int64_t hidden, double seq) {
+// Kept for backward: Q, K and V; fused (flash) kernels add the output and an fp32 log-sum-exp per
+// head and row, eager attention the heads' seq x seq probabilities (and, with attention dropout,
+// its mask and the dropped probabilities: Korthikanti et al.'s 5 a s^2 bytes).
+void attention_core(TraceBuilder& b, const std::string& name, std::int64_t hidden, std::int64_t heads, double seq,
+                    bool dropout) {
   b.compute_layer(name, 2.0 * 2.0 * seq * seq * static_cast<double>(hidden));
+  const double qkv = 3 * kActivationBytes * static_cast<double>(hidden) * seq, h = static_cast<double>(heads);
+  if (b.flash())
+    b.saves(qkv + kActivationBytes * static_cast<double>(hidden) * seq + kStatBytes * h * seq);
+  else
+    b.saves(qkv + h * seq * seq * (kActivationBytes + (dropout ? kMaskBytes + kActivationBytes : 0)));
 }
 
 // HuggingFace BertModel (bert-large-uncased config) with its pooler.
@@ -244,28 +288,33 @@ ModelTrace bert_large(const SynthOptions& o) {
   TraceBuilder b(o);
   // BertEmbeddings.forward looks up word, then token type, then position embeddings; they are
   // registered word, position, token type.
-  b.memory_layer("embeddings.word_embeddings", embedding_bytes(d * s));
-  b.memory_layer("embeddings.token_type_embeddings", embedding_bytes(d * s));
-  b.memory_layer("embeddings.position_embeddings", embedding_bytes(d * s));
+  for (const char* e : {"word", "token_type", "position"}) {  // each keeps its ids
+    b.memory_layer(std::string("embeddings.") + e + "_embeddings", embedding_bytes(d * s));
+    b.saves(kIndexBytes * s);
+  }
   b.param("embeddings.word_embeddings", "weight", {vocab, d});
   b.param("embeddings.position_embeddings", "weight", {positions, d});
   b.param("embeddings.token_type_embeddings", "weight", {types, d});
   layer_norm(b, "embeddings.LayerNorm", d, s);
+  b.saves(kMaskBytes * d * s);  // the dropout after it
   b.buffer("embeddings.position_ids", positions, DType::int64);
   b.buffer("embeddings.token_type_ids", positions, DType::int64);
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
     linear(b, p + "attention.self.query", {d, d, true}, s);
-    linear(b, p + "attention.self.key", {d, d, true}, s);
-    linear(b, p + "attention.self.value", {d, d, true}, s);
-    attention_core(b, p + "attention.self.core", d, s);
+    linear(b, p + "attention.self.key", {d, d, true}, s, false);
+    linear(b, p + "attention.self.value", {d, d, true}, s, false);
+    attention_core(b, p + "attention.self.core", d, 16, s, true);
     linear(b, p + "attention.output.dense", {d, d, true}, s);
+    b.saves(kMaskBytes * d * s);
     layer_norm(b, p + "attention.output.LayerNorm", d, s);
     linear(b, p + "intermediate.dense", {d, ff, true}, s);
     linear(b, p + "output.dense", {ff, d, true}, s);
+    mlp_out_saves(b, ff, d, s, false, true);
     layer_norm(b, p + "output.LayerNorm", d, s);
   }
   linear(b, "pooler.dense", {d, d, true}, 1);  // first token only
+  b.saves(kActivationBytes * d);                 // tanh keeps its output
   return b.finish(
       "HuggingFace BertModel, bert-large-uncased config (24 layers, hidden 1024, 16 heads, FFN 4096, "
       "vocab 30522, 512 positions, 2 token types), with pooler, without pre-training heads. Buffers: "
@@ -279,18 +328,22 @@ ModelTrace gpt2_xl(const SynthOptions& o) {
   const double s = o.seq_len;
   TraceBuilder b(o);
   b.memory_layer("wte", embedding_bytes(d * s));
+  b.saves(kIndexBytes * s);
   b.param("wte", "weight", {vocab, d});
   b.memory_layer("wpe", embedding_bytes(d * s));
+  b.saves(kIndexBytes * s + kMaskBytes * d * s);  // and the dropout after the sum
   b.param("wpe", "weight", {positions, d});
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     layer_norm(b, p + "ln_1", d, s);
     linear(b, p + "attn.c_attn", {d, 3 * d, true, true}, s);
-    attention_core(b, p + "attn.core", d, s);
+    attention_core(b, p + "attn.core", d, 25, s, true);
     linear(b, p + "attn.c_proj", {d, d, true, true}, s);
+    b.saves(kMaskBytes * d * s);
     layer_norm(b, p + "ln_2", d, s);
     linear(b, p + "mlp.c_fc", {d, ff, true, true}, s);
     linear(b, p + "mlp.c_proj", {ff, d, true, true}, s);
+    mlp_out_saves(b, ff, d, s, false, true);
   }
   layer_norm(b, "ln_f", d, s);
   return b.finish(
@@ -307,20 +360,24 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   const Linear proj{d, d, false}, up{d, ff, false}, down{ff, d, false};
   TraceBuilder b(o);
   b.memory_layer("model.embed_tokens", embedding_bytes(d * s));
+  b.saves(kIndexBytes * s);
   b.param("model.embed_tokens", "weight", {vocab, d});
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     // LlamaDecoderLayer.forward order...
     b.memory_layer(p + "input_layernorm", norm_bytes(d * s));
+    b.saves(kActivationBytes * d * s);
     linear_layer(b, p + "self_attn.q_proj", proj, s);
-    linear_layer(b, p + "self_attn.k_proj", proj, s);
-    linear_layer(b, p + "self_attn.v_proj", proj, s);
-    attention_core(b, p + "self_attn.core", d, s);
+    linear_layer(b, p + "self_attn.k_proj", proj, s, false);
+    linear_layer(b, p + "self_attn.v_proj", proj, s, false);
+    attention_core(b, p + "self_attn.core", d, 32, s, false);
     linear_layer(b, p + "self_attn.o_proj", proj, s);
     b.memory_layer(p + "post_attention_layernorm", norm_bytes(d * s));
+    b.saves(kActivationBytes * d * s);
     linear_layer(b, p + "mlp.gate_proj", up, s);
-    linear_layer(b, p + "mlp.up_proj", up, s);
+    linear_layer(b, p + "mlp.up_proj", up, s, false);
     linear_layer(b, p + "mlp.down_proj", down, s);
+    mlp_out_saves(b, ff, d, s, true, false);
     // ... differs from its registration order: self_attn, mlp, input_layernorm, post_attention_layernorm.
     for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_params(b, p + "self_attn." + name, proj);
     linear_params(b, p + "mlp.gate_proj", up);
@@ -330,6 +387,7 @@ ModelTrace llama2_7b(const SynthOptions& o) {
     b.param(p + "post_attention_layernorm", "weight", {d});
   }
   b.memory_layer("model.norm", norm_bytes(d * s));
+  b.saves(kActivationBytes * d * s);
   b.param("model.norm", "weight", {d});
   linear(b, "lm_head", {d, vocab, false}, s);
   return b.finish(

@@ -24,6 +24,9 @@ struct SynthOptions {
   // Fixed cost of one kernel on the device, whatever its size: the part of a layer's time that
   // does not shrink with the batch (CUDA's documentation puts a launch at a few microseconds).
   double kernel_overhead_us = 4;
+  // Attention as fused (flash / SDPA) kernels run it, keeping no seq x seq matrix for backward;
+  // false: eager attention, which keeps the softmax probabilities (activation_bytes only).
+  bool flash_attention = true;
 };
 
 // The models synthesize_trace knows, in a fixed order.
