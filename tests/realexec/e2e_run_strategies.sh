@@ -53,6 +53,18 @@ n=2
 "$redsim" run --ranks 2 --trace "$src/traces/resnet50.json" --cluster "$data/local2.json" --strategy bucketed \
   --steps 2 --warmup 1 --out "$tmp/resnet.json" >"$tmp/resnet.out" 2>&1 || { echo "FAILED: resnet50"; cat "$tmp/resnet.out"; exit 1; }
 "$check" "$tmp/resnet.json" || { echo "FAILED: resnet50's result"; exit 1; }
+# resnet50.json gives its activations: the model's figure names them beside the comparison, the
+# executor (no model) holds none of them.
+grep -q "the model's activations, not held by the executor nor in the model row: 2.584 GiB" "$tmp/resnet.out" ||
+  { echo "FAILED: resnet50's activations line"; grep -i activ "$tmp/resnet.out"; exit 1; }
+python3 - "$tmp/resnet.json" "$src/traces/resnet50.json" <<'PY' || { echo "FAILED: resnet50's model activations"; exit 1; }
+import json, sys
+model = json.load(open(sys.argv[1]))["measurement"]["memory"]["model"]
+want = sum(l["activation_bytes"] for l in json.load(open(sys.argv[2]))["layers"])
+assert model["activation_bytes"] == want, (model["activation_bytes"], want)
+assert model["total_bytes"] == sum(model[k] for k in ("params_bytes", "grads_bytes", "optimizer_bytes",
+                                                      "comm_buffer_bytes", "activation_bytes")), model
+PY
 passed=$((passed + 1))
 echo "ok: resnet50-bucketed-2"
 echo "$passed passed, 0 failed"
