@@ -193,8 +193,8 @@ std::string compute_device_id(const KinetoEvents& ev, const std::vector<StepResu
 }
 
 // 8. Where it ran: the device of the first compute kernel, the rank and the world size.
-void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<StepResult>& steps, KinetoImport& imp) {
-  const std::string device_id = compute_device_id(ev, steps);
+void where_it_ran(const json& root, const KinetoEvents& ev, const std::vector<StepResult>& steps,
+                  const std::string& device_id, KinetoImport& imp) {
   imp.device = "GPU " + device_id + " (name not in the trace)";
   if (root.is_object()) {
     const JsonIn top(root, "$", ev.file);
@@ -339,8 +339,9 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   average_other_collectives(steps, imp);
   take_out_interference(ev, steps, options.compute_slowdown, imp);
   step_numbers_and_times(steps, imp);
-  where_it_ran(root, ev, steps, imp);  // 8
-  imp.activation_bytes = forward_allocated_bytes(ev, steps, compute_device_id(ev, steps));
+  const std::string device_id = compute_device_id(ev, steps);
+  where_it_ran(root, ev, steps, device_id, imp);  // 8
+  imp.activation_bytes = forward_allocated_bytes(ev, steps, device_id);
   warn_unrecovered(unknown_dtype, imp);  // 9
   imp.trace = imported_trace(imp, options, file);  // 10
   return imp;
