@@ -42,6 +42,12 @@ void add_sharding_and_hook_options(CLI::App* cmd, KnobOptions& o) {
                       "bucketed --comm-hook powersgd: iterations of plain allreduce before compressing (the "
                       "simulated step is a compressed one; recorded for the DDP hook's start_powerSGD_iter)")
           ->capture_default_str();
+  o.activation_checkpointing_opt =
+      cmd->add_option("--activation-checkpointing", o.activation_checkpointing,
+                      "none|blocks: blocks checkpoints every repeated block of the trace (layers named with a "
+                      "numeric index, e.g. model.layers.7.*): it keeps its input and recomputes its forward in "
+                      "backward (needs the trace's input_bytes)")
+          ->capture_default_str();
 }
 
 bool parse_bool_flag(const std::string& text, const char* flag) {
@@ -182,6 +188,12 @@ void resolve_sharding_and_hook_knobs(const KnobOptions& o, Knobs& k) {
     if (o.powersgd_start_iter < 0)
       throw InputError("", "", "--powersgd-start-iter: expected 0 or more, got " + std::to_string(o.powersgd_start_iter));
     k.powersgd_start_iter = o.powersgd_start_iter;
+  }
+  if (take(o.activation_checkpointing_opt)) {
+    auto c = parse_activation_checkpointing(o.activation_checkpointing);
+    if (!c)
+      throw InputError("", "", "--activation-checkpointing: expected none|blocks, got \"" + o.activation_checkpointing + "\"");
+    k.activation_checkpointing = *c;
   }
 }
 

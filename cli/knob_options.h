@@ -39,7 +39,9 @@ struct KnobOptions {
   std::string comm_hook = "none";
   int powersgd_rank = 1;
   int powersgd_start_iter = 1000;
+  std::string activation_checkpointing = "none";
 
+  CLI::Option* activation_checkpointing_opt = nullptr;
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;
   CLI::Option* first_bucket_mb_opt = nullptr;

@@ -59,6 +59,16 @@ std::optional<CommHook> parse_comm_hook(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view activation_checkpointing_name(ActivationCheckpointing c) {
+  return c == ActivationCheckpointing::blocks ? "blocks" : "none";
+}
+
+std::optional<ActivationCheckpointing> parse_activation_checkpointing(std::string_view name) {
+  for (auto c : {ActivationCheckpointing::none, ActivationCheckpointing::blocks})
+    if (activation_checkpointing_name(c) == name) return c;
+  return std::nullopt;
+}
+
 std::string_view zero_impl_name(ZeroImpl z) { return z == ZeroImpl::pytorch ? "pytorch" : "deepspeed"; }
 
 std::optional<ZeroImpl> parse_zero_impl(std::string_view name) {

@@ -25,6 +25,12 @@ enum class BackwardPrefetch { backward_pre, backward_post, none };
 // DDP communication hooks (torch.distributed.algorithms.ddp_comm_hooks).
 enum class CommHook { none, fp16, bf16, powersgd };
 
+// Activation checkpointing (torch.utils.checkpoint, as HF's gradient_checkpointing_enable and
+// FSDP's apply_activation_checkpointing wrap each transformer block): `blocks` checkpoints every
+// repeated block of the trace (layers named with a numeric index, e.g. model.layers.7.*), which
+// then keeps only its input in forward and recomputes its forward at the start of its backward.
+enum class ActivationCheckpointing { none, blocks };
+
 // Whose ZeRO: DeepSpeed's (stages 1 and 2: gradients reduced to their owners, parameters
 // all-gathered) or PyTorch's ZeroRedundancyOptimizer (stage 1 over DDP: gradients allreduced in
 // DDP's buckets, each parameter broadcast from its owner after the owners' optimizer step).
@@ -70,6 +76,9 @@ struct Knobs {
   int powersgd_rank = 1;               // PowerSGDState matrix_approximation_rank (default 1)
   int powersgd_start_iter = 1000;      // PowerSGDState start_powerSGD_iter (default 1,000)
 
+  // every strategy
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
+
   // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
   std::int64_t max_ops = kDefaultMaxOps;
 };
@@ -81,6 +90,8 @@ std::string_view backward_prefetch_name(BackwardPrefetch p);
 std::optional<BackwardPrefetch> parse_backward_prefetch(std::string_view name);
 std::string_view comm_hook_name(CommHook h);
 std::optional<CommHook> parse_comm_hook(std::string_view name);
+std::string_view activation_checkpointing_name(ActivationCheckpointing c);
+std::optional<ActivationCheckpointing> parse_activation_checkpointing(std::string_view name);
 std::string_view zero_impl_name(ZeroImpl z);
 std::optional<ZeroImpl> parse_zero_impl(std::string_view name);
 inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }

@@ -25,6 +25,9 @@ struct TraceLayer {
   // Bytes autograd saves in this layer's forward for its backward, for batch_size_per_rank
   // samples (activations, each tensor once); unknown when the trace does not say.
   std::optional<std::int64_t> activation_bytes;
+  // Bytes of the tensors its forward is given (each storage once), for batch_size_per_rank
+  // samples: what a checkpointed block keeps of its first layer. Unknown when the trace does not say.
+  std::optional<std::int64_t> input_bytes;
 };
 
 struct TraceParam {

@@ -50,19 +50,24 @@ void add_model_bytes(std::int64_t& total, std::int64_t bytes, const JsonIn& wher
   if (total > kMaxModelBytes) where.fail("a model of at most 2^50 bytes (1 PiB) of parameters and buffers in all");
 }
 
-// A layer's activation_bytes: given for every layer or for none (a sum over some layers would
-// pass for the whole model's), and at most kMaxModelBytes in all.
-void read_activation_bytes(const JsonIn& l, TraceLayer& layer, bool first, bool& given, std::int64_t& total) {
-  const auto a = l.find("activation_bytes");
-  if (first) given = a.has_value();
-  if (a.has_value() != given)
-    (a ? *a : l).fail(std::string(given ? "activation_bytes here too" : "no activation_bytes") +
-                      " (a trace gives them for every layer or for none, as its first layer does)");
-  if (!a) return;
-  layer.activation_bytes = a->nonnegative_integer();
-  if (*layer.activation_bytes > kMaxModelBytes || (total += *layer.activation_bytes) > kMaxModelBytes)
-    a->fail("activation bytes of at most 2^50 (1 PiB) over all layers");
-}
+// A layer's optional byte count (activation_bytes, input_bytes): given for every layer or for
+// none (a sum over some layers would pass for the whole model's), and at most kMaxModelBytes in all.
+struct LayerBytesField {
+  const char* key;
+  bool given = false;
+  std::int64_t total = 0;
+  void read(const JsonIn& l, std::optional<std::int64_t>& out, bool first) {
+    const auto a = l.find(key);
+    if (first) given = a.has_value();
+    if (a.has_value() != given)
+      (a ? *a : l).fail(std::string(given ? std::string(key) + " here too" : std::string("no ") + key) +
+                        " (a trace gives them for every layer or for none, as its first layer does)");
+    if (!a) return;
+    out = a->nonnegative_integer();
+    if (*out > kMaxModelBytes || (total += *out) > kMaxModelBytes)
+      a->fail(std::string(key) + " of at most 2^50 (1 PiB) over all layers");
+  }
+};
 
 }  // namespace
 
@@ -83,15 +88,15 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
   std::int64_t model_bytes = 0;
 
   std::map<std::string, std::size_t> layer_index;
-  bool activations_given = false;
-  std::int64_t activation_total = 0;
+  LayerBytesField activations{"activation_bytes"}, inputs{"input_bytes"};
   for (const auto& l : j.at("layers").nonempty_items()) {
-    l.allow_only({"name", "forward_s", "backward_s", "activation_bytes"});
+    l.allow_only({"name", "forward_s", "backward_s", "activation_bytes", "input_bytes"});
     TraceLayer layer;
     layer.name = l.at("name").nonempty_string();
     layer.forward_s = op_time_s(l.at("forward_s"));
     layer.backward_s = op_time_s(l.at("backward_s"));
-    read_activation_bytes(l, layer, t.layers.empty(), activations_given, activation_total);
+    activations.read(l, layer.activation_bytes, t.layers.empty());
+    inputs.read(l, layer.input_bytes, t.layers.empty());
     if (!layer_index.emplace(layer.name, t.layers.size()).second) l.at("name").fail("a unique layer name");
     t.layers.push_back(std::move(layer));
   }
@@ -164,6 +169,7 @@ json trace_to_json(const ModelTrace& t) {
   for (const auto& l : t.layers) {
     json e = {{"name", l.name}, {"forward_s", l.forward_s}, {"backward_s", l.backward_s}};
     if (l.activation_bytes) e["activation_bytes"] = *l.activation_bytes;
+    if (l.input_bytes) e["input_bytes"] = *l.input_bytes;
     layers.push_back(std::move(e));
   }
   j["layers"] = std::move(layers);

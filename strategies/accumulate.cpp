@@ -14,12 +14,13 @@ Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& clust
   auto deps = add_buffer_broadcasts(plan, trace, knobs, comm, "");
   std::vector<std::uint32_t> colls;
   ComputePass pass;
+  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);
   for (int m = 0; m < m_total; ++m) {
     // With one micro-batch the plan is exactly bucketed's, names included.
     const std::string prefix = m_total == 1 ? "" : "mb" + std::to_string(m) + ":";
     const bool syncs = m == m_total - 1 || knobs.sync_every_microbatch;
     // no_sync micro-batches accumulate into .grad and never touch the buckets.
-    pass = add_compute_pass(plan, trace, cluster, prefix, deps, syncs ? &buckets : nullptr);
+    pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, deps, syncs ? &buckets : nullptr);
     deps.clear();
     if (syncs) {
       auto ids = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, prefix);

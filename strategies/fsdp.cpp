@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "strategies/fsdp_units.h"
@@ -25,7 +26,11 @@ class ShardedPlanBuilder {
                      ShardLayout layout)
       : plan_(plan), trace_(trace), cluster_(cluster), knobs_(knobs), layout_(layout),
         units_(fsdp_units(trace, knobs.fsdp_wrap_elems, layout.group)),
+        ckpt_(checkpoint_blocks(trace, knobs.activation_checkpointing)),
         compute_scale_(1.0 / cluster.device.compute_speedup) {
+    unit_of_layer_.resize(trace.layers.size());
+    for (std::size_t u = 0; u < units_.size(); ++u)
+      for (auto l : units_[u].layers) unit_of_layer_[l] = u;
     // FSDP's own streams: _unshard_stream for all-gathers, _post_backward_stream for
     // reduce-scatters (and PyTorch >= 2.2's _all_reduce_stream for HSDP's allreduce).
     ag_stream_ = plan_.stream_index("allgather");
@@ -123,7 +128,7 @@ class ShardedPlanBuilder {
       for (auto l : units_[u].layers) {
         const auto& layer = trace_.layers[l];
         fwd_end_[u] = compute_op(OpKind::forward, "fwd:" + layer.name, layer.forward_s, first ? ag : std::vector<std::uint32_t>{});
-        plan_.ops[fwd_end_[u]].activation_delta_bytes = layer.activation_bytes.value_or(0);
+        plan_.ops[fwd_end_[u]].activation_delta_bytes = ckpt_.forward_held_bytes(trace_, l);
         first = false;
       }
     }
@@ -150,18 +155,30 @@ class ShardedPlanBuilder {
 
   void backward() {
     for (std::size_t u = units_.size(); u-- > 0;) {
-      std::vector<std::uint32_t> ag;
-      if (knobs_.reshard_after_forward) ag = gather(u, "bwd", backward_gather_deps(u));
-      bool first = true;
+      std::vector<std::uint32_t> pending;  // what the unit's next compute op waits for
+      if (knobs_.reshard_after_forward) pending = gather(u, "bwd", backward_gather_deps(u));
       const auto& layers = units_[u].layers;
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+        if (const auto* block = ckpt_.block_ending_at(*it)) recompute(*block, u, pending);
         const auto& layer = trace_.layers[*it];
-        bwd_end_[u] = compute_op(OpKind::backward, "bwd:" + layer.name, layer.backward_s, first ? ag : std::vector<std::uint32_t>{});
-        plan_.ops[bwd_end_[u]].activation_delta_bytes = -layer.activation_bytes.value_or(0);
-        first = false;
+        bwd_end_[u] = compute_op(OpKind::backward, "bwd:" + layer.name, layer.backward_s, std::exchange(pending, {}));
+        plan_.ops[bwd_end_[u]].activation_delta_bytes = -ckpt_.backward_freed_bytes(trace_, *it);
       }
       reduce(u);
     }
+  }
+
+  // A checkpointed block runs its forward again before its backward (in unit u, which holds its
+  // last layer). The units it spans before u are resharded since their forward, so FSDP's
+  // pre-forward hooks gather them again for the recompute (issued with u's backward gather).
+  void recompute(const CheckpointBlock& block, std::size_t u, std::vector<std::uint32_t>& pending) {
+    if (knobs_.reshard_after_forward)
+      for (std::size_t v = unit_of_layer_[block.first_layer]; v < u; ++v) {
+        const auto ids = gather(v, "recompute", backward_gather_deps(u));
+        pending.insert(pending.end(), ids.begin(), ids.end());
+      }
+    const auto r = compute_op(OpKind::backward, "recompute:" + block.name, block.forward_s, std::exchange(pending, {}));
+    plan_.ops[r].activation_delta_bytes = block.recompute_bytes;
   }
 
   // ZeRO-3's model state over the shard group, plus what is live unsharded at the peak: the
@@ -175,7 +192,14 @@ class ShardedPlanBuilder {
       unit_grads = std::max(unit_grads, u.grad_bytes());
     }
     const bool prefetch = knobs_.forward_prefetch || knobs_.backward_prefetch != BackwardPrefetch::none;
-    const std::int64_t live = knobs_.reshard_after_forward ? (prefetch ? 2 : 1) * unit_params : all_params;
+    std::int64_t live = knobs_.reshard_after_forward ? (prefetch ? 2 : 1) * unit_params : all_params;
+    // A checkpointed block's recompute holds every unit it spans unsharded at once.
+    if (knobs_.reshard_after_forward)
+      for (const auto& b : ckpt_.blocks) {
+        std::int64_t spanned = 0;
+        for (auto v = unit_of_layer_[b.first_layer]; v <= unit_of_layer_[b.last_layer]; ++v) spanned += units_[v].param_bytes();
+        live = std::max(live, spanned + (prefetch ? unit_params : 0));
+      }
     return model_state_memory(trace_, layout_.group, 3, live + unit_grads);
   }
 
@@ -185,6 +209,8 @@ class ShardedPlanBuilder {
   const Knobs& knobs_;
   ShardLayout layout_;
   std::vector<FsdpUnit> units_;
+  Checkpointing ckpt_;
+  std::vector<std::size_t> unit_of_layer_;
   double compute_scale_;
   std::uint32_t ag_stream_ = 0, rs_stream_ = 0, ar_stream_ = 0;
   std::vector<std::uint32_t> fwd_end_, bwd_end_;

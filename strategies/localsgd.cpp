@@ -55,10 +55,11 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   const auto buckets = averaging_buckets(trace, knobs);
   Knobs averaging = knobs;
   averaging.reduce_op = ReduceOp::avg;
+  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);
   for (int h = 0; h < h_total; ++h) {
     const std::string prefix = h_total == 1 ? "" : "step" + std::to_string(h) + ":";
     auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, prefix);
-    auto pass = add_compute_pass(plan, trace, cluster, prefix, sync);
+    auto pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, sync);
     const auto opt = add_optimizer(plan, trace, cluster, {pass.last_op}, prefix);
     if (h != h_total - 1) continue;
     for (std::size_t b = 0; b < buckets.size(); ++b) {

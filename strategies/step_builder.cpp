@@ -56,7 +56,7 @@ std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cl
   return {plan.add(std::move(op))};
 }
 
-ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster, const Checkpointing& ckpt,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
                              const std::vector<GradBucket>* buckets, const std::vector<double>* hook_call_s) {
   const std::uint32_t compute = plan.stream_index("compute");
@@ -76,8 +76,9 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
   };
   for (const auto& layer : trace.layers) {
     pass.forward_ops.push_back(add(OpKind::forward, prefix + "fwd:" + layer.name, layer.forward_s));
-    plan.ops[pass.forward_ops.back()].activation_delta_bytes = layer.activation_bytes.value_or(0);
   }
+  for (std::size_t l = 0; l < trace.layers.size(); ++l)
+    plan.ops[pass.forward_ops[l]].activation_delta_bytes = ckpt.forward_held_bytes(trace, l);
   // Buckets completed by each layer's backward, in bucket order (DDP launches them in order).
   std::vector<std::vector<std::size_t>> completes(trace.layers.size());
   const bool framework = buckets && (cluster.framework.bucket_overhead_us > 0 || cluster.framework.bucket_copy);
@@ -86,8 +87,12 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     for (std::size_t b = 0; b < buckets->size(); ++b) completes[bucket_last_layer(trace, (*buckets)[b])].push_back(b);
   }
   for (std::size_t l = trace.layers.size(); l-- > 0;) {
+    if (const auto* block = ckpt.block_ending_at(l)) {
+      const auto r = add(OpKind::backward, prefix + "recompute:" + block->name, block->forward_s);
+      plan.ops[r].activation_delta_bytes = block->recompute_bytes;
+    }
     pass.backward_op_of_layer[l] = add(OpKind::backward, prefix + "bwd:" + trace.layers[l].name, trace.layers[l].backward_s);
-    plan.ops[pass.backward_op_of_layer[l]].activation_delta_bytes = -trace.layers[l].activation_bytes.value_or(0);
+    plan.ops[pass.backward_op_of_layer[l]].activation_delta_bytes = -ckpt.backward_freed_bytes(trace, l);
     pass.last_op = pass.backward_op_of_layer[l];
     for (auto b : completes[l]) {
       pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];

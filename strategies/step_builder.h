@@ -9,6 +9,7 @@
 #include "core/knobs.h"
 #include "core/plan.h"
 #include "core/trace.h"
+#include "strategies/checkpointing.h"
 #include "strategies/ddp_bucketing.h"
 
 namespace redsim {
@@ -23,7 +24,8 @@ struct ComputePass {
 // Starts a Plan with the "compute" stream (index 0) and the given comm streams.
 Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& cluster);
 
-// Appends forward (layer order) then backward (reverse layer order) ops on the compute stream.
+// Appends forward (layer order) then backward (reverse layer order) ops on the compute stream; a
+// checkpointed block's recompute (its forward again) comes right before its last layer's backward.
 // Durations are the traced ones divided by the device's compute_speedup. `prefix` tells
 // micro-batches or local steps apart ("" for a plain step).
 // With `buckets` and a cluster that models framework costs, each bucket gets a framework op on the
@@ -32,7 +34,7 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
 // none) adds the DDP comm hook's own call after that: DDP calls the hook from the autograd thread,
 // so its kernels run in order with backward's (on a GPU, on the same stream) before the next
 // layer's backward.
-ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
+ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster, const Checkpointing& ckpt,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
                              const std::vector<GradBucket>* buckets = nullptr,
                              const std::vector<double>* hook_call_s = nullptr);

@@ -9,6 +9,7 @@
 #include "core/join.h"
 #include "strategies/accumulate.h"
 #include "strategies/bucketed.h"
+#include "strategies/checkpointing.h"
 #include "strategies/flat.h"
 #include "strategies/fsdp.h"
 #include "strategies/localsgd.h"
@@ -49,6 +50,9 @@ std::int64_t plan_ops_upper_bound(const ModelTrace& t, const ClusterSpec& c, con
   };
   const auto tensors = static_cast<std::int64_t>(t.params.size() + t.buffers.size());
   std::int64_t per_pass = sat_add(2 * static_cast<std::int64_t>(t.layers.size()) + 4, 2 * tensors);
+  // Checkpointing: a recompute op per block and FSDP's gathers for it, each at most one per layer.
+  if (k.activation_checkpointing != ActivationCheckpointing::none)
+    per_pass = sat_add(per_pass, 2 * static_cast<std::int64_t>(t.layers.size()));
   if (k.strategy == "zero") {
     std::int64_t bytes = 0;
     for (const auto& p : t.params) bytes = sat_add(bytes, p.bytes());
@@ -66,8 +70,11 @@ Plan Strategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const K
     throw InputError("", "", "the " + knobs.strategy + " plan could need up to " + std::to_string(bound) +
                                  " ops, over the limit of " + std::to_string(knobs.max_ops) +
                                  " (--max-ops): use larger buckets or raise --max-ops");
+  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);  // refuses a trace it cannot apply to
   Plan p = build(trace, cluster, knobs);
   p.max_ops = knobs.max_ops;
+  // What one forward and backward hold at most (the plan's compute ops add and free it).
+  if (p.memory.activations_known) p.memory.activation_bytes = activation_peak_bytes(trace, ckpt);
   choose_collectives(p, cluster);
   return p;
 }

@@ -154,6 +154,25 @@ TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one
              Catch::StartsWith("c.json: $.nccl_version: expected no nccl_version unless collective_library is \"nccl\""));
 }
 
+TEST_CASE("a trace's input bytes: every layer or none, round-tripped, bounded", "[core][json][memory]") {
+  auto j = tiny_trace();
+  CHECK_FALSE(trace_from_json(j, "t.json").layers[0].input_bytes.has_value());
+  j["layers"][0]["input_bytes"] = 4096;
+  j["layers"][1]["input_bytes"] = 0;
+  const auto t = trace_from_json(j, "t.json");
+  CHECK(t.layers[0].input_bytes == std::optional<std::int64_t>(4096));
+  CHECK(trace_to_json(trace_from_json(trace_to_json(t), "again.json")) == trace_to_json(t));
+  j["layers"][1].erase("input_bytes");
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[1]: expected input_bytes here too"));
+  j["layers"][1]["input_bytes"] = "8";
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.layers[1].input_bytes: "));
+  j["layers"][0]["input_bytes"] = std::int64_t{1} << 50;
+  j["layers"][1]["input_bytes"] = 1;
+  CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
+             Catch::StartsWith("bad.json: $.layers[1].input_bytes: expected input_bytes of at most 2^50"));
+}
+
 TEST_CASE("a trace's activation bytes: every layer or none, summed, round-tripped, bounded", "[core][json][memory]") {
   auto j = tiny_trace();
   CHECK_FALSE(trace_from_json(j, "t.json").activation_bytes().has_value());  // not given: unknown, not 0
@@ -183,5 +202,5 @@ TEST_CASE("a trace's activation bytes: every layer or none, summed, round-trippe
   CHECK(trace_from_json(j, "ok.json").activation_bytes() == std::optional<std::int64_t>(std::int64_t{1} << 50));
   j["layers"][1]["activation_bytes"] = (std::int64_t{1} << 49) + 1;
   CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
-             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation bytes of at most 2^50"));
+             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation_bytes of at most 2^50"));
 }

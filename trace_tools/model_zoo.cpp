@@ -60,6 +60,8 @@ class TraceBuilder {
 
   // Bytes per sample the last layer added keeps for backward (its activation_bytes, per sample).
   void saves(double bytes_per_sample) { work_.back().saved_bytes_per_sample += bytes_per_sample; }
+  // Bytes per sample of the tensors the last layer added is given (its input_bytes, per sample).
+  void takes(double bytes_per_sample) { work_.back().input_bytes_per_sample = bytes_per_sample; }
   bool flash() const { return o_.flash_attention; }
 
   // Parameter `module.leaf` of the given shape (as PyTorch registers it); its module must
@@ -95,6 +97,9 @@ class TraceBuilder {
       t_.layers[l].backward_s = kBackwardPerForward * t_.layers[l].forward_s;
       t_.layers[l].activation_bytes =
           std::llround(work_[l].saved_bytes_per_sample * static_cast<double>(o_.batch_size_per_rank));
+      if (work_[l].input_bytes_per_sample < 0) throw std::logic_error("model_zoo: no input for " + t_.layers[l].name);
+      t_.layers[l].input_bytes =
+          std::llround(work_[l].input_bytes_per_sample * static_cast<double>(o_.batch_size_per_rank));
     }
     double adam_bytes = 0;
     for (const auto& p : t_.params)
@@ -132,7 +137,8 @@ class TraceBuilder {
                                           "log-sum-exp per row")
                             : std::string("eager: Q, K, V, the 16-bit softmax probabilities and, with attention "
                                           "dropout, its mask and the dropped probabilities")) +
-        "); no activation checkpointing; the loss is not part of the model";
+        "); input_bytes: the 16-bit tensors a layer is given (an embedding its int64 ids, the attention core Q, K "
+        "and V); the loss is not part of the model";
     return std::move(t_);
   }
 
@@ -143,12 +149,13 @@ class TraceBuilder {
     double bytes_per_sample = 0;
     double weight_bytes = 0;
     double saved_bytes_per_sample = 0;
+    double input_bytes_per_sample = -1;  // set by takes() for every layer
   };
 
   void add_layer(const std::string& name, LayerWork work) {
     if (!layer_index_.emplace(name, t_.layers.size()).second)
       throw std::logic_error("model_zoo: duplicate layer " + name);
-    t_.layers.push_back({name, 0, 0, std::nullopt});
+    t_.layers.push_back({name, 0, 0, std::nullopt, std::nullopt});
     work_.push_back(work);
   }
 
@@ -172,10 +179,11 @@ double embedding_bytes(double elements) { return kEmbeddingPasses * elements * k
 
 // --- torchvision resnet50 (ResNet-50 v1.5: stride on the 3x3 conv), 224x224 input ------------
 
-// Conv2d without bias; hw_out is the output's height (= width).
+// Conv2d without bias; hw_in and hw_out are the input's and output's height (= width).
 void conv(TraceBuilder& b, const std::string& name, std::int64_t c_in, std::int64_t c_out, std::int64_t k,
-          std::int64_t hw_out) {
+          std::int64_t hw_in, std::int64_t hw_out) {
   b.compute_layer(name, 2.0 * static_cast<double>(c_in * c_out * k * k * hw_out * hw_out));
+  b.takes(kActivationBytes * static_cast<double>(c_in * hw_in * hw_in));
   b.param(name, "weight", {c_out, c_in, k, k});
 }
 
@@ -183,6 +191,7 @@ void conv(TraceBuilder& b, const std::string& name, std::int64_t c_in, std::int6
 // keeps its input; the ReLU after it (`relu`) its output, which the next convolution reads.
 void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::int64_t hw, bool relu = true) {
   b.memory_layer(name, norm_bytes(static_cast<double>(c * hw * hw)));
+  b.takes(kActivationBytes * static_cast<double>(c * hw * hw));
   b.saves((relu ? 2 : 1) * kActivationBytes * static_cast<double>(c * hw * hw));
   b.param(name, "weight", {c});
   b.param(name, "bias", {c});
@@ -193,7 +202,7 @@ void batch_norm(TraceBuilder& b, const std::string& name, std::int64_t c, std::i
 
 ModelTrace resnet50(const SynthOptions& o) {
   TraceBuilder b(o);
-  conv(b, "conv1", 3, 64, 7, 112);  // 7x7 stride 2: 224 -> 112
+  conv(b, "conv1", 3, 64, 7, 224, 112);  // 7x7 stride 2: 224 -> 112
   b.saves(kActivationBytes * 3 * 224 * 224);  // the image, cast to 16 bits
   batch_norm(b, "bn1", 64, 112);
   b.saves(kIndexBytes * 64 * 56 * 56);  // the max pool's indices
@@ -205,14 +214,14 @@ ModelTrace resnet50(const SynthOptions& o) {
       const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".";
       const std::int64_t hw_out = (i == 0 && stage > 0) ? hw / 2 : hw;
       // Bottleneck.forward: conv1 bn1 conv2 bn2 conv3 bn3, then downsample(x) for the identity.
-      conv(b, p + "conv1", c_in, width, 1, hw);
+      conv(b, p + "conv1", c_in, width, 1, hw, hw);
       batch_norm(b, p + "bn1", width, hw);
-      conv(b, p + "conv2", width, width, 3, hw_out);
+      conv(b, p + "conv2", width, width, 3, hw, hw_out);
       batch_norm(b, p + "bn2", width, hw_out);
-      conv(b, p + "conv3", width, c_out, 1, hw_out);
+      conv(b, p + "conv3", width, c_out, 1, hw_out, hw_out);
       batch_norm(b, p + "bn3", c_out, hw_out);  // its ReLU runs after the residual add: as many elements
       if (i == 0) {
-        conv(b, p + "downsample.0", c_in, c_out, 1, hw_out);
+        conv(b, p + "downsample.0", c_in, c_out, 1, hw, hw_out);
         batch_norm(b, p + "downsample.1", c_out, hw_out, false);  // added to the block's output
       }
       c_in = c_out;
@@ -220,6 +229,7 @@ ModelTrace resnet50(const SynthOptions& o) {
     }
   }
   b.compute_layer("fc", 2.0 * 2048 * 1000);  // after global average pooling
+  b.takes(kActivationBytes * 2048);
   b.saves(kActivationBytes * 2048);
   b.param("fc", "weight", {1000, 2048});
   b.param("fc", "bias", {1000});
@@ -241,6 +251,7 @@ struct Linear {
 // input, unless a layer before it kept the same tensor (K and V read Q's input).
 void linear_layer(TraceBuilder& b, const std::string& name, Linear l, double tokens, bool keeps_input = true) {
   b.compute_layer(name, 2.0 * static_cast<double>(l.in * l.out) * tokens);
+  b.takes(kActivationBytes * static_cast<double>(l.in) * tokens);
   if (keeps_input) b.saves(kActivationBytes * static_cast<double>(l.in) * tokens);
 }
 void linear_params(TraceBuilder& b, const std::string& name, Linear l) {
@@ -262,6 +273,7 @@ void mlp_out_saves(TraceBuilder& b, std::int64_t ff, std::int64_t hidden, double
 // LayerNorm with weight and bias over `hidden`, applied to `tokens` positions; keeps its input.
 void layer_norm(TraceBuilder& b, const std::string& name, std::int64_t hidden, double tokens) {
   b.memory_layer(name, norm_bytes(static_cast<double>(hidden) * tokens));
+  b.takes(kActivationBytes * static_cast<double>(hidden) * tokens);
   b.saves(kActivationBytes * static_cast<double>(hidden) * tokens);
   b.param(name, "weight", {hidden});
   b.param(name, "bias", {hidden});
@@ -275,6 +287,7 @@ void attention_core(TraceBuilder& b, const std::string& name, std::int64_t hidde
                     bool dropout) {
   b.compute_layer(name, 2.0 * 2.0 * seq * seq * static_cast<double>(hidden));
   const double qkv = 3 * kActivationBytes * static_cast<double>(hidden) * seq, h = static_cast<double>(heads);
+  b.takes(qkv);
   if (b.flash())
     b.saves(qkv + kActivationBytes * static_cast<double>(hidden) * seq + kStatBytes * h * seq);
   else
@@ -290,6 +303,7 @@ ModelTrace bert_large(const SynthOptions& o) {
   // registered word, position, token type.
   for (const char* e : {"word", "token_type", "position"}) {  // each keeps its ids
     b.memory_layer(std::string("embeddings.") + e + "_embeddings", embedding_bytes(d * s));
+    b.takes(kIndexBytes * s);
     b.saves(kIndexBytes * s);
   }
   b.param("embeddings.word_embeddings", "weight", {vocab, d});
@@ -328,9 +342,11 @@ ModelTrace gpt2_xl(const SynthOptions& o) {
   const double s = o.seq_len;
   TraceBuilder b(o);
   b.memory_layer("wte", embedding_bytes(d * s));
+  b.takes(kIndexBytes * s);
   b.saves(kIndexBytes * s);
   b.param("wte", "weight", {vocab, d});
   b.memory_layer("wpe", embedding_bytes(d * s));
+  b.takes(kIndexBytes * s);  // the position ids
   b.saves(kIndexBytes * s + kMaskBytes * d * s);  // and the dropout after the sum
   b.param("wpe", "weight", {positions, d});
   for (std::int64_t i = 0; i < layers; ++i) {
@@ -360,12 +376,14 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   const Linear proj{d, d, false}, up{d, ff, false}, down{ff, d, false};
   TraceBuilder b(o);
   b.memory_layer("model.embed_tokens", embedding_bytes(d * s));
+  b.takes(kIndexBytes * s);
   b.saves(kIndexBytes * s);
   b.param("model.embed_tokens", "weight", {vocab, d});
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     // LlamaDecoderLayer.forward order...
     b.memory_layer(p + "input_layernorm", norm_bytes(d * s));
+    b.takes(kActivationBytes * d * s);  // the block's input: all a checkpointed block keeps
     b.saves(kActivationBytes * d * s);
     linear_layer(b, p + "self_attn.q_proj", proj, s);
     linear_layer(b, p + "self_attn.k_proj", proj, s, false);
@@ -373,6 +391,7 @@ ModelTrace llama2_7b(const SynthOptions& o) {
     attention_core(b, p + "self_attn.core", d, 32, s, false);
     linear_layer(b, p + "self_attn.o_proj", proj, s);
     b.memory_layer(p + "post_attention_layernorm", norm_bytes(d * s));
+    b.takes(kActivationBytes * d * s);
     b.saves(kActivationBytes * d * s);
     linear_layer(b, p + "mlp.gate_proj", up, s);
     linear_layer(b, p + "mlp.up_proj", up, s, false);
@@ -387,6 +406,7 @@ ModelTrace llama2_7b(const SynthOptions& o) {
     b.param(p + "post_attention_layernorm", "weight", {d});
   }
   b.memory_layer("model.norm", norm_bytes(d * s));
+  b.takes(kActivationBytes * d * s);
   b.saves(kActivationBytes * d * s);
   b.param("model.norm", "weight", {d});
   linear(b, "lm_head", {d, vocab, false}, s);

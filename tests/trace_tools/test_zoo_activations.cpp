@@ -79,3 +79,25 @@ TEST_CASE("a synthesised trace's activations grow with the batch and are every l
   CHECK(r.layers.back().name == "fc");
   CHECK(r.layers.back().activation_bytes == 2 * 2048 * 2);
 }
+
+TEST_CASE("a synthesised layer's input bytes: a transformer block takes s b h 16-bit values", "[trace_tools][zoo][memory][checkpointing]") {
+  // What a checkpointed block keeps is its first layer's input: 2 s b h bytes (16-bit hidden
+  // states) for each transformer, whatever the attention kernel.
+  const Shape shapes[] = {{"gpt2-xl", "h.7.ln_1", 1600, 25, 1024},
+                          {"bert-large", "encoder.layer.7.attention.self.query", 1024, 16, 512},
+                          {"llama2-7b", "model.layers.7.input_layernorm", 4096, 32, 4096}};
+  for (const auto& sh : shapes)
+    for (i64 batch : {1, 3}) {
+      INFO(sh.model << " batch " << batch);
+      for (const auto& l : synth(sh.model, true, batch).layers) {
+        REQUIRE(l.input_bytes.has_value());
+        if (l.name == sh.block) CHECK(*l.input_bytes == 2 * sh.s * batch * sh.h);
+      }
+    }
+  // ResNet-50's first convolution takes the 16-bit image, 3 x 224 x 224; layer2.0's 3x3
+  // convolution its 128 channels at 56 x 56 (it strides to 28).
+  for (const auto& l : synth("resnet50", true, 2).layers) {
+    if (l.name == "conv1") CHECK(*l.input_bytes == 2 * 2 * 3 * 224 * 224);
+    if (l.name == "layer2.0.conv2") CHECK(*l.input_bytes == 2 * 2 * 128 * 56 * 56);
+  }
+}
