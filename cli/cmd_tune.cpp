@@ -42,6 +42,7 @@ struct TuneCliOptions {
   int microbatches = 1;
   int max_localsgd_period = 1;
   bool allow_compression = false;
+  std::string activation_checkpointing = "auto";
   std::vector<std::string> strategies;
   bool exhaustive = false;
   int threads = 0;
@@ -126,6 +127,11 @@ tune::TuneConstraints constraints(const TuneCliOptions& o) {
   c.microbatches = o.microbatches;
   c.max_localsgd_period = o.max_localsgd_period;
   c.allow_compression = o.allow_compression;
+  if (o.activation_checkpointing != "auto") {
+    c.activation_checkpointing = parse_activation_checkpointing(o.activation_checkpointing);
+    if (!c.activation_checkpointing)
+      throw InputError("", "", "--activation-checkpointing: expected auto|none|blocks, got \"" + o.activation_checkpointing + "\"");
+  }
   c.strategies = o.strategies;
   return c;
 }
@@ -323,6 +329,10 @@ void add_tune_command(CLI::App& app) {
                   "largest LocalSGD period H searched (1, 2, 4, ... up to it)")
       ->capture_default_str();
   cmd->add_flag("--allow-compression", o->allow_compression, "also search fp16/bf16 gradients on the wire");
+  cmd->add_option("--activation-checkpointing", o->activation_checkpointing,
+                  "auto (checkpoint every repeated block of a setting only when it does not fit in memory "
+                  "without it), none, or blocks (every setting)")
+      ->capture_default_str();
   cmd->add_option("--strategies", o->strategies, "strategies to search, comma-separated (default: all: " +
                                                      join(tune::tune_families(), ",") + ")")
       ->delimiter(',');

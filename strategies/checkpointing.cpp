@@ -70,6 +70,13 @@ const CheckpointBlock* Checkpointing::block_ending_at(std::size_t l) const {
   return b >= 0 && blocks[static_cast<std::size_t>(b)].last_layer == l ? &blocks[static_cast<std::size_t>(b)] : nullptr;
 }
 
+bool can_checkpoint(const ModelTrace& trace) {
+  if (trace.layers.empty() || !trace.layers.front().activation_bytes || !trace.layers.front().input_bytes) return false;
+  for (const auto& l : trace.layers)
+    if (!block_prefix(l.name).empty()) return true;
+  return false;
+}
+
 std::int64_t Checkpointing::forward_held_bytes(const ModelTrace& trace, std::size_t l) const {
   const int b = block_of_layer.empty() ? -1 : block_of_layer[l];
   if (b < 0) return trace.layers[l].activation_bytes.value_or(0);

@@ -41,6 +41,10 @@ struct Checkpointing {
 // activation_bytes or input_bytes, or names no block.
 Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode);
 
+// Whether checkpoint_blocks(trace, blocks) would succeed: the trace gives activation_bytes and
+// input_bytes and names at least one block.
+bool can_checkpoint(const ModelTrace& trace);
+
 // The most activation bytes held at once in one forward and backward: the layers' sum without
 // checkpointing; with it, the most over backward of the outer layers' activations and the
 // earlier blocks' inputs held while a block's recomputed activations are live.

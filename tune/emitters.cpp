@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
+#include "strategies/checkpointing.h"
 
 namespace redsim::tune {
 
@@ -110,6 +111,7 @@ std::string ddp_snippet(const EmitInputs& in) {
   s += "# First bucket cap: " + format_bytes_binary(first) + " = " + grouped(first) +
        " bytes. DDP reads this attribute when it builds its\n# buckets: set it before wrapping the model.\n";
   s += "dist._DEFAULT_FIRST_BUCKET_BYTES = " + num(first) + "\n\n";
+  if (const auto ckpt = checkpointing_lines(*in.trace, k); !ckpt.empty()) s += ckpt + "\n";  // before DDP wraps the model
   s += "model = DDP(\n    model,\n    device_ids=[local_rank],\n";
   s += "    bucket_cap_mb=" + ddp_bucket_cap_mb(cap) + ",  # MiB: " + format_bytes_binary(cap) + " = " + grouped(cap) +
        " bytes per bucket\n";
@@ -353,6 +355,36 @@ EmitInputs emit_inputs(const TuneResult& r, const ModelTrace& trace, const Clust
   return in;
 }
 
+std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k) {
+  if (k.activation_checkpointing != ActivationCheckpointing::blocks) return "";
+  const auto blocks = checkpoint_blocks(trace, k.activation_checkpointing);
+  std::string s;
+  s += "# Activation checkpointing, as simulated: each repeated block (" + std::to_string(blocks.blocks.size()) +
+       " of them, e.g. " + comment_safe(blocks.blocks.front().name) + ")\n";
+  s += "# keeps only its input and runs its forward again in backward. Name the model's block classes\n";
+  s += "# here, e.g. {LlamaDecoderLayer}; a HuggingFace model's gradient_checkpointing_enable() does the same.\n";
+  s += "import functools\n";
+  s += "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (\n"
+       "    CheckpointImpl, apply_activation_checkpointing, checkpoint_wrapper)\n";
+  s += "block_classes = set()\n";
+  s += "apply_activation_checkpointing(\n    model,\n"
+       "    checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=CheckpointImpl.NO_REENTRANT),\n"
+       "    check_fn=lambda module: isinstance(module, tuple(block_classes)),\n)\n";
+  return s;
+}
+
+void add_deepspeed_checkpointing(const Knobs& k, nlohmann::ordered_json& config, std::string& comment) {
+  if (k.activation_checkpointing != ActivationCheckpointing::blocks) return;
+  nlohmann::ordered_json ac;
+  ac["partition_activations"] = false;
+  ac["cpu_checkpointing"] = false;
+  ac["contiguous_memory_optimization"] = false;
+  config["activation_checkpointing"] = ac;
+  comment += " Activation checkpointing, as simulated: every repeated block keeps its input and recomputes its "
+             "forward in backward; the model's code must checkpoint its blocks (deepspeed.checkpointing.checkpoint, "
+             "or a HuggingFace model's gradient_checkpointing_enable()): this section only configures it.";
+}
+
 std::vector<Snippet> emit_snippets(const EmitInputs& in) {
   std::vector<Snippet> out;
   // A fixed first line: Python honours a coding declaration on line 1 or 2, and one spelled inside
@@ -367,7 +399,9 @@ std::vector<Snippet> emit_snippets(const EmitInputs& in) {
                 (in.best_zero_simulated ? "the best ZeRO setting it simulated ("
                                         : "the ZeRO setting its step model rates best, not simulated (") +
                 describe_knobs(c) + ", " + ms(in.best_zero_objective_s) + "). " + deepspeed_comment(in, c);
-    out.push_back({"deepspeed_config.json", deepspeed_config(in, c).dump(2) + "\n", comment});
+    auto config = deepspeed_config(in, c);
+    add_deepspeed_checkpointing(c.knobs, config, comment);
+    out.push_back({"deepspeed_config.json", config.dump(2) + "\n", comment});
   }
   out.push_back({"horovod.env", horovod_env(in), ""});
   out.push_back({"nccl.env", nccl_env(in), ""});

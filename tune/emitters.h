@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/cluster.h"
 #include "core/trace.h"
 #include "tune/search_space.h"
@@ -40,6 +42,13 @@ struct Snippet {
   std::string comment;  // the unit conversions, for printing above snippets that cannot hold comments (JSON)
 };
 std::vector<Snippet> emit_snippets(const EmitInputs& in);
+
+// Python lines applying activation checkpointing to `model` as simulated (every repeated block
+// wrapped with checkpoint_wrapper); "" when the setting does not checkpoint.
+std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k);
+// DeepSpeed's activation_checkpointing section and the sentence for its comment (the model's
+// own code must call deepspeed.checkpointing.checkpoint, or HF's gradient_checkpointing_enable).
+void add_deepspeed_checkpointing(const Knobs& k, nlohmann::ordered_json& config, std::string& comment);
 
 // Input-derived text (model and cluster names) for a comment: printable ASCII, at most 200 characters.
 std::string comment_safe(const std::string& s);

@@ -385,7 +385,9 @@ std::string memory_words(const RankMemory& m) {
          (m.activations_known ? format_GiB(m.activation_bytes) : std::string("not in the trace"));
 }
 
-std::string describe_knobs(const Candidate& c) {
+namespace {
+
+std::string describe_setting(const Candidate& c) {
   const Knobs& k = c.knobs;
   // "ring x8"; with NCCL's own channel count just the algorithm ("auto" = NCCL_ALGO unset).
   const std::string ch = k.channels > 0 ? " x" + channels_label(k) : std::string();
@@ -404,6 +406,13 @@ std::string describe_knobs(const Candidate& c) {
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +
          ", " + std::string(bucket_order_name(k.bucket_order)) + ", " + coll + wire;
+}
+
+}  // namespace
+
+std::string describe_knobs(const Candidate& c) {
+  const std::string d = describe_setting(c);
+  return c.knobs.activation_checkpointing == ActivationCheckpointing::blocks ? d + ", blocks checkpointed" : d;
 }
 
 }  // namespace redsim::tune

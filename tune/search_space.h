@@ -26,6 +26,10 @@ struct TuneConstraints {
   int max_localsgd_period = 1;   // LocalSGD periods searched: 1, 2, 4, ... up to this (and it)
   bool allow_compression = false;  // also search fp16/bf16 gradients on the wire
   std::vector<std::string> strategies;  // families to search; empty = all five
+  // Activation checkpointing: unset = where a setting does not fit without it (it only adds
+  // the recompute, so of a setting that fits, the checkpointed copy never wins); or every
+  // setting one way (--activation-checkpointing none|blocks).
+  std::optional<ActivationCheckpointing> activation_checkpointing;
 };
 
 // The values each knob takes in the grid.

@@ -75,6 +75,7 @@ std::string fsdp_snippet(const EmitInputs& in, const TargetSection& s) {
   else
     o += "    auto_wrap_policy=ModuleWrapPolicy(layer_classes),\n";
   o += "    device_id=torch.cuda.current_device(),\n)\n";
+  if (const auto ckpt = checkpointing_lines(*in.trace, k); !ckpt.empty()) o += "\n" + ckpt;  // after FSDP wraps the units, as PyTorch's FSDP examples apply it
   return o;
 }
 
@@ -101,6 +102,7 @@ Snippet deepspeed_stage3(const EmitInputs& in, const TargetSection& s) {
                         "unit's " + std::to_string(unit) + " parameters (one unit reduced and, with prefetch, one gathered "
                         "ahead; 0 = no prefetch); stage3_param_persistence_threshold = 0 because redsim shards every "
                         "parameter (DeepSpeed's default 100,000 keeps small ones whole).";
+  add_deepspeed_checkpointing(k, out, comment);
   return {"deepspeed_config.json", out.dump(2) + "\n", comment};
 }
 

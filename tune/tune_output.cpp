@@ -142,6 +142,9 @@ json tuned_json(const TuneResult& r, const TuneInputs& in) {
                       {"microbatches", in.constraints.microbatches},
                       {"max_localsgd_period", in.constraints.max_localsgd_period},
                       {"allow_compression", in.constraints.allow_compression},
+                      {"activation_checkpointing", in.constraints.activation_checkpointing
+                                                       ? json(activation_checkpointing_name(*in.constraints.activation_checkpointing))
+                                                       : json("auto")},
                       {"strategies", in.constraints.strategies.empty() ? json(tune_families()) : json(in.constraints.strategies)}};
   json ru = json::array();
   for (auto p : runners_up(r, 5)) ru.push_back(setting_json(r, p));

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/knobs_json.h"
 #include "core/step_summary.h"
+#include "strategies/checkpointing.h"
 #include "strategies/strategy.h"
 #include "tune/parallel.h"
 #include "tune/search.h"
@@ -86,6 +87,7 @@ bool same_memory(const RankMemory& a, const RankMemory& b) {
 
 void Search::prepare(bool keep_compact) {
   report("planning", 0);
+  sim_ = opt_.sim;  // prepared again after checkpointing: the fidelity is chosen afresh
   const std::size_t n = r_.grid.points.size();
   r_.points.assign(n, PointState{});
   std::vector<char> needs_scalable(n, 0);
@@ -280,6 +282,26 @@ namespace redsim::tune {
 
 using detail::Search;
 
+namespace {
+
+// Checkpoints the blocks of every setting that does not fit without it (planned and checked
+// again by the caller); says so in the grid's notes. False when nothing changed.
+bool checkpoint_where_needed(const ModelTrace& trace, TuneResult& r) {
+  if (r.memory_limit_bytes <= 0 || !can_checkpoint(trace)) return false;
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < r.points.size(); ++p)
+    if (!r.points[p].fits && r.grid.points[p].knobs.activation_checkpointing == ActivationCheckpointing::none) {
+      r.grid.points[p].knobs.activation_checkpointing = ActivationCheckpointing::blocks;
+      ++n;
+    }
+  if (n > 0)
+    r.grid.notes.push_back("activation checkpointing (every repeated block) on the " + std::to_string(n) +
+                           " settings that do not fit in memory without it");
+  return n > 0;
+}
+
+}  // namespace
+
 TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const TuneConstraints& constraints,
                 const SearchAxes& axes, const TuneOptions& options) {
   TuneResult r;
@@ -288,7 +310,11 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
   r.memory_limit_bytes = memory_limit_bytes(constraints, cluster);
   r.objective_samples = static_cast<double>(trace.batch_size_per_rank) * cluster.world_size() * constraints.microbatches;
   Search s(trace, cluster, options, r);
+  if (constraints.activation_checkpointing)
+    for (auto& c : r.grid.points) c.knobs.activation_checkpointing = *constraints.activation_checkpointing;
   s.prepare(options.method == SearchMethod::guided);
+  if (!constraints.activation_checkpointing && checkpoint_where_needed(trace, r))
+    s.prepare(options.method == SearchMethod::guided);
   s.adopt_cached();
   if (r.feasible_points == 0) {
     std::size_t least = 0;

@@ -127,3 +127,51 @@ TEST_CASE("the memory limit counts the trace's activations", "[tune][memory]") {
   CHECK(what.find("needs 96.00 MiB") != std::string::npos);
   CHECK(what.find("activations 16.00 MiB") != std::string::npos);
 }
+
+TEST_CASE("tune checkpoints activations only where a setting does not fit without it", "[tune][memory][checkpointing]") {
+  Setup s;
+  s.constraints.strategies = {"bucketed"};
+  s.axes = standard_axes(s.constraints);
+  s.axes.channels = {1};
+  s.axes.algorithms = {Algorithm::ring};
+  // 80 MiB of model state (above). Layers blk.0.a, blk.0.b, ..., blk.7.b: 8 blocks of two, each
+  // layer saving 1 MiB and given 0.25 MiB. Without checkpointing 16 MiB are held (96 MiB in all);
+  // with it forward keeps 8 x 0.25 MiB and block 7's recompute adds 2 - 0.25: 3.75 MiB held at
+  // most, 83.75 MiB in all.
+  for (std::size_t l = 0; l < s.trace.layers.size(); ++l) {
+    s.trace.layers[l].name = "blk." + std::to_string(l / 2) + (l % 2 ? ".b" : ".a");
+    s.trace.layers[l].activation_bytes = kMiB;
+    s.trace.layers[l].input_bytes = kMiB / 4;
+  }
+  for (auto& p : s.trace.params) p.name = s.trace.layers[p.layer].name + ".weight";
+  const std::int64_t checkpointed = 80 * kMiB + 15 * kMiB / 4;
+
+  // 90 MiB: only the checkpointed copies fit, so every setting is checkpointed and says so.
+  s.constraints.memory_per_device_GB = 90.0 * kMiB / 1e9;
+  const auto fitted = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  CHECK(fitted.feasible_points == fitted.points.size());
+  for (std::size_t p = 0; p < fitted.points.size(); ++p) {
+    CHECK(fitted.grid.points[p].knobs.activation_checkpointing == ActivationCheckpointing::blocks);
+    CHECK(fitted.points[p].memory.total_bytes() == checkpointed);
+  }
+  CHECK(describe_knobs(fitted.candidate(fitted.best)).find("blocks checkpointed") != std::string::npos);
+  CHECK(std::any_of(fitted.grid.notes.begin(), fitted.grid.notes.end(),
+                    [](const std::string& n) { return n.find("activation checkpointing") != std::string::npos; }));
+
+  // 100 MiB: everything fits as it is, and nothing is checkpointed (the recompute only costs).
+  s.constraints.memory_per_device_GB = 100.0 * kMiB / 1e9;
+  const auto roomy = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  for (const auto& c : roomy.grid.points) CHECK(c.knobs.activation_checkpointing == ActivationCheckpointing::none);
+
+  // --activation-checkpointing none at 90 MiB: nothing fits; blocks at 100 MiB: every setting.
+  s.constraints.memory_per_device_GB = 90.0 * kMiB / 1e9;
+  s.constraints.activation_checkpointing = ActivationCheckpointing::none;
+  CHECK(testing::error_of([&] { autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{}); })
+            .find("needs 96.00 MiB") != std::string::npos);
+  s.constraints.memory_per_device_GB = 100.0 * kMiB / 1e9;
+  s.constraints.activation_checkpointing = ActivationCheckpointing::blocks;
+  const auto forced = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  for (const auto& c : forced.grid.points) CHECK(c.knobs.activation_checkpointing == ActivationCheckpointing::blocks);
+  // The same setting checkpointed is slower by the blocks' recompute (every layer forwards in 0.1 ms).
+  CHECK(forced.eval(forced.best).objective_s > roomy.eval(roomy.best).objective_s);
+}

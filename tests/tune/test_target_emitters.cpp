@@ -117,3 +117,42 @@ TEST_CASE("pytorch_ddp.py registers the comm hook the setting was simulated with
   const auto f2 = emit_target_snippets({section("ddp", {"bucketed", k}, 0.1, 0.2)}, trace, cluster, 1);
   CHECK(has(find(f2, "pytorch_ddp.py").contents, "default_hooks.bf16_compress_hook"));
 }
+
+TEST_CASE("a checkpointed setting's files apply activation checkpointing, and only then", "[tune][emit][targets][checkpointing]") {
+  auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  for (std::size_t l = 0; l < trace.layers.size(); ++l) {
+    trace.layers[l].name = "model.layers." + std::to_string(l / 2) + (l % 2 ? ".mlp" : ".attn");
+    trace.layers[l].activation_bytes = 1000;
+    trace.layers[l].input_bytes = 100;
+  }
+  const auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  Knobs fsdp;
+  fsdp.strategy = "fsdp";
+  fsdp.activation_checkpointing = ActivationCheckpointing::blocks;
+  Knobs ddp;
+  ddp.activation_checkpointing = ActivationCheckpointing::blocks;
+  const auto files = emit_target_snippets({section("fsdp", {"fsdp", fsdp}, 0.1, 0.2), section("ddp", {"bucketed", ddp}, 0.1, 0.2),
+                                           section("deepspeed", {"fsdp", fsdp}, 0.1, 0.2)},
+                                          trace, cluster, 1);
+  const auto& fsdp_py = find(files, "pytorch_fsdp.py").contents;
+  const auto& ddp_py = find(files, "pytorch_ddp.py").contents;
+  for (const auto* py : {&fsdp_py, &ddp_py}) {
+    CHECK(has(*py, "apply_activation_checkpointing("));
+    CHECK(has(*py, "CheckpointImpl.NO_REENTRANT"));
+    CHECK(has(*py, "(4 of them, e.g. model.layers.0)"));
+  }
+  // DDP wraps a model already checkpointed; FSDP's units are checkpointed after wrapping.
+  CHECK(ddp_py.find("apply_activation_checkpointing(") < ddp_py.find("model = DDP("));
+  CHECK(fsdp_py.find("apply_activation_checkpointing(") > fsdp_py.find("model = FSDP("));
+  const auto& ds = find(files, "deepspeed_config.json");
+  CHECK(nlohmann::json::parse(ds.contents).contains("activation_checkpointing"));
+  CHECK(has(ds.comment, "deepspeed.checkpointing.checkpoint"));
+
+  fsdp.activation_checkpointing = ddp.activation_checkpointing = ActivationCheckpointing::none;
+  const auto plain = emit_target_snippets({section("fsdp", {"fsdp", fsdp}, 0.1, 0.2), section("ddp", {"bucketed", ddp}, 0.1, 0.2),
+                                           section("deepspeed", {"fsdp", fsdp}, 0.1, 0.2)},
+                                          trace, cluster, 1);
+  CHECK_FALSE(has(find(plain, "pytorch_fsdp.py").contents, "checkpoint"));
+  CHECK_FALSE(has(find(plain, "pytorch_ddp.py").contents, "checkpoint"));
+  CHECK_FALSE(nlohmann::json::parse(find(plain, "deepspeed_config.json").contents).contains("activation_checkpointing"));
+}
