@@ -8,7 +8,7 @@ usage: test_capture.py REDSIM_BINARY SOURCE_DIR
   times non-decreasing in the recorded order; the trace runs through `redsim simulate` and
   `redsim trace show`.
 - a user module (module:factory) with a frozen, an unused and a root-owned parameter, with Adam.
-- a two-layer MLP's activation_bytes per layer, from its shapes (what autograd saves in forward),
+- a two-layer MLP's activation_bytes and input_bytes per layer, from its shapes (what autograd saves in forward),
   and resnet18's total against what the profiler sees forward leave allocated.
 - without PyTorch (python3 -S hides Debian's dist-packages) and with bad arguments: exit
   status 2 and a one-line reason.
@@ -110,6 +110,20 @@ def test_resnet18(redsim, src, capture, d):
     if r.returncode == 0:
         sim = json.load(open(sim_out))
         check(sim["trace"]["params"] == RESNET18_PARAMS, "simulate saw %s parameters" % sim["trace"]["params"])
+    # layer1.0's first convolution is given the max pool's output: 64 channels at 16 x 16, fp32, batch 1.
+    given = {l["name"]: l.get("input_bytes") for l in trace["layers"]}
+    check(given.get("layer1.0.conv1") == 64 * 16 * 16 * 4, "layer1.0.conv1 input_bytes %s" % given.get("layer1.0.conv1"))
+    # Checkpointing resnet18's eight blocks (layer1.0 .. layer4.1) holds less and computes more.
+    ckpt_out = os.path.join(d, "sim-ckpt.json")
+    r = run([redsim, "simulate", "--trace", out, "--cluster", cluster, "--out", ckpt_out, "--activation-checkpointing", "blocks"])
+    check(r.returncode == 0, "simulate --activation-checkpointing blocks exited %d: %s" % (r.returncode, r.stderr.strip()))
+    if r.returncode == 0 and os.path.exists(sim_out):
+        plain_mem = json.load(open(sim_out))["memory_per_rank"]["activation_bytes"]
+        ckpt = json.load(open(ckpt_out))
+        check(ckpt["memory_per_rank"]["activation_bytes"] < plain_mem,
+              "checkpointed activations %s not below %s" % (ckpt["memory_per_rank"]["activation_bytes"], plain_mem))
+        check(ckpt["summary"]["compute_time_s"] > json.load(open(sim_out))["summary"]["compute_time_s"],
+              "checkpointing did not add the recompute to the compute")
     r = run([redsim, "trace", "show", out])
     check(r.returncode == 0 and "11,689,512 elements" in r.stdout, "redsim trace show on the captured trace failed")
 
@@ -204,6 +218,10 @@ def test_activations(redsim, capture, d):
     saved = {l["name"]: l.get("activation_bytes") for l in json.load(open(out))["layers"]}
     expected = {"fc1": 8 * 16 * 4, "act": 8 * 32 * 4, "fc2": 0}
     check(saved == expected, "activation_bytes %s, expected %s" % (saved, expected))
+    # input_bytes: what each forward is given, fp32: the batch 8 x 16, fc1's output 8 x 32, act's 8 x 32.
+    given = {l["name"]: l.get("input_bytes") for l in json.load(open(out))["layers"]}
+    expected_given = {"fc1": 8 * 16 * 4, "act": 8 * 32 * 4, "fc2": 8 * 32 * 4}
+    check(given == expected_given, "input_bytes %s, expected %s" % (given, expected_given))
     r = run([redsim, "trace", "show", out, "--json", os.path.join(d, "mlp-show.json")])
     check(r.returncode == 0, "trace show: %s" % r.stderr.strip())
     if r.returncode == 0:

@@ -11,6 +11,18 @@ def storage_of(t):
         return ("tensor", id(t)), t.numel() * t.element_size()
 
 
+def tensors_in(torch, value):
+    """The tensors in a forward's arguments (nested in tuples, lists and dicts)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from tensors_in(torch, v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from tensors_in(torch, v)
+
+
 class SavedBytes:
     """Counts the bytes autograd saves, by layer, while one forward (and its loss) runs.
 
@@ -25,6 +37,9 @@ class SavedBytes:
         self.layers = layers
         self.persistent = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers())}
         self.bytes = [0] * len(layers)
+        # Bytes of the tensors each layer's forward is given (each storage once per call): what an
+        # activation-checkpointed block keeps of its first layer (the trace's input_bytes).
+        self.inputs = [0] * len(layers)
         self.seen = set()
         self.open = []
         self.pending = 0
@@ -33,6 +48,12 @@ class SavedBytes:
     def _pre(self, li):
         def hook(module, inputs):
             self.open.append(li)
+            seen = set()
+            for t in tensors_in(self.torch, inputs):
+                key, nbytes = storage_of(t)
+                if key not in seen:
+                    seen.add(key)
+                    self.inputs[li] += nbytes
 
         return hook
 

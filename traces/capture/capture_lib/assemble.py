@@ -63,7 +63,7 @@ def attribute(iteration, nlayers, owner_of_param):
 
 
 def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
-             activations=None):
+             activations=None, inputs=None):
     nlayers = len(layers)
     warnings = []
     owner_of_param = [owner[id(p)] for _, p in params]
@@ -168,7 +168,8 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
         warnings.append("this PyTorch has no saved-tensors hooks: activation_bytes left out")
     else:
         source += (" activation_bytes: the storages autograd saved in one forward and its loss (saved-tensors "
-                   "hooks), each once, for the layer running when first saved; parameters and buffers left out.")
+                   "hooks), each once, for the layer running when first saved; parameters and buffers left out. "
+                   "input_bytes: the storages each layer's forward was given in that forward.")
     if warnings:
         source += " Warnings: " + "; ".join(warnings) + "."
 
@@ -187,6 +188,9 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     if activations is not None:
         for entry, i in zip(trace["layers"], layer_order):
             entry["activation_bytes"] = activations[i]
+    if activations is not None and inputs is not None:
+        for entry, i in zip(trace["layers"], layer_order):
+            entry["input_bytes"] = inputs[i]
     trace["params"] = []
     for name, p in params:
         e = collections.OrderedDict(

@@ -153,7 +153,9 @@ def run(args):
             h.remove()
     progress.step_done("trial")
     # Once, outside the timed steps: the hooks that count saved tensors would cost time.
-    activations = SavedBytes(torch, model, layers).measure(lambda: make_loss(torch, model(x), args.loss, targets))
+    saved = SavedBytes(torch, model, layers)
+    activations = saved.measure(lambda: make_loss(torch, model(x), args.loss, targets))
+    inputs = saved.inputs if activations is not None else None
     progress.say("%s: %d layers, %d parameter tensors; %d steps (1 trial, %d warm-up and %d measured, each hooked "
                   "and un-hooked) on %s" % (args.model, len(layers), len(params), progress.total_steps, args.warmup,
                                            args.iters, device))
@@ -176,4 +178,4 @@ def run(args):
         sync.keep_busy(lambda: step(False))
 
     return assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
-                    activations)
+                    activations, inputs)
