@@ -52,6 +52,11 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
             << " parameters without a shape in the trace: their matrices are guessed, the most square)";
     }
   }
+  if (knobs.activation_checkpointing == ActivationCheckpointing::blocks) {
+    std::size_t blocks = 0;
+    for (const auto& op : plan.ops) blocks += op.name.rfind("recompute:", 0) == 0 ? 1 : 0;
+    out << ", activation checkpointing: " << blocks << " block recomputes a step";
+  }
   out << "\n\n";
   out << "  step time            " << ms(s.step_time_s) << "\n";
   out << "  compute time         " << ms(s.compute_time_s) << "\n";

@@ -60,4 +60,19 @@ grep -q "^knobs: .*, comm hook powersgd rank 2 (4 of 4 parameters without a shap
 out=$("$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/tests/data/ideal_star_4.json" \
   --strategy bucketed --comm-hook powersgd) || { echo "powersgd on resnet50 failed"; exit 1; }
 grep -q "^knobs: .*, comm hook powersgd rank 1$" <<<"$out" || { echo "resnet50's shapes: $(grep '^knobs' <<<"$out")"; exit 1; }
-echo "4 passed, 0 failed"
+# Activation checkpointing: resnet50's 16 bottleneck blocks each recompute once; a bad value and
+# a trace without input_bytes are refused with one line and exit 2.
+out=$("$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/tests/data/ideal_star_4.json" \
+  --activation-checkpointing blocks) || { echo "checkpointing on resnet50 failed"; exit 1; }
+grep -q "^knobs: .*, activation checkpointing: 16 block recomputes a step$" <<<"$out" ||
+  { echo "checkpointing not in the knobs line: $(grep '^knobs' <<<"$out")"; exit 1; }
+for args in "--trace $src/traces/resnet50.json --activation-checkpointing some" \
+            "--trace $src/tests/data/tiny_trace.json --activation-checkpointing blocks"; do
+  # shellcheck disable=SC2086
+  rc=0
+  "$redsim" simulate $args --cluster "$src/tests/data/ideal_star_4.json" --out "$tmp/no.json" >/dev/null 2>"$tmp/err" || rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/no.json" ] ||
+    { echo "$args: exit $rc, $(cat "$tmp/err")"; exit 1; }
+  grep -q -- "--activation-checkpointing" "$tmp/err" || { echo "$args: $(cat "$tmp/err")"; exit 1; }
+done
+echo "5 passed, 0 failed"
