@@ -19,14 +19,17 @@ import sys
 import tempfile
 import time
 
-# STRATEGY+HOOK runs bucketed DDP with that comm hook (issue 18): bucketed+fp16, bucketed+powersgd.
+# STRATEGY+HOOK runs bucketed DDP with that comm hook (issue 18): bucketed+fp16, bucketed+powersgd;
+# STRATEGY+ckpt runs the strategy with --activation-checkpointing blocks (GPT-2 XL's 48 blocks).
 STRATEGIES = ["flat", "bucketed", "bucketed+fp16", "bucketed+powersgd", "zero", "accumulate", "localsgd", "fsdp",
-              "hsdp"]
+              "hsdp", "bucketed+ckpt", "fsdp+ckpt"]
 
 
 def strategy_args(name):
-    strategy, _, hook = name.partition("+")
-    return ["--strategy", strategy] + (["--comm-hook", hook] if hook else [])
+    strategy, _, extra = name.partition("+")
+    if extra == "ckpt":
+        return ["--strategy", strategy, "--activation-checkpointing", "blocks"]
+    return ["--strategy", strategy] + (["--comm-hook", extra] if extra else [])
 
 
 def tree_rss_kB(root_pid):
