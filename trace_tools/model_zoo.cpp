@@ -270,11 +270,16 @@ void mlp_out_saves(TraceBuilder& b, std::int64_t ff, std::int64_t hidden, double
           (dropout ? kMaskBytes * static_cast<double>(hidden) * tokens : 0));
 }
 
+// A norm over `elements` 16-bit values per sample, which it is given and keeps for backward.
+void norm_layer(TraceBuilder& b, const std::string& name, double elements) {
+  b.memory_layer(name, norm_bytes(elements));
+  b.takes(kActivationBytes * elements);
+  b.saves(kActivationBytes * elements);
+}
+
 // LayerNorm with weight and bias over `hidden`, applied to `tokens` positions; keeps its input.
 void layer_norm(TraceBuilder& b, const std::string& name, std::int64_t hidden, double tokens) {
-  b.memory_layer(name, norm_bytes(static_cast<double>(hidden) * tokens));
-  b.takes(kActivationBytes * static_cast<double>(hidden) * tokens);
-  b.saves(kActivationBytes * static_cast<double>(hidden) * tokens);
+  norm_layer(b, name, static_cast<double>(hidden) * tokens);
   b.param(name, "weight", {hidden});
   b.param(name, "bias", {hidden});
 }
@@ -382,17 +387,13 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     // LlamaDecoderLayer.forward order...
-    b.memory_layer(p + "input_layernorm", norm_bytes(d * s));
-    b.takes(kActivationBytes * d * s);  // the block's input: all a checkpointed block keeps
-    b.saves(kActivationBytes * d * s);
+    norm_layer(b, p + "input_layernorm", d * s);  // given the block's input: all a checkpointed block keeps
     linear_layer(b, p + "self_attn.q_proj", proj, s);
     linear_layer(b, p + "self_attn.k_proj", proj, s, false);
     linear_layer(b, p + "self_attn.v_proj", proj, s, false);
     attention_core(b, p + "self_attn.core", d, 32, s, false);
     linear_layer(b, p + "self_attn.o_proj", proj, s);
-    b.memory_layer(p + "post_attention_layernorm", norm_bytes(d * s));
-    b.takes(kActivationBytes * d * s);
-    b.saves(kActivationBytes * d * s);
+    norm_layer(b, p + "post_attention_layernorm", d * s);
     linear_layer(b, p + "mlp.gate_proj", up, s);
     linear_layer(b, p + "mlp.up_proj", up, s, false);
     linear_layer(b, p + "mlp.down_proj", down, s);
@@ -405,9 +406,7 @@ ModelTrace llama2_7b(const SynthOptions& o) {
     b.param(p + "input_layernorm", "weight", {d});
     b.param(p + "post_attention_layernorm", "weight", {d});
   }
-  b.memory_layer("model.norm", norm_bytes(d * s));
-  b.takes(kActivationBytes * d * s);
-  b.saves(kActivationBytes * d * s);
+  norm_layer(b, "model.norm", d * s);
   b.param("model.norm", "weight", {d});
   linear(b, "lm_head", {d, vocab, false}, s);
   return b.finish(

@@ -123,6 +123,8 @@ def parse_args(argv):
                          "broadcasts (default 0: DDP uses PyTorch's default group, 2 threads, so two buckets may "
                          "be reduced at once; 1: one at a time, in order, as redsim models it). ZeRO's broadcasts "
                          "and LocalSGD's averaging stay on the default group")
+    ap.add_argument("--checkpoint-blocks", action="store_true",
+                    help="activation checkpointing of every repeated block (ddp_variants.checkpoint_blocks)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout-s", type=float, default=600, help="process-group timeout in seconds (default 600)")
     ap.add_argument("--local-ranks", type=int, default=0,
@@ -241,6 +243,7 @@ class RankRun:
             raise UsageError(str(e))
         model = self.model
         model.train()
+        self.checkpointed = ddp_variants.checkpoint_blocks(torch, model) if args.checkpoint_blocks else []
         self.built = ddp_variants.build(torch, model, args, self.pg)
         if args.variant == "powersgd" and args.warmup < args.powersgd_start_iter:
             self.say("%s: warning: --warmup %d < --powersgd-start-iter %d: the first timed steps allreduce "
@@ -292,6 +295,8 @@ class RankRun:
         broadcast) and a plain optimizer over all parameters; the model's state is restored after."""
         model, cal_opt = self.model, self.cal_opt
         saved = {k: v.clone() for k, v in model.state_dict().items()}
+        for w in self.checkpointed:  # the plain model's compute: redsim adds the recompute itself
+            w.enabled = False
         self.built.opt.zero_grad(set_to_none=True)
         cal_opt.zero_grad(set_to_none=True)
         self.dist.barrier()
@@ -302,6 +307,8 @@ class RankRun:
         t2 = time.perf_counter()
         cal_opt.step()
         t3 = time.perf_counter()
+        for w in self.checkpointed:
+            w.enabled = True
         with self.torch.no_grad():
             model.load_state_dict(saved)
         cal_opt.zero_grad(set_to_none=True)

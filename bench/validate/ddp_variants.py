@@ -181,8 +181,41 @@ def build(torch, model, args, pg):
     return Built(ddp, opt, opt, hook_state, micro, period)
 
 
+def checkpoint_blocks(torch, model):
+    """--checkpoint-blocks: wraps every repeated block (the module named up to its first numeric
+    component, resnet's layer1.0, as redsim's --activation-checkpointing blocks finds them in the
+    trace) in torch.utils.checkpoint, non-reentrant (the kind DDP runs with). Returns the wrappers:
+    compute-only steps switch them off, so the trace they rescale stays the plain model's."""
+    import torch.utils.checkpoint as checkpoint
+
+    class Checkpointed(torch.nn.Module):
+        def __init__(self, block):
+            super().__init__()
+            self.block, self.enabled = block, True
+
+        def forward(self, *inputs):
+            if not self.enabled:
+                return self.block(*inputs)
+            return checkpoint.checkpoint(self.block, *inputs, use_reentrant=False)
+
+    names = [n for n, _ in model.named_modules()]
+    blocks = [n for n in names if n and n.split(".")[-1].isdigit() and not any(c.isdigit() for c in n.split(".")[:-1])]
+    wrappers = []
+    for name in blocks:
+        parent_name, _, leaf = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        wrappers.append(Checkpointed(getattr(parent, leaf)))
+        setattr(parent, leaf, wrappers[-1])
+    return wrappers
+
+
 def redsim_knobs(args, micro, period):
     """The `redsim validate` (and simulate) knobs that model this variant."""
+    knobs = variant_knobs(args, micro, period)
+    return knobs + (["--activation-checkpointing", "blocks"] if getattr(args, "checkpoint_blocks", False) else [])
+
+
+def variant_knobs(args, micro, period):
     bucket = ["--bucket-mb", "%g" % args.bucket_mb]
     if args.first_bucket_mb:
         bucket += ["--first-bucket-mb", "%g" % args.first_bucket_mb]
