@@ -138,7 +138,7 @@ class TraceBuilder {
                             : std::string("eager: Q, K, V, the 16-bit softmax probabilities and, with attention "
                                           "dropout, its mask and the dropped probabilities")) +
         "); input_bytes: the 16-bit tensors a layer is given (an embedding its int64 ids, the attention core Q, K "
-        "and V); the loss is not part of the model";
+        "and V); a causal LM's loss (fp32 log-softmax over the vocabulary and the labels) on its head";
     return std::move(t_);
   }
 
@@ -409,6 +409,8 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   norm_layer(b, "model.norm", d * s);
   b.param("model.norm", "weight", {d});
   linear(b, "lm_head", {d, vocab, false}, s);
+  // HF's loss on the fp32 logits shifted a token: log-softmax keeps its fp32 output, NLL the int64 labels.
+  b.saves((kStatBytes * static_cast<double>(vocab) + kIndexBytes) * (s - 1));
   return b.finish(
       "HuggingFace LlamaForCausalLM, Llama-2-7b config (32 layers, hidden 4096, 32 heads, 32 KV heads, "
       "FFN 11008, vocab 32000, 4096 positions, RMSNorm without bias), lm_head untied. Buffers: none; "
@@ -445,9 +447,7 @@ const ZooEntry& find_model(const std::string& model) {
   throw InputError("", "", "unknown model \"" + model + "\"; expected one of " + list);
 }
 
-void check(bool ok, const std::string& what) {
-  if (!ok) throw InputError("", "", what);
-}
+void check(bool ok, const std::string& what) { if (!ok) throw InputError("", "", what); }
 
 }  // namespace
 

@@ -62,6 +62,12 @@ TEST_CASE("Llama's layer: no dropout, a gated MLP, and Q's input read by K and V
   const i64 common = s * (2 * 7 * h + 2 * h + 8 * ff);
   CHECK(block_bytes(synth("llama2-7b", true, 1), "model.layers.0.") == common + s * (2 * h + 4 * a));
   CHECK(block_bytes(synth("llama2-7b", false, 1), "model.layers.0.") == common + 2 * a * s * s);
+  // lm_head keeps its 16-bit input, and the loss HF's LlamaForCausalLM computes from labels: the
+  // logits shifted by a token (s - 1 of them), whose fp32 log-softmax over the 32,000-word
+  // vocabulary cross-entropy keeps, and the int64 labels its NLL keeps.
+  const i64 vocab = 32000;
+  for (i64 batch : {1, 2})
+    CHECK(block_bytes(synth("llama2-7b", true, batch), "lm_head") == batch * (2 * s * h + (4 * vocab + 8) * (s - 1)));
 }
 
 TEST_CASE("a synthesised trace's activations grow with the batch and are every layer's", "[trace_tools][zoo][memory]") {
