@@ -48,6 +48,11 @@ void add_sharding_and_hook_options(CLI::App* cmd, KnobOptions& o) {
                       "numeric index, e.g. model.layers.7.*): it keeps its input and recomputes its forward in "
                       "backward (needs the trace's input_bytes)")
           ->capture_default_str();
+  o.checkpointed_blocks_opt =
+      cmd->add_option("--checkpointed-blocks", o.checkpointed_blocks,
+                      "with --activation-checkpointing blocks: only the first N repeated blocks (Megatron's "
+                      "--recompute-method block); 0: all")
+          ->capture_default_str();
 }
 
 bool parse_bool_flag(const std::string& text, const char* flag) {
@@ -194,6 +199,11 @@ void resolve_sharding_and_hook_knobs(const KnobOptions& o, Knobs& k) {
     if (!c)
       throw InputError("", "", "--activation-checkpointing: expected none|blocks, got \"" + o.activation_checkpointing + "\"");
     k.activation_checkpointing = *c;
+  }
+  if (take(o.checkpointed_blocks_opt)) {
+    if (o.checkpointed_blocks < 0 || o.checkpointed_blocks > 1'000'000)
+      throw InputError("", "", "--checkpointed-blocks: expected 0 (all) to 1000000, got " + std::to_string(o.checkpointed_blocks));
+    k.checkpointed_blocks = o.checkpointed_blocks;
   }
 }
 

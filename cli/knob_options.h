@@ -40,8 +40,10 @@ struct KnobOptions {
   int powersgd_rank = 1;
   int powersgd_start_iter = 1000;
   std::string activation_checkpointing = "none";
+  int checkpointed_blocks = 0;
 
   CLI::Option* activation_checkpointing_opt = nullptr;
+  CLI::Option* checkpointed_blocks_opt = nullptr;
   CLI::Option* strategy_opt = nullptr;
   CLI::Option* bucket_mb_opt = nullptr;
   CLI::Option* first_bucket_mb_opt = nullptr;

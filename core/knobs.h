@@ -78,6 +78,7 @@ struct Knobs {
 
   // every strategy
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
+  int checkpointed_blocks = 0;  // with blocks: only the first N repeated blocks (0: all)
 
   // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
   std::int64_t max_ops = kDefaultMaxOps;

@@ -49,6 +49,11 @@ Knobs sharding_and_hook_knobs(const JsonIn& j, Knobs k) {
   }
   if (auto v = j.find("activation_checkpointing"))
     k.activation_checkpointing = *parse_activation_checkpointing(v->one_of({"none", "blocks"}));
+  if (auto v = j.find("checkpointed_blocks")) {
+    const auto n = v->nonnegative_integer();
+    if (n > 1'000'000) v->fail("a block count from 0 (all) to 1,000,000");
+    k.checkpointed_blocks = static_cast<int>(n);
+  }
   return k;
 }
 
@@ -83,6 +88,7 @@ json knobs_to_json(const Knobs& k) {
   j["powersgd_rank"] = k.powersgd_rank;
   j["powersgd_start_iter"] = k.powersgd_start_iter;
   j["activation_checkpointing"] = activation_checkpointing_name(k.activation_checkpointing);
+  j["checkpointed_blocks"] = k.checkpointed_blocks;
   return j;
 }
 
@@ -92,7 +98,7 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
                 "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm", "zero_impl",
                 "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems",
                 "reshard_after_forward", "backward_prefetch", "forward_prefetch", "shard_group", "comm_hook",
-                "powersgd_rank", "powersgd_start_iter", "activation_checkpointing"});
+                "powersgd_rank", "powersgd_start_iter", "activation_checkpointing", "checkpointed_blocks"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();
   if (auto v = j.find("bucket_cap_bytes")) k.bucket_cap_bytes = v->positive_integer();
   if (auto v = j.find("first_bucket_cap_bytes")) k.first_bucket_cap_bytes = v->positive_integer();

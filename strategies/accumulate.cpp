@@ -14,7 +14,7 @@ Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& clust
   auto deps = add_buffer_broadcasts(plan, trace, knobs, comm, "");
   std::vector<std::uint32_t> colls;
   ComputePass pass;
-  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);
+  const auto ckpt = checkpoint_blocks(trace, knobs);
   for (int m = 0; m < m_total; ++m) {
     // With one micro-batch the plan is exactly bucketed's, names included.
     const std::string prefix = m_total == 1 ? "" : "mb" + std::to_string(m) + ":";

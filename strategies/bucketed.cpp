@@ -12,7 +12,7 @@ std::vector<std::uint32_t> add_ddp_gradient_sync(Plan& plan, const ModelTrace& t
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
   buckets = ddp_buckets(trace, knobs);
   const auto calls = hook_call_s(trace, cluster, knobs, buckets);
-  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs.activation_checkpointing), "", sync, &buckets, &calls);
+  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs), "", sync, &buckets, &calls);
   auto colls = knobs.comm_hook == CommHook::none ? add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, "")
                                                  : add_hooked_buckets(plan, trace, cluster, knobs, buckets, pass);
   colls.push_back(pass.last_op);

@@ -32,7 +32,14 @@ void require_bytes(const ModelTrace& trace) {
 
 }  // namespace
 
-Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode) {
+Checkpointing checkpoint_blocks(const ModelTrace& trace, const Knobs& knobs) {
+  if (knobs.checkpointed_blocks > 0 && knobs.activation_checkpointing != ActivationCheckpointing::blocks)
+    throw InputError("", "", "--checkpointed-blocks " + std::to_string(knobs.checkpointed_blocks) +
+                                 ": needs --activation-checkpointing blocks");
+  return checkpoint_blocks(trace, knobs.activation_checkpointing, knobs.checkpointed_blocks);
+}
+
+Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode, int first_blocks) {
   Checkpointing c;
   c.block_of_layer.assign(trace.layers.size(), -1);
   if (mode == ActivationCheckpointing::none || trace.layers.empty()) return c;
@@ -58,6 +65,14 @@ Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing
   if (c.blocks.empty())
     throw InputError("", "", "--activation-checkpointing blocks: no layer of the trace belongs to a repeated block "
                              "(a name with a numeric component, e.g. model.layers.7.mlp)");
+  if (first_blocks > 0) {
+    if (static_cast<std::size_t>(first_blocks) > c.blocks.size())
+      throw InputError("", "", "--checkpointed-blocks " + std::to_string(first_blocks) + ": the trace has " +
+                                   std::to_string(c.blocks.size()) + " repeated blocks");
+    c.blocks.resize(static_cast<std::size_t>(first_blocks));
+    for (auto& b : c.block_of_layer)
+      if (b >= first_blocks) b = -1;
+  }
   // A first layer that saves its input (a norm, a linear layer, a convolution) keeps the block's
   // input storage, which the checkpoint already holds: counted once.
   for (auto& b : c.blocks)

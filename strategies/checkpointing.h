@@ -37,9 +37,12 @@ struct Checkpointing {
 // The blocks of `trace` for the knob: a block is a run of consecutive layers whose names agree up
 // to and including their first all-digit component ("model.layers.7.mlp.up_proj" ->
 // "model.layers.7", "layer1.0.conv1" -> "layer1.0"); a layer without one is not checkpointed.
-// Empty for ActivationCheckpointing::none. Throws InputError (exit 2) when the trace lacks
-// activation_bytes or input_bytes, or names no block.
-Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode);
+// Empty for ActivationCheckpointing::none. `first_blocks` > 0 checkpoints only the first that
+// many blocks (Megatron's --recompute-method block); 0 all. Throws InputError (exit 2) when the
+// trace lacks activation_bytes or input_bytes, names no block, or fewer than first_blocks.
+Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode, int first_blocks = 0);
+// The knobs' activation_checkpointing and checkpointed_blocks.
+Checkpointing checkpoint_blocks(const ModelTrace& trace, const Knobs& knobs);
 
 // Whether checkpoint_blocks(trace, blocks) would succeed: the trace gives activation_bytes and
 // input_bytes and names at least one block.

@@ -11,7 +11,7 @@ Plan FlatStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
   Plan plan = new_plan("flat", trace, cluster);
   const auto comm = plan.stream_index("comm0");
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
-  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs.activation_checkpointing), "", sync);
+  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs), "", sync);
   // One "bucket" per dtype with no size limit: the flattened gradient tensor.
   auto flat = assign_buckets_by_size(trace, reduced_ready_order(trace), {std::numeric_limits<std::int64_t>::max()});
   std::vector<std::uint32_t> colls;

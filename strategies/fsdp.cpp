@@ -26,7 +26,7 @@ class ShardedPlanBuilder {
                      ShardLayout layout)
       : plan_(plan), trace_(trace), cluster_(cluster), knobs_(knobs), layout_(layout),
         units_(fsdp_units(trace, knobs.fsdp_wrap_elems, layout.group)),
-        ckpt_(checkpoint_blocks(trace, knobs.activation_checkpointing)),
+        ckpt_(checkpoint_blocks(trace, knobs)),
         compute_scale_(1.0 / cluster.device.compute_speedup) {
     unit_of_layer_.resize(trace.layers.size());
     for (std::size_t u = 0; u < units_.size(); ++u)

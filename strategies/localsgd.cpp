@@ -55,7 +55,7 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   const auto buckets = averaging_buckets(trace, knobs);
   Knobs averaging = knobs;
   averaging.reduce_op = ReduceOp::avg;
-  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);
+  const auto ckpt = checkpoint_blocks(trace, knobs);
   for (int h = 0; h < h_total; ++h) {
     const std::string prefix = h_total == 1 ? "" : "step" + std::to_string(h) + ":";
     auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, prefix);

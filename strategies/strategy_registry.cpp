@@ -70,7 +70,7 @@ Plan Strategy::plan(const ModelTrace& trace, const ClusterSpec& cluster, const K
     throw InputError("", "", "the " + knobs.strategy + " plan could need up to " + std::to_string(bound) +
                                  " ops, over the limit of " + std::to_string(knobs.max_ops) +
                                  " (--max-ops): use larger buckets or raise --max-ops");
-  const auto ckpt = checkpoint_blocks(trace, knobs.activation_checkpointing);  // refuses a trace it cannot apply to
+  const auto ckpt = checkpoint_blocks(trace, knobs);  // refuses a trace it cannot apply to
   Plan p = build(trace, cluster, knobs);
   p.max_ops = knobs.max_ops;
   // What one forward and backward hold at most (the plan's compute ops add and free it).

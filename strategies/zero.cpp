@@ -40,7 +40,7 @@ Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
   const auto comm = plan.stream_index("comm0");
   const int world = plan.world_size;
   auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, "");
-  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs.activation_checkpointing), "", sync);
+  auto pass = add_compute_pass(plan, trace, cluster, checkpoint_blocks(trace, knobs), "", sync);
   const auto part = partition_parameters(trace, world);
 
   // DeepSpeed's reduce_scatter=True path (average_tensor): a bucket is reduced to each rank

@@ -168,3 +168,28 @@ TEST_CASE("checkpointing a trace without input bytes or without blocks is bad in
   // Without checkpointing the same traces plan as before.
   CHECK(testing::error_of([&] { make_strategy("bucketed")->plan(t, cluster, Knobs{}); }).empty());
 }
+
+TEST_CASE("checkpointing only the first blocks: the others keep everything", "[strategies][memory][checkpointing]") {
+  const auto t = two_block_trace();
+  const auto cluster = testing::ideal_star(4, 1.25e9, 1e-5);
+  auto k = knobs_for("bucketed", ActivationCheckpointing::blocks);
+  k.checkpointed_blocks = 1;
+  // Block 0 checkpointed, block 1 not: forward ends holding embed 100 + block 0's input 200 +
+  // block 1's 1500 + head 50 = 1850, the peak (block 0's recompute comes after block 1 has freed
+  // its 1500: 100 + 200 + 1300 = 1600).
+  const auto plan = make_strategy("bucketed")->plan(t, cluster, k);
+  CHECK(plan.memory.activation_bytes == 1850);
+  int recomputes = 0;
+  for (const auto& op : plan.ops) recomputes += op.name.rfind("recompute:", 0) == 0 ? 1 : 0;
+  CHECK(recomputes == 1);
+  testing::op_index(plan, "recompute:blocks.0");
+  k.checkpointed_blocks = 2;  // both: as all
+  CHECK(make_strategy("bucketed")->plan(t, cluster, k).memory.activation_bytes == kCheckpointedPeak);
+  k.checkpointed_blocks = 3;
+  CHECK_THAT(testing::error_of([&] { make_strategy("bucketed")->plan(t, cluster, k); }),
+             Catch::StartsWith("--checkpointed-blocks 3: the trace has 2 repeated blocks"));
+  k.activation_checkpointing = ActivationCheckpointing::none;
+  k.checkpointed_blocks = 1;
+  CHECK_THAT(testing::error_of([&] { make_strategy("bucketed")->plan(t, cluster, k); }),
+             Catch::StartsWith("--checkpointed-blocks 1: needs --activation-checkpointing blocks"));
+}

@@ -357,19 +357,30 @@ EmitInputs emit_inputs(const TuneResult& r, const ModelTrace& trace, const Clust
 
 std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k) {
   if (k.activation_checkpointing != ActivationCheckpointing::blocks) return "";
-  const auto blocks = checkpoint_blocks(trace, k.activation_checkpointing);
+  const auto blocks = checkpoint_blocks(trace, k);
+  const auto all = checkpoint_blocks(trace, ActivationCheckpointing::blocks).blocks.size();
+  const bool some = k.checkpointed_blocks > 0;
   std::string s;
-  s += "# Activation checkpointing, as simulated: each repeated block (" + std::to_string(blocks.blocks.size()) +
-       " of them, e.g. " + comment_safe(blocks.blocks.front().name) + ")\n";
-  s += "# keeps only its input and runs its forward again in backward. Name the model's block classes\n";
-  s += "# here, e.g. {LlamaDecoderLayer}; a HuggingFace model's gradient_checkpointing_enable() does the same.\n";
+  s += "# Activation checkpointing, as simulated: " +
+       (some ? "the first " + std::to_string(blocks.blocks.size()) + " of the " + std::to_string(all) + " repeated blocks ("
+             : "each repeated block (" + std::to_string(all) + " of them, ") +
+       "e.g. " + comment_safe(blocks.blocks.front().name) + ")\n";
+  s += "# each keeps only its input and runs its forward again in backward. Name the model's block\n";
+  s += some ? "# classes here, e.g. {LlamaDecoderLayer}.\n"
+            : "# classes here, e.g. {LlamaDecoderLayer}; a HuggingFace model's gradient_checkpointing_enable() does the same.\n";
   s += "import functools\n";
   s += "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (\n"
        "    CheckpointImpl, apply_activation_checkpointing, checkpoint_wrapper)\n";
   s += "block_classes = set()\n";
+  if (some)  // check_fn sees the modules in registration order, once each
+    s += "chosen = []\n\n\ndef check_fn(module):  # the first " + std::to_string(k.checkpointed_blocks) +
+         " blocks, as simulated\n"
+         "    if any(module is m for m in chosen):\n        return True\n"
+         "    if isinstance(module, tuple(block_classes)) and len(chosen) < " + std::to_string(k.checkpointed_blocks) +
+         ":\n        chosen.append(module)\n        return True\n    return False\n\n\n";
   s += "apply_activation_checkpointing(\n    model,\n"
-       "    checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=CheckpointImpl.NO_REENTRANT),\n"
-       "    check_fn=lambda module: isinstance(module, tuple(block_classes)),\n)\n";
+       "    checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=CheckpointImpl.NO_REENTRANT),\n";
+  s += some ? "    check_fn=check_fn,\n)\n" : "    check_fn=lambda module: isinstance(module, tuple(block_classes)),\n)\n";
   return s;
 }
 
@@ -380,8 +391,10 @@ void add_deepspeed_checkpointing(const Knobs& k, nlohmann::ordered_json& config,
   ac["cpu_checkpointing"] = false;
   ac["contiguous_memory_optimization"] = false;
   config["activation_checkpointing"] = ac;
-  comment += " Activation checkpointing, as simulated: every repeated block keeps its input and recomputes its "
-             "forward in backward; the model's code must checkpoint its blocks (deepspeed.checkpointing.checkpoint, "
+  comment += " Activation checkpointing, as simulated: " +
+             (k.checkpointed_blocks > 0 ? "the first " + std::to_string(k.checkpointed_blocks) + " repeated blocks keep"
+                                        : std::string("every repeated block keeps")) +
+             " its input and recomputes its forward in backward; the model's code must checkpoint its blocks (deepspeed.checkpointing.checkpoint, "
              "or a HuggingFace model's gradient_checkpointing_enable()): this section only configures it.";
 }
 

@@ -412,7 +412,10 @@ std::string describe_setting(const Candidate& c) {
 
 std::string describe_knobs(const Candidate& c) {
   const std::string d = describe_setting(c);
-  return c.knobs.activation_checkpointing == ActivationCheckpointing::blocks ? d + ", blocks checkpointed" : d;
+  const Knobs& k = c.knobs;
+  if (k.activation_checkpointing != ActivationCheckpointing::blocks) return d;
+  return d + (k.checkpointed_blocks > 0 ? ", first " + std::to_string(k.checkpointed_blocks) + " blocks checkpointed"
+                                        : ", blocks checkpointed");
 }
 
 }  // namespace redsim::tune

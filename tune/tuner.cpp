@@ -284,20 +284,44 @@ using detail::Search;
 
 namespace {
 
-// Checkpoints the blocks of every setting that does not fit without it (planned and checked
-// again by the caller); says so in the grid's notes. False when nothing changed.
+// In every setting that does not fit, checkpoints the fewest leading blocks that make it fit by
+// the memory it needs besides activations (all when even that is not enough): the recompute is
+// paid only where memory asks for it. The caller plans again and checks. False when nothing changed.
 bool checkpoint_where_needed(const ModelTrace& trace, TuneResult& r) {
   if (r.memory_limit_bytes <= 0 || !can_checkpoint(trace)) return false;
-  std::size_t n = 0;
+  const int blocks = static_cast<int>(checkpoint_blocks(trace, ActivationCheckpointing::blocks).blocks.size());
+  std::vector<std::int64_t> peak_bytes(static_cast<std::size_t>(blocks) + 1);  // by leading blocks checkpointed
+  for (int n = 1; n <= blocks; ++n)
+    peak_bytes[static_cast<std::size_t>(n)] = activation_peak_bytes(trace, checkpoint_blocks(trace, ActivationCheckpointing::blocks, n));
+  std::size_t changed = 0;
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    auto& k = r.grid.points[p].knobs;
+    if (r.points[p].fits || k.activation_checkpointing != ActivationCheckpointing::none) continue;
+    const auto& m = r.points[p].memory;
+    const std::int64_t rest_bytes = m.total_bytes() - m.activation_bytes;
+    int n = 1;
+    while (n < blocks && rest_bytes + peak_bytes[static_cast<std::size_t>(n)] > r.memory_limit_bytes) ++n;
+    k.activation_checkpointing = ActivationCheckpointing::blocks;
+    k.checkpointed_blocks = n < blocks ? n : 0;
+    ++changed;
+  }
+  if (changed > 0)
+    r.grid.notes.push_back("activation checkpointing on the " + std::to_string(changed) +
+                           " settings that do not fit in memory without it: the fewest of the trace's " +
+                           std::to_string(blocks) + " repeated blocks, from the first, that make each fit");
+  return changed > 0;
+}
+
+// A setting still over the limit with some blocks checkpointed (FSDP's recompute holds more units
+// unsharded than the estimate counted) gets all of them. False when none did.
+bool checkpoint_all_where_needed(TuneResult& r) {
+  bool changed = false;
   for (std::size_t p = 0; p < r.points.size(); ++p)
-    if (!r.points[p].fits && r.grid.points[p].knobs.activation_checkpointing == ActivationCheckpointing::none) {
-      r.grid.points[p].knobs.activation_checkpointing = ActivationCheckpointing::blocks;
-      ++n;
+    if (!r.points[p].fits && r.grid.points[p].knobs.checkpointed_blocks > 0) {
+      r.grid.points[p].knobs.checkpointed_blocks = 0;
+      changed = true;
     }
-  if (n > 0)
-    r.grid.notes.push_back("activation checkpointing (every repeated block) on the " + std::to_string(n) +
-                           " settings that do not fit in memory without it");
-  return n > 0;
+  return changed;
 }
 
 }  // namespace
@@ -313,8 +337,10 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
   if (constraints.activation_checkpointing)
     for (auto& c : r.grid.points) c.knobs.activation_checkpointing = *constraints.activation_checkpointing;
   s.prepare(options.method == SearchMethod::guided);
-  if (!constraints.activation_checkpointing && checkpoint_where_needed(trace, r))
+  if (!constraints.activation_checkpointing && checkpoint_where_needed(trace, r)) {
     s.prepare(options.method == SearchMethod::guided);
+    if (checkpoint_all_where_needed(r)) s.prepare(options.method == SearchMethod::guided);
+  }
   s.adopt_cached();
   if (r.feasible_points == 0) {
     std::size_t least = 0;

@@ -135,26 +135,29 @@ TEST_CASE("tune checkpoints activations only where a setting does not fit withou
   s.axes.channels = {1};
   s.axes.algorithms = {Algorithm::ring};
   // 80 MiB of model state (above). Layers blk.0.a, blk.0.b, ..., blk.7.b: 8 blocks of two, each
-  // layer saving 1 MiB and given 0.25 MiB. Without checkpointing 16 MiB are held (96 MiB in all);
-  // with it forward keeps 8 x 0.25 MiB and block 7's recompute adds 2 - 0.25: 3.75 MiB held at
-  // most, 83.75 MiB in all.
+  // layer saving 1 MiB and given 0.25 MiB. Without checkpointing 16 MiB are held (96 MiB in all).
+  // With the first n blocks checkpointed forward ends holding (8 - n) x 2 + n x 0.25 MiB, and
+  // block n-1's recompute holds (n - 1) x 0.25 + 2 MiB. Under a 90 MiB limit the activations may
+  // take 10 MiB: 16 - 1.75 n <= 10 first at n = 4 (9 MiB held, 89 MiB in all). All 8: forward
+  // keeps 2 MiB, block 7's recompute 7 x 0.25 + 2 = 3.75 MiB, 83.75 MiB in all.
   for (std::size_t l = 0; l < s.trace.layers.size(); ++l) {
     s.trace.layers[l].name = "blk." + std::to_string(l / 2) + (l % 2 ? ".b" : ".a");
     s.trace.layers[l].activation_bytes = kMiB;
     s.trace.layers[l].input_bytes = kMiB / 4;
   }
   for (auto& p : s.trace.params) p.name = s.trace.layers[p.layer].name + ".weight";
-  const std::int64_t checkpointed = 80 * kMiB + 15 * kMiB / 4;
+  const std::int64_t first_four = 89 * kMiB, all_eight = 80 * kMiB + 15 * kMiB / 4;
 
-  // 90 MiB: only the checkpointed copies fit, so every setting is checkpointed and says so.
+  // 90 MiB: only checkpointed copies fit: every setting checkpoints its first 4 blocks, and says so.
   s.constraints.memory_per_device_GB = 90.0 * kMiB / 1e9;
   const auto fitted = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
   CHECK(fitted.feasible_points == fitted.points.size());
   for (std::size_t p = 0; p < fitted.points.size(); ++p) {
     CHECK(fitted.grid.points[p].knobs.activation_checkpointing == ActivationCheckpointing::blocks);
-    CHECK(fitted.points[p].memory.total_bytes() == checkpointed);
+    CHECK(fitted.grid.points[p].knobs.checkpointed_blocks == 4);
+    CHECK(fitted.points[p].memory.total_bytes() == first_four);
   }
-  CHECK(describe_knobs(fitted.candidate(fitted.best)).find("blocks checkpointed") != std::string::npos);
+  CHECK(describe_knobs(fitted.candidate(fitted.best)).find("first 4 blocks checkpointed") != std::string::npos);
   CHECK(std::any_of(fitted.grid.notes.begin(), fitted.grid.notes.end(),
                     [](const std::string& n) { return n.find("activation checkpointing") != std::string::npos; }));
 
@@ -172,6 +175,14 @@ TEST_CASE("tune checkpoints activations only where a setting does not fit withou
   s.constraints.activation_checkpointing = ActivationCheckpointing::blocks;
   const auto forced = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
   for (const auto& c : forced.grid.points) CHECK(c.knobs.activation_checkpointing == ActivationCheckpointing::blocks);
+  for (const auto& ps : forced.points) CHECK(ps.memory.total_bytes() == all_eight);
+  // 84 MiB: n = 6 holds 2 x 2 + 6 x 0.25 = 5.5 MiB after forward (85.5 in all); n = 7 holds
+  // 2 + 1.75 = 3.75 after forward and 6 x 0.25 + 2 = 3.5 in block 6's recompute: 83.75 MiB.
+  s.constraints.activation_checkpointing.reset();
+  s.constraints.memory_per_device_GB = 84.0 * kMiB / 1e9;
+  const auto tight = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  for (const auto& c : tight.grid.points) CHECK(c.knobs.checkpointed_blocks == 7);
+  for (const auto& ps : tight.points) CHECK(ps.memory.total_bytes() == 80 * kMiB + 15 * kMiB / 4);
   // The same setting checkpointed is slower by the blocks' recompute (every layer forwards in 0.1 ms).
   CHECK(forced.eval(forced.best).objective_s > roomy.eval(roomy.best).objective_s);
 }

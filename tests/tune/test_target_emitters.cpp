@@ -148,6 +148,15 @@ TEST_CASE("a checkpointed setting's files apply activation checkpointing, and on
   CHECK(nlohmann::json::parse(ds.contents).contains("activation_checkpointing"));
   CHECK(has(ds.comment, "deepspeed.checkpointing.checkpoint"));
 
+  // The first 3 of the 4 blocks: check_fn picks them in registration order.
+  ddp.checkpointed_blocks = 3;
+  const auto some = emit_target_snippets({section("ddp", {"bucketed", ddp}, 0.1, 0.2)}, trace, cluster, 1);
+  const auto& some_py = find(some, "pytorch_ddp.py").contents;
+  CHECK(has(some_py, "the first 3 of the 4 repeated blocks (e.g. model.layers.0)"));
+  CHECK(has(some_py, "len(chosen) < 3:"));
+  CHECK(has(some_py, "check_fn=check_fn,"));
+  ddp.checkpointed_blocks = 0;
+
   fsdp.activation_checkpointing = ddp.activation_checkpointing = ActivationCheckpointing::none;
   const auto plain = emit_target_snippets({section("fsdp", {"fsdp", fsdp}, 0.1, 0.2), section("ddp", {"bucketed", ddp}, 0.1, 0.2),
                                            section("deepspeed", {"fsdp", fsdp}, 0.1, 0.2)},
