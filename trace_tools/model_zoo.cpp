@@ -138,7 +138,7 @@ class TraceBuilder {
                             : std::string("eager: Q, K, V, the 16-bit softmax probabilities and, with attention "
                                           "dropout, its mask and the dropped probabilities")) +
         "); input_bytes: the 16-bit tensors a layer is given (an embedding its int64 ids, the attention core Q, K "
-        "and V); a causal LM's loss (fp32 log-softmax over the vocabulary and the labels) on its head";
+        "and V); the loss only where the model above says";
     return std::move(t_);
   }
 
@@ -413,7 +413,8 @@ ModelTrace llama2_7b(const SynthOptions& o) {
   b.saves((kStatBytes * static_cast<double>(vocab) + kIndexBytes) * (s - 1));
   return b.finish(
       "HuggingFace LlamaForCausalLM, Llama-2-7b config (32 layers, hidden 4096, 32 heads, 32 KV heads, "
-      "FFN 11008, vocab 32000, 4096 positions, RMSNorm without bias), lm_head untied. Buffers: none; "
+      "FFN 11008, vocab 32000, 4096 positions, RMSNorm without bias), lm_head untied, its loss with labels "
+      "on lm_head (fp32 log-softmax over the vocabulary, int64 labels, shifted a token). Buffers: none; "
       "the rotary inv_freq buffer (fp32, 64 elements, non-persistent) is omitted",
       "rotary embedding, SiLU and gating product, softmax, residual adds");
 }
@@ -422,8 +423,7 @@ struct ZooEntry {
   const char* name;
   ModelTrace (*build)(const SynthOptions&);
   std::int64_t batch_size_per_rank;
-  int seq_len;      // default; 0 for CNNs
-  int max_seq_len;  // the model's position limit
+  int seq_len, max_seq_len;  // the default and the model's position limit; 0 for CNNs
   DType param_dtype;
 };
 
