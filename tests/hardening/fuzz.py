@@ -159,8 +159,9 @@ class Seeds:
         json.dump(measured, open(self.measured, "w"))
         folded = folded_v3(measured)
         trace = json.load(open(self.trace))
-        for i, layer in enumerate(trace["layers"]):  # so that mutations reach the activations' reader too
+        for i, layer in enumerate(trace["layers"]):  # so that mutations reach these readers too
             layer["activation_bytes"] = 4096 * (i + 1)
+            layer["input_bytes"] = 1024 * (i + 1)
         docs = {
             "trace": trace,
             "cluster": json.load(open(self.cluster)),
