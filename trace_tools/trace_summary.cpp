@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "strategies/checkpointing.h"
+
 namespace redsim {
 
 using nlohmann::json;
@@ -74,6 +76,19 @@ TraceSummary summarize_trace(const ModelTrace& t, const TraceShowOptions& o) {
   return s;
 }
 
+namespace {
+
+// What --activation-checkpointing blocks would do with this trace; null when it cannot.
+json checkpointing_json(const ModelTrace& t) {
+  if (!can_checkpoint(t)) return nullptr;
+  const auto c = checkpoint_blocks(t, ActivationCheckpointing::blocks);
+  return {{"blocks", c.blocks.size()},
+          {"first_block", c.blocks.front().name},
+          {"activation_bytes", activation_peak_bytes(t, c)}};
+}
+
+}  // namespace
+
 json trace_summary_to_json(const std::string& file, const ModelTrace& t, const TraceShowOptions& o,
                            const TraceSummary& s) {
   json dtypes = json::object();
@@ -97,6 +112,7 @@ json trace_summary_to_json(const std::string& file, const ModelTrace& t, const T
             {"excluded", tally_json(s.excluded)}}},
           {"buffers", {{"all", tally_json(s.buffers)}, {"broadcast", tally_json(s.broadcast)}}},
           {"activation_bytes", t.activation_bytes() ? json(*t.activation_bytes()) : json(nullptr)},
+          {"checkpointing", checkpointing_json(t)},
           {"compute",
            {{"forward_s", s.forward_s},
             {"backward_s", s.backward_s},

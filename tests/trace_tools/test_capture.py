@@ -124,6 +124,12 @@ def test_resnet18(redsim, src, capture, d):
               "checkpointed activations %s not below %s" % (ckpt["memory_per_rank"]["activation_bytes"], plain_mem))
         check(ckpt["summary"]["compute_time_s"] > json.load(open(sim_out))["summary"]["compute_time_s"],
               "checkpointing did not add the recompute to the compute")
+        # trace show says what checkpointing would do: resnet18's 8 BasicBlocks, the same peak.
+        shown = os.path.join(d, "show.json")
+        r = run([redsim, "trace", "show", out, "--json", shown])
+        c = json.load(open(shown))["checkpointing"] if r.returncode == 0 else None
+        check(c is not None and c["blocks"] == 8 and c["first_block"] == "layer1.0" and
+              c["activation_bytes"] == ckpt["memory_per_rank"]["activation_bytes"], "trace show's checkpointing: %s" % c)
     r = run([redsim, "trace", "show", out])
     check(r.returncode == 0 and "11,689,512 elements" in r.stdout, "redsim trace show on the captured trace failed")
 
