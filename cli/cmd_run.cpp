@@ -267,6 +267,7 @@ void run_run(const RunOptions& o) {
   const auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
                                          parse_compute_scale(o.compute_scale));
   const auto knobs = resolve_knobs(o.knobs);
+  check_knobs_for_trace(o.knobs, knobs, trace);
   if (knobs.strategy == "all")
     throw InputError("", "", "--strategy all: redsim run measures one strategy at a time; expected one of " +
                                  join(strategy_names(), "|"));

@@ -102,6 +102,7 @@ void run_simulate(const SimulateOptions& o) {
   auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   auto knobs = resolve_knobs(o.knobs);
+  check_knobs_for_trace(o.knobs, knobs, trace);
   const Fidelity requested = parse_fidelity(o.fidelity);
   if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
   const auto out_ranks = chosen_ranks(o, cluster, false);  // bad ranks: exit 2 before simulating

@@ -16,6 +16,7 @@
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/trace_json.h"
 #include "sim/sim_engine.h"
 #include "validate/validate_case.h"
 #include "validate/matrix_svg.h"
@@ -83,6 +84,7 @@ int run_validate(const ValidateOptions& o) {
   run.compute_scale = parse_compute_scale(o.compute_scale);
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error};
   const Predictor predict = simulator(o.fidelity);
+  if (o.matrix_file.empty() && !o.trace_file.empty()) check_knobs_for_trace(o.knobs, base.knobs, load_trace(o.trace_file));
   if (o.matrix_file.empty()) {
     const auto r = validate_case(base, predict, note);
     print_case(r, o.max_error);

@@ -7,6 +7,7 @@
 #include "core/json_in.h"
 #include "core/knobs_json.h"
 #include "core/units.h"
+#include "strategies/checkpointing.h"
 #include "strategies/strategy.h"
 
 namespace redsim::cli {
@@ -16,7 +17,8 @@ namespace {
 void add_sharding_and_hook_options(CLI::App* cmd, KnobOptions& o) {
   o.fsdp_wrap_opt = cmd->add_option("--fsdp-wrap", o.fsdp_wrap,
                                     "fsdp/hsdp: FSDP unit size in parameters (elements, size_based_auto_wrap_policy's "
-                                    "min_num_params); 0: one unit per trace layer")
+                                    "min_num_params); 0: one unit per trace layer; blocks: one per repeated block "
+                                    "(ModuleWrapPolicy on the block class), the layers between blocks the root's")
                         ->capture_default_str();
   o.reshard_after_forward_opt =
       cmd->add_option("--reshard-after-forward", o.reshard_after_forward,
@@ -53,6 +55,20 @@ void add_sharding_and_hook_options(CLI::App* cmd, KnobOptions& o) {
                       "with --activation-checkpointing blocks: only the first N repeated blocks (Megatron's "
                       "--recompute-method block); 0: all")
           ->capture_default_str();
+}
+
+// --fsdp-wrap N: 0 or more parameters (elements).
+std::int64_t parse_wrap_elems(const std::string& text) {
+  std::size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < 0)
+    throw InputError("", "", "--fsdp-wrap: expected blocks or 0 or more parameters, got \"" + text + "\"");
+  return v;
 }
 
 bool parse_bool_flag(const std::string& text, const char* flag) {
@@ -163,8 +179,8 @@ int parse_channels(const std::string& text) {
 void resolve_sharding_and_hook_knobs(const KnobOptions& o, Knobs& k) {
   auto take = [&](const CLI::Option* opt) { return (opt != nullptr && opt->count() > 0) || o.config_file.empty(); };
   if (take(o.fsdp_wrap_opt)) {
-    if (o.fsdp_wrap < 0) throw InputError("", "", "--fsdp-wrap: expected 0 or more parameters, got " + std::to_string(o.fsdp_wrap));
-    k.fsdp_wrap_elems = o.fsdp_wrap;
+    k.fsdp_wrap_blocks = o.fsdp_wrap == "blocks";
+    k.fsdp_wrap_elems = k.fsdp_wrap_blocks ? 0 : parse_wrap_elems(o.fsdp_wrap);
   }
   if (take(o.reshard_after_forward_opt))
     k.reshard_after_forward = parse_bool_flag(o.reshard_after_forward, "--reshard-after-forward");
@@ -261,6 +277,20 @@ void resolve_zero_knobs(const KnobOptions& o, Knobs& k) {
 }
 
 }  // namespace
+
+void check_knobs_for_trace(const KnobOptions& o, const Knobs& k, const ModelTrace& trace) {
+  try {
+    checkpoint_blocks(trace, k);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    const bool count = what.rfind("--checkpointed-blocks", 0) == 0;
+    if (o.config_file.empty() || given(count ? o.checkpointed_blocks_opt : o.activation_checkpointing_opt)) throw;
+    std::string knobs_path = "$";
+    config_knobs(o.config_file, knobs_path);
+    throw InputError(o.config_file, knobs_path + (count ? ".checkpointed_blocks" : ".activation_checkpointing"),
+                     "expected a setting this trace allows: " + what.substr(what.find(':') + 2));
+  }
+}
 
 Knobs resolve_knobs(const KnobOptions& o) {
   std::string knobs_path = "$";  // where the config file's knobs are

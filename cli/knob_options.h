@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/knobs.h"
+#include "core/trace.h"
 
 namespace redsim::cli {
 
@@ -31,7 +32,7 @@ struct KnobOptions {
   int localsgd_period = 1;
   std::string localsgd_averaging = "flat";
   std::int64_t max_ops = kDefaultMaxOps;
-  std::int64_t fsdp_wrap = 0;
+  std::string fsdp_wrap = "0";
   std::string reshard_after_forward = "true";
   std::string backward_prefetch = "backward_pre";
   std::string forward_prefetch = "false";
@@ -82,5 +83,8 @@ std::optional<double> parse_compute_scale(const std::string& value);
 // Builds Knobs: defaults, then --config FILE (its "knobs" member, or the whole object), then
 // the flags given on the command line. Throws InputError for bad values.
 Knobs resolve_knobs(const KnobOptions& o);
+// The knob errors that need the trace (activation checkpointing): one that a --config file's knob
+// caused names the file and the knob's JSON path, as every other config error does.
+void check_knobs_for_trace(const KnobOptions& o, const Knobs& k, const ModelTrace& trace);
 
 }  // namespace redsim::cli

@@ -66,6 +66,7 @@ struct Knobs {
 
   // fsdp and hsdp (PyTorch FullyShardedDataParallel)
   std::int64_t fsdp_wrap_elems = 0;    // 0: one unit per trace layer; else size_based_auto_wrap_policy's min_num_params
+  bool fsdp_wrap_blocks = false;       // one unit per repeated block (ModuleWrapPolicy on the block class); wins over elems
   bool reshard_after_forward = true;   // FULL_SHARD; false = SHARD_GRAD_OP
   BackwardPrefetch backward_prefetch = BackwardPrefetch::backward_pre;  // FSDP's default
   bool forward_prefetch = false;       // FSDP's default

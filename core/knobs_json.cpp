@@ -27,6 +27,7 @@ std::optional<Protocol> parse_protocol_knob(const JsonIn& v) {
 // The fsdp/hsdp and DDP comm-hook members (apart to keep knobs_from_json short).
 Knobs sharding_and_hook_knobs(const JsonIn& j, Knobs k) {
   if (auto v = j.find("fsdp_wrap_elems")) k.fsdp_wrap_elems = v->nonnegative_integer();
+  if (auto v = j.find("fsdp_wrap_blocks")) k.fsdp_wrap_blocks = v->boolean();
   if (auto v = j.find("reshard_after_forward")) k.reshard_after_forward = v->boolean();
   if (auto v = j.find("backward_prefetch"))
     k.backward_prefetch = *parse_backward_prefetch(v->one_of({"backward_pre", "backward_post", "none"}));
@@ -80,6 +81,7 @@ json knobs_to_json(const Knobs& k) {
   j["localsgd_period"] = k.localsgd_period;
   j["localsgd_averaging"] = averaging_name(k.localsgd_averaging);
   j["fsdp_wrap_elems"] = k.fsdp_wrap_elems;
+  j["fsdp_wrap_blocks"] = k.fsdp_wrap_blocks;
   j["reshard_after_forward"] = k.reshard_after_forward;
   j["backward_prefetch"] = backward_prefetch_name(k.backward_prefetch);
   j["forward_prefetch"] = k.forward_prefetch;
@@ -96,7 +98,7 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   JsonIn j(root, json_path, file);
   j.allow_only({"strategy", "bucket_cap_bytes", "first_bucket_cap_bytes", "bucket_order", "channels", "algorithm",
                 "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm", "zero_impl",
-                "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems",
+                "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems", "fsdp_wrap_blocks",
                 "reshard_after_forward", "backward_prefetch", "forward_prefetch", "shard_group", "comm_hook",
                 "powersgd_rank", "powersgd_start_iter", "activation_checkpointing", "checkpointed_blocks"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();

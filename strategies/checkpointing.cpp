@@ -8,8 +8,9 @@
 namespace redsim {
 namespace {
 
-// "model.layers.7.mlp.up_proj" -> "model.layers.7"; "" when no dot-separated component is all digits.
-std::string block_prefix(const std::string& name) {
+}  // namespace
+
+std::string block_of_layer_name(const std::string& name) {
   std::size_t start = 0;
   while (start <= name.size()) {
     const std::size_t dot = std::min(name.find('.', start), name.size());
@@ -21,6 +22,8 @@ std::string block_prefix(const std::string& name) {
   }
   return "";
 }
+
+namespace {
 
 void require_bytes(const ModelTrace& trace) {
   const auto& l = trace.layers.front();
@@ -47,7 +50,7 @@ Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing
   std::string open;
   for (std::size_t l = 0; l < trace.layers.size(); ++l) {
     const auto& layer = trace.layers[l];
-    const std::string prefix = block_prefix(layer.name);
+    const std::string prefix = block_of_layer_name(layer.name);
     if (prefix.empty()) {
       open.clear();
       continue;
@@ -85,11 +88,15 @@ const CheckpointBlock* Checkpointing::block_ending_at(std::size_t l) const {
   return b >= 0 && blocks[static_cast<std::size_t>(b)].last_layer == l ? &blocks[static_cast<std::size_t>(b)] : nullptr;
 }
 
+bool names_blocks(const ModelTrace& trace) {
+  for (const auto& l : trace.layers)
+    if (!block_of_layer_name(l.name).empty()) return true;
+  return false;
+}
+
 bool can_checkpoint(const ModelTrace& trace) {
   if (trace.layers.empty() || !trace.layers.front().activation_bytes || !trace.layers.front().input_bytes) return false;
-  for (const auto& l : trace.layers)
-    if (!block_prefix(l.name).empty()) return true;
-  return false;
+  return names_blocks(trace);
 }
 
 std::int64_t Checkpointing::forward_held_bytes(const ModelTrace& trace, std::size_t l) const {

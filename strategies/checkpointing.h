@@ -12,6 +12,10 @@
 
 namespace redsim {
 
+// The repeated block a layer belongs to: its name up to and including its first all-digit
+// component ("model.layers.7.mlp.up_proj" -> "model.layers.7"); "" for a layer outside blocks.
+std::string block_of_layer_name(const std::string& name);
+
 struct CheckpointBlock {
   std::string name;                  // the common prefix, e.g. "model.layers.7"
   std::size_t first_layer = 0, last_layer = 0;  // consecutive trace layers, forward order
@@ -43,6 +47,9 @@ struct Checkpointing {
 Checkpointing checkpoint_blocks(const ModelTrace& trace, ActivationCheckpointing mode, int first_blocks = 0);
 // The knobs' activation_checkpointing and checkpointed_blocks.
 Checkpointing checkpoint_blocks(const ModelTrace& trace, const Knobs& knobs);
+
+// Whether any layer of the trace belongs to a repeated block.
+bool names_blocks(const ModelTrace& trace);
 
 // Whether checkpoint_blocks(trace, blocks) would succeed: the trace gives activation_bytes and
 // input_bytes and names at least one block.

@@ -25,7 +25,8 @@ class ShardedPlanBuilder {
   ShardedPlanBuilder(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                      ShardLayout layout)
       : plan_(plan), trace_(trace), cluster_(cluster), knobs_(knobs), layout_(layout),
-        units_(fsdp_units(trace, knobs.fsdp_wrap_elems, layout.group)),
+        units_(knobs.fsdp_wrap_blocks ? fsdp_block_units(trace, layout.group)
+                                      : fsdp_units(trace, knobs.fsdp_wrap_elems, layout.group)),
         ckpt_(checkpoint_blocks(trace, knobs)),
         compute_scale_(1.0 / cluster.device.compute_speedup) {
     unit_of_layer_.resize(trace.layers.size());

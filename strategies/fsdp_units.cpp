@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "strategies/checkpointing.h"
+
 namespace redsim {
 
 std::int64_t FsdpUnit::param_bytes() const {
@@ -72,6 +74,20 @@ std::vector<FsdpUnit> fsdp_units(const ModelTrace& trace, std::int64_t wrap_elem
     finish_unit(trace, by_layer, cur, group);
     units.push_back(std::move(cur));
   }
+  return units;
+}
+
+std::vector<FsdpUnit> fsdp_block_units(const ModelTrace& trace, int group) {
+  const auto by_layer = params_by_layer(trace);
+  std::vector<FsdpUnit> units;
+  std::string open;
+  for (std::size_t l = 0; l < trace.layers.size(); ++l) {
+    std::string block = block_of_layer_name(trace.layers[l].name);
+    if (units.empty() || block != open) units.emplace_back();
+    units.back().layers.push_back(l);
+    open = std::move(block);
+  }
+  for (auto& u : units) finish_unit(trace, by_layer, u, group);
   return units;
 }
 

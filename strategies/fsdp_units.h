@@ -32,5 +32,9 @@ struct FsdpUnit {
 // size_based_auto_wrap_policy(min_num_params) wraps the modules it walks; the rest closes the
 // last unit (FSDP's root). Padding is to a multiple of `group` ranks.
 std::vector<FsdpUnit> fsdp_units(const ModelTrace& trace, std::int64_t wrap_elems, int group);
+// Units per repeated block (a run of layers of one block, checkpointing.h), as ModuleWrapPolicy
+// on the block class wraps them; each run of layers outside blocks is a unit too (FSDP's root
+// holds them: the embedding before the blocks, the final norm and head after them).
+std::vector<FsdpUnit> fsdp_block_units(const ModelTrace& trace, int group);
 
 }  // namespace redsim

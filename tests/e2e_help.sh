@@ -75,4 +75,11 @@ for args in "--trace $src/traces/resnet50.json --activation-checkpointing some" 
     { echo "$args: exit $rc, $(cat "$tmp/err")"; exit 1; }
   grep -q -- "--activation-checkpointing" "$tmp/err" || { echo "$args: $(cat "$tmp/err")"; exit 1; }
 done
-echo "5 passed, 0 failed"
+# From a --config file the same error names the file and the knob's JSON path.
+echo '{"knobs": {"activation_checkpointing": "blocks"}}' >"$tmp/ck.json"
+rc=0
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
+  --config "$tmp/ck.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "ck.json: \$.knobs.activation_checkpointing: expected" "$tmp/err" ||
+  { echo "config checkpointing: exit $rc, $(cat "$tmp/err")"; exit 1; }
+echo "6 passed, 0 failed"

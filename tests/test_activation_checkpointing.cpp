@@ -8,6 +8,7 @@
 #include "core/chrome_trace.h"
 #include "sim/sim_engine.h"
 #include "strategies/checkpointing.h"
+#include "strategies/fsdp_units.h"
 #include "strategies/strategy.h"
 #include "tests/test_support.h"
 
@@ -192,4 +193,34 @@ TEST_CASE("checkpointing only the first blocks: the others keep everything", "[s
   k.checkpointed_blocks = 1;
   CHECK_THAT(testing::error_of([&] { make_strategy("bucketed")->plan(t, cluster, k); }),
              Catch::StartsWith("--checkpointed-blocks 1: needs --activation-checkpointing blocks"));
+}
+
+TEST_CASE("fsdp --fsdp-wrap blocks: a unit per block, the layers between blocks units of their own", "[strategies][fsdp][checkpointing]") {
+  const auto t = two_block_trace();  // embed, blocks.0.{norm,mlp}, blocks.1.{norm,mlp}, head
+  const auto units = fsdp_block_units(t, 4);
+  REQUIRE(units.size() == 4);
+  CHECK(units[0].layers == std::vector<std::size_t>{0});
+  CHECK(units[1].layers == std::vector<std::size_t>{1, 2});
+  CHECK(units[2].layers == std::vector<std::size_t>{3, 4});
+  CHECK(units[3].layers == std::vector<std::size_t>{5});
+  // Every parameter in exactly one unit.
+  std::vector<int> seen(t.params.size(), 0);
+  for (const auto& u : units)
+    for (const auto& f : u.flats)
+      for (auto p : f.params) ++seen[p];
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+
+  const auto cluster = testing::ideal_star(4, 1.25e9, 1e-5);
+  auto k = knobs_for("fsdp", ActivationCheckpointing::blocks);
+  k.fsdp_wrap_blocks = true;
+  const auto plan = make_strategy("fsdp")->plan(t, cluster, k);
+  // Each unit gathered before forward and before backward; a block's recompute lies inside its
+  // own unit, so nothing is gathered again (per-layer units re-gather 2, the test above).
+  int gathers = 0;
+  for (const auto& op : plan.ops) {
+    gathers += op.kind == OpKind::allgather ? 1 : 0;
+    CHECK(op.name.rfind("allgather:recompute:", 0) != 0);
+  }
+  CHECK(gathers == 8);
+  testing::op_index(plan, "allgather:fwd:unit1");
 }

@@ -48,7 +48,9 @@ SearchAxes standard_axes(const TuneConstraints& c) {
   const int hmax = std::max(1, c.max_localsgd_period);
   for (int h = 1; h <= hmax; h *= 2) a.localsgd_periods.push_back(h);
   if (a.localsgd_periods.back() != hmax) a.localsgd_periods.push_back(hmax);
-  a.fsdp_wrap_elems = {0, 100'000'000};  // a unit per layer; size_based_auto_wrap_policy's default min_num_params
+  // A unit per layer; size_based_auto_wrap_policy's default min_num_params; a unit per repeated
+  // block (autotune drops it for a trace without blocks).
+  a.fsdp_wrap_elems = {0, 100'000'000, kWrapBlocks};
   a.reshard_after_forward = {true, false};
   a.backward_prefetches = {BackwardPrefetch::backward_pre, BackwardPrefetch::backward_post, BackwardPrefetch::none};
   a.wire_dtypes = {std::nullopt};
@@ -225,7 +227,7 @@ class GridPoints {
            "|" + std::to_string(k.channels) + "|" + algorithm_label(k) + "|" +
            (k.wire_dtype ? std::string(dtype_name(*k.wire_dtype)) : std::string("-")) + "|" + std::to_string(k.zero_stage) +
            "|" + std::to_string(k.allgather_bucket_bytes) + "|" + std::to_string(k.localsgd_period) + "|" +
-           std::to_string(k.fsdp_wrap_elems) + "|" + (k.reshard_after_forward ? "r" : "-") + "|" +
+           std::to_string(k.fsdp_wrap_elems) + (k.fsdp_wrap_blocks ? "b" : "") + "|" + (k.reshard_after_forward ? "r" : "-") + "|" +
            std::string(backward_prefetch_name(k.backward_prefetch)) + "|" + std::to_string(k.shard_group);
   }
 
@@ -300,7 +302,8 @@ class GridPoints {
               Knobs k = base;
               k.shard_group = group;
               k.channels = ch;
-              k.fsdp_wrap_elems = wrap;
+              k.fsdp_wrap_blocks = wrap == kWrapBlocks;
+              k.fsdp_wrap_elems = std::max<std::int64_t>(0, wrap);
               k.reshard_after_forward = reshard;
               k.backward_prefetch = pf;
               add(family, k);
@@ -401,7 +404,10 @@ std::string describe_setting(const Candidate& c) {
     return (c.family == "hsdp" ? "shard group " + std::to_string(k.shard_group) + ", " : std::string()) +
            std::string(k.reshard_after_forward ? "FULL_SHARD" : "SHARD_GRAD_OP") + ", prefetch " +
            std::string(backward_prefetch_name(k.backward_prefetch)) + ", wrap " +
-           (k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params" : std::string("per layer")) + ", ring" + ch;
+           (k.fsdp_wrap_blocks        ? std::string("per block")
+            : k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params"
+                                    : std::string("per layer")) +
+           ", ring" + ch;
   if (c.family == "localsgd")
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +

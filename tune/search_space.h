@@ -32,6 +32,9 @@ struct TuneConstraints {
   std::optional<ActivationCheckpointing> activation_checkpointing;
 };
 
+// In SearchAxes::fsdp_wrap_elems: a unit per repeated block (Knobs::fsdp_wrap_blocks).
+inline constexpr std::int64_t kWrapBlocks = -1;
+
 // The values each knob takes in the grid.
 struct SearchAxes {
   std::vector<std::int64_t> bucket_bytes;        // DDP bucket_cap / ZeRO reduce bucket (the "line" axis)
@@ -44,7 +47,7 @@ struct SearchAxes {
   std::vector<int> localsgd_periods;
   std::vector<std::optional<DType>> wire_dtypes;  // nullopt = the parameters' own dtype
   // fsdp (searched only when asked for: --strategies fsdp, --target fsdp|deepspeed)
-  std::vector<std::int64_t> fsdp_wrap_elems;            // 0 = a unit per trace layer
+  std::vector<std::int64_t> fsdp_wrap_elems;            // 0 = a unit per trace layer; kWrapBlocks = per repeated block
   std::vector<bool> reshard_after_forward;              // true = FULL_SHARD, false = SHARD_GRAD_OP
   std::vector<BackwardPrefetch> backward_prefetches;
   // hsdp (searched only when asked for: --strategies hsdp), with the fsdp axes above: ranks per

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
+#include "strategies/checkpointing.h"
+#include "strategies/fsdp_units.h"
 
 namespace redsim::tune {
 
@@ -18,9 +20,25 @@ std::string ms(double s) {
   return buf;
 }
 
-// The elements of the largest FSDP unit: a trace layer's parameters, or (with a size-based
-// policy) at least min_num_params of them.
+// The first repeated block's name (the trace names at least one).
+std::string first_block_name(const ModelTrace& trace) {
+  for (const auto& l : trace.layers)
+    if (auto b = block_of_layer_name(l.name); !b.empty()) return b;
+  return "none in this trace";
+}
+
+// The elements of the largest FSDP unit: a trace layer's parameters, a block's, or (with a
+// size-based policy) at least min_num_params of them.
 std::int64_t largest_unit_elems(const ModelTrace& trace, const Knobs& k) {
+  if (k.fsdp_wrap_blocks) {
+    std::int64_t largest = 0;
+    for (const auto& u : fsdp_block_units(trace, 1)) {
+      std::int64_t n = 0;
+      for (const auto& f : u.flats) n += f.numel;
+      largest = std::max(largest, n);
+    }
+    return largest;
+  }
   std::map<std::size_t, std::int64_t> per_layer;
   for (const auto& p : trace.params) per_layer[p.layer] += p.numel;
   std::int64_t largest = 0, run = 0;
@@ -45,7 +63,12 @@ std::string fsdp_snippet(const EmitInputs& in, const TargetSection& s) {
   o += "# " + section_summary(s) + ".\n";
   o += "import functools\nimport torch\n";
   o += "from torch.distributed.fsdp import BackwardPrefetch, FullyShardedDataParallel as FSDP, ShardingStrategy\n";
-  if (k.fsdp_wrap_elems > 0)
+  if (k.fsdp_wrap_blocks)
+    o += "from torch.distributed.fsdp.wrap import ModuleWrapPolicy\n\n"
+         "# redsim wrapped one FSDP unit per repeated block of the trace (e.g. " +
+         comment_safe(first_block_name(*in.trace)) +
+         "): put the\n# block class here, e.g. layer_classes = {LlamaDecoderLayer}.\nlayer_classes = set()\n\n";
+  else if (k.fsdp_wrap_elems > 0)
     o += "from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy\n\n";
   else
     o += "from torch.distributed.fsdp.wrap import ModuleWrapPolicy\n\n"
@@ -69,7 +92,7 @@ std::string fsdp_snippet(const EmitInputs& in, const TargetSection& s) {
   o += std::string("    backward_prefetch=") + prefetch + ",\n";
   o += std::string("    forward_prefetch=") + (k.forward_prefetch ? "True" : "False") + ",\n";
   o += "    limit_all_gathers=True,  # at most two units gathered ahead, as simulated\n";
-  if (k.fsdp_wrap_elems > 0)
+  if (k.fsdp_wrap_elems > 0 && !k.fsdp_wrap_blocks)
     o += "    auto_wrap_policy=functools.partial(size_based_auto_wrap_policy, min_num_params=" +
          std::to_string(k.fsdp_wrap_elems) + "),  # parameters (elements) per unit\n";
   else

@@ -330,7 +330,9 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
                 const SearchAxes& axes, const TuneOptions& options) {
   TuneResult r;
   r.method = options.method;
-  r.grid = build_grid(axes, constraints, cluster);
+  SearchAxes used = axes;  // FSDP units per block only where the trace names blocks
+  if (!names_blocks(trace)) std::erase(used.fsdp_wrap_elems, kWrapBlocks);
+  r.grid = build_grid(used, constraints, cluster);
   r.memory_limit_bytes = memory_limit_bytes(constraints, cluster);
   r.objective_samples = static_cast<double>(trace.batch_size_per_rank) * cluster.world_size() * constraints.microbatches;
   Search s(trace, cluster, options, r);

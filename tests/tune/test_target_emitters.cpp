@@ -148,6 +148,19 @@ TEST_CASE("a checkpointed setting's files apply activation checkpointing, and on
   CHECK(nlohmann::json::parse(ds.contents).contains("activation_checkpointing"));
   CHECK(has(ds.comment, "deepspeed.checkpointing.checkpoint"));
 
+  // FSDP units per block: ModuleWrapPolicy on the block class; DeepSpeed's buckets the largest
+  // unit, a block's two 2^20-element layers.
+  fsdp.fsdp_wrap_blocks = true;
+  const auto per_block = emit_target_snippets({section("fsdp", {"fsdp", fsdp}, 0.1, 0.2),
+                                               section("deepspeed", {"fsdp", fsdp}, 0.1, 0.2)},
+                                              trace, cluster, 1);
+  const auto& block_py = find(per_block, "pytorch_fsdp.py").contents;
+  CHECK(has(block_py, "one FSDP unit per repeated block of the trace (e.g. model.layers.0)"));
+  CHECK(has(block_py, "auto_wrap_policy=ModuleWrapPolicy(layer_classes)"));
+  CHECK(nlohmann::json::parse(find(per_block, "deepspeed_config.json").contents)["zero_optimization"]["reduce_bucket_size"] ==
+        2 * (1 << 20));
+  fsdp.fsdp_wrap_blocks = false;
+
   // The first 3 of the 4 blocks: check_fn picks them in registration order.
   ddp.checkpointed_blocks = 3;
   const auto some = emit_target_snippets({section("ddp", {"bucketed", ddp}, 0.1, 0.2)}, trace, cluster, 1);
