@@ -235,6 +235,21 @@ def test_activations(redsim, capture, d):
         check(shown == sum(expected.values()), "trace show --json activation_bytes %s" % shown)
 
 
+def allocator_net_over_forward(torch, loss, forwards=5):
+    """The median over `forwards` forwards of what PyTorch's profiler (profile_memory=True) sees
+    forward and the loss leave allocated on the CPU. One forward alone is noisy: frees of the
+    previous step's tensors land in it, and a CI run once saw 14.77 MiB where four forwards of the
+    same resnet18 had given 13.52-14.40."""
+    nets = []
+    for _ in range(forwards):
+        with torch.autograd.profiler.profile(profile_memory=True) as prof:
+            kept = loss()
+        nets.append(sum(e.self_cpu_memory_usage for e in prof.function_events))
+        del kept
+    print("allocator's net over %d forwards: %s bytes" % (forwards, nets))
+    return sorted(nets)[len(nets) // 2]
+
+
 def test_activations_match_allocator(src):
     """The saved-tensor count against an independent measurement: what CPU allocations PyTorch's
     profiler (profile_memory=True) sees forward and the loss leave allocated (the importer's
@@ -255,10 +270,7 @@ def test_activations_match_allocator(src):
     loss().backward()  # warm: lazily created state is not an activation
     model.zero_grad(set_to_none=True)
     counted = sum(SavedBytes(torch, model, find_layers(model)).measure(loss))
-    with torch.autograd.profiler.profile(profile_memory=True) as prof:
-        kept = loss()
-    net = sum(e.self_cpu_memory_usage for e in prof.function_events)
-    del kept
+    net = allocator_net_over_forward(torch, loss)
     check(net > 0 and abs(counted - net) <= 0.05 * counted,
           "saved tensors %d bytes, the allocator's net over forward %d bytes" % (counted, net))
 
@@ -310,10 +322,7 @@ def test_checkpointed_forward_matches_allocator(src):
             stage[j] = Checkpointed(stage[j])
     loss().backward()
     model.zero_grad(set_to_none=True)
-    with torch.autograd.profiler.profile(profile_memory=True) as prof:
-        kept = loss()
-    net = sum(e.self_cpu_memory_usage for e in prof.function_events)
-    del kept
+    net = allocator_net_over_forward(torch, loss)
     check(net > 0 and abs(held - net) <= 0.05 * held,
           "checkpointed: redsim holds %d bytes after forward, the allocator's net %d" % (held, net))
 
