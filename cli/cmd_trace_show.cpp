@@ -14,7 +14,6 @@
 #include "core/error.h"
 #include "core/trace_json.h"
 #include "core/units.h"
-#include "strategies/checkpointing.h"
 #include "trace_tools/trace_summary.h"
 
 namespace redsim::cli {
@@ -75,13 +74,10 @@ void print_tensors(const std::string& file, const ModelTrace& t, const TraceSumm
   const auto a = t.activation_bytes();
   std::cout << "activations saved in forward: "
             << (a ? with_commas(*a) + " bytes (" + mib(*a) + ") for the batch" : std::string("not in the trace")) << "\n";
-  if (can_checkpoint(t)) {
-    const auto c = checkpoint_blocks(t, ActivationCheckpointing::blocks);
-    const auto held = activation_peak_bytes(t, c);
+  if (const auto& c = s.checkpointing; c.on())
     std::cout << "with --activation-checkpointing blocks: " << c.blocks.size() << " repeated blocks ("
-              << c.blocks.front().name << " to " << c.blocks.back().name << "), " << with_commas(held) << " bytes ("
-              << mib(held) << ") held at most\n";
-  }
+              << c.blocks.front().name << " to " << c.blocks.back().name << "), " << with_commas(s.checkpointed_peak_bytes)
+              << " bytes (" << mib(s.checkpointed_peak_bytes) << ") held at most\n";
 }
 
 void print_compute(const ModelTrace& t, const TraceSummary& s) {

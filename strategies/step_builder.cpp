@@ -74,11 +74,10 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     first = false;
     return plan.add(std::move(op));
   };
-  for (const auto& layer : trace.layers) {
-    pass.forward_ops.push_back(add(OpKind::forward, prefix + "fwd:" + layer.name, layer.forward_s));
+  for (std::size_t l = 0; l < trace.layers.size(); ++l) {
+    pass.forward_ops.push_back(add(OpKind::forward, prefix + "fwd:" + trace.layers[l].name, trace.layers[l].forward_s));
+    plan.ops[pass.forward_ops.back()].activation_delta_bytes = ckpt.forward_held_bytes(trace, l);
   }
-  for (std::size_t l = 0; l < trace.layers.size(); ++l)
-    plan.ops[pass.forward_ops[l]].activation_delta_bytes = ckpt.forward_held_bytes(trace, l);
   // Buckets completed by each layer's backward, in bucket order (DDP launches them in order).
   std::vector<std::vector<std::size_t>> completes(trace.layers.size());
   const bool framework = buckets && (cluster.framework.bucket_overhead_us > 0 || cluster.framework.bucket_copy);

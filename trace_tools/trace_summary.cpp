@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "strategies/checkpointing.h"
-
 namespace redsim {
 
 using nlohmann::json;
@@ -73,18 +71,21 @@ TraceSummary summarize_trace(const ModelTrace& t, const TraceShowOptions& o) {
   for (const auto& b : s.buckets) s.bucket_bytes += b.bytes;
   s.backward_total_s = backward_total_s(t);
   s.histogram = grad_ready_histogram(t, o.bins);
+  if (can_checkpoint(t)) {
+    s.checkpointing = checkpoint_blocks(t, ActivationCheckpointing::blocks);
+    s.checkpointed_peak_bytes = activation_peak_bytes(t, s.checkpointing);
+  }
   return s;
 }
 
 namespace {
 
 // What --activation-checkpointing blocks would do with this trace; null when it cannot.
-json checkpointing_json(const ModelTrace& t) {
-  if (!can_checkpoint(t)) return nullptr;
-  const auto c = checkpoint_blocks(t, ActivationCheckpointing::blocks);
-  return {{"blocks", c.blocks.size()},
-          {"first_block", c.blocks.front().name},
-          {"activation_bytes", activation_peak_bytes(t, c)}};
+json checkpointing_json(const TraceSummary& s) {
+  if (!s.checkpointing.on()) return nullptr;
+  return {{"blocks", s.checkpointing.blocks.size()},
+          {"first_block", s.checkpointing.blocks.front().name},
+          {"activation_bytes", s.checkpointed_peak_bytes}};
 }
 
 }  // namespace
@@ -112,7 +113,7 @@ json trace_summary_to_json(const std::string& file, const ModelTrace& t, const T
             {"excluded", tally_json(s.excluded)}}},
           {"buffers", {{"all", tally_json(s.buffers)}, {"broadcast", tally_json(s.broadcast)}}},
           {"activation_bytes", t.activation_bytes() ? json(*t.activation_bytes()) : json(nullptr)},
-          {"checkpointing", checkpointing_json(t)},
+          {"checkpointing", checkpointing_json(s)},
           {"compute",
            {{"forward_s", s.forward_s},
             {"backward_s", s.backward_s},

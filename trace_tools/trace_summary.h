@@ -13,6 +13,7 @@
 
 #include "core/knobs.h"
 #include "core/trace.h"
+#include "strategies/checkpointing.h"
 #include "strategies/ddp_bucketing.h"
 #include "trace_tools/grad_ready.h"
 
@@ -40,6 +41,10 @@ struct TraceSummary {
   std::int64_t bucket_bytes = 0;
   double backward_total_s = 0;
   std::vector<ReadyBin> histogram;           // gradient-ready times over backward
+  // What --activation-checkpointing blocks would do: its blocks and the most held (empty blocks
+  // when the trace cannot be checkpointed).
+  Checkpointing checkpointing;
+  std::int64_t checkpointed_peak_bytes = 0;
   double step_s(const ModelTrace& t) const { return forward_s + backward_s + t.optimizer_s; }
 };
 

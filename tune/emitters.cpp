@@ -357,14 +357,14 @@ EmitInputs emit_inputs(const TuneResult& r, const ModelTrace& trace, const Clust
 
 std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k) {
   if (k.activation_checkpointing != ActivationCheckpointing::blocks) return "";
-  const auto blocks = checkpoint_blocks(trace, k);
-  const auto all = checkpoint_blocks(trace, ActivationCheckpointing::blocks).blocks.size();
+  const auto all = checkpoint_blocks(trace, ActivationCheckpointing::blocks).blocks;
   const bool some = k.checkpointed_blocks > 0;
   std::string s;
   s += "# Activation checkpointing, as simulated: " +
-       (some ? "the first " + std::to_string(blocks.blocks.size()) + " of the " + std::to_string(all) + " repeated blocks ("
-             : "each repeated block (" + std::to_string(all) + " of them, ") +
-       "e.g. " + comment_safe(blocks.blocks.front().name) + ")\n";
+       (some ? "the first " + std::to_string(k.checkpointed_blocks) + " of the " + std::to_string(all.size()) +
+                   " repeated blocks ("
+             : "each repeated block (" + std::to_string(all.size()) + " of them, ") +
+       "e.g. " + comment_safe(all.front().name) + ")\n";
   s += "# each keeps only its input and runs its forward again in backward. Name the model's block\n";
   s += some ? "# classes here, e.g. {LlamaDecoderLayer}.\n"
             : "# classes here, e.g. {LlamaDecoderLayer}; a HuggingFace model's gradient_checkpointing_enable() does the same.\n";
