@@ -250,40 +250,11 @@ def allocator_net_over_forward(torch, loss, forwards=5):
     return sorted(nets)[len(nets) // 2]
 
 
-def test_activations_match_allocator(src):
-    """The saved-tensor count against an independent measurement: what CPU allocations PyTorch's
-    profiler (profile_memory=True) sees forward and the loss leave allocated (the importer's
-    definition for a GPU profile). The count includes the input batch, allocated before forward;
-    the allocator's net includes the output and the loss, which nothing saves, and frees of the
-    last step's tensors that land in this forward. Within 5% on resnet18 at batch 8: 13.90 MiB
-    counted, 13.52 to 14.40 MiB net over four forwards when written."""
+def warm_resnet18(src):
+    """torch, resnet18 at batch 8 x 3x64x64, its loss (a callable), and the capture's saved-tensor
+    counter over its layers (capture_lib.activations.SavedBytes). One step has run first: lazily
+    created state is not an activation."""
     import torch
-    import torchvision
-    sys.path.insert(0, os.path.join(src, "traces", "capture"))
-    from capture_lib.activations import SavedBytes
-    from capture_lib.hooks import find_layers
-
-    torch.manual_seed(0)
-    model = torchvision.models.resnet18()
-    x, y = torch.randn(8, 3, 64, 64), torch.randint(0, 1000, (8,))
-    loss = lambda: torch.nn.functional.cross_entropy(model(x), y)  # noqa: E731
-    loss().backward()  # warm: lazily created state is not an activation
-    model.zero_grad(set_to_none=True)
-    counted = sum(SavedBytes(torch, model, find_layers(model)).measure(loss))
-    net = allocator_net_over_forward(torch, loss)
-    check(net > 0 and abs(counted - net) <= 0.05 * counted,
-          "saved tensors %d bytes, the allocator's net over forward %d bytes" % (counted, net))
-
-
-def test_checkpointed_forward_matches_allocator(src):
-    """Activation checkpointing against PyTorch: with each of resnet18's eight BasicBlocks under
-    torch.utils.checkpoint (non-reentrant), what forward and the loss leave allocated should be
-    what redsim holds when forward ends: every layer outside a block its saved tensors, each block
-    its first layer's input (input_bytes). Computed here from one counting forward of the plain
-    model with the block rule (a name up to its first numeric component). Within 5% at batch 8:
-    7.73 MiB expected, 7.46 MiB net when written (the plain model: 13.90)."""
-    import torch
-    import torch.utils.checkpoint as checkpoint
     import torchvision
     sys.path.insert(0, os.path.join(src, "traces", "capture"))
     from capture_lib.activations import SavedBytes
@@ -295,11 +266,35 @@ def test_checkpointed_forward_matches_allocator(src):
     loss = lambda: torch.nn.functional.cross_entropy(model(x), y)  # noqa: E731
     loss().backward()
     model.zero_grad(set_to_none=True)
-    layers = find_layers(model)
-    counter = SavedBytes(torch, model, layers)
+    return torch, model, loss, SavedBytes(torch, model, find_layers(model))
+
+
+def test_activations_match_allocator(src):
+    """The saved-tensor count against an independent measurement: what CPU allocations PyTorch's
+    profiler (profile_memory=True) sees forward and the loss leave allocated (the importer's
+    definition for a GPU profile). The count includes the input batch, allocated before forward;
+    the allocator's net includes the output and the loss, which nothing saves, and frees of the
+    last step's tensors that land in this forward. Within 5% on resnet18 at batch 8: 13.90 MiB
+    counted, 13.52 to 14.40 MiB net over four forwards when written."""
+    torch, _, loss, counter = warm_resnet18(src)
+    counted = sum(counter.measure(loss))
+    net = allocator_net_over_forward(torch, loss)
+    check(net > 0 and abs(counted - net) <= 0.05 * counted,
+          "saved tensors %d bytes, the allocator's net over forward %d bytes" % (counted, net))
+
+
+def test_checkpointed_forward_matches_allocator(src):
+    """Activation checkpointing against PyTorch: with each of resnet18's eight BasicBlocks under
+    torch.utils.checkpoint (non-reentrant, bench/validate/ddp_variants.py's wrapper, as the
+    testbed's checkpointed DDP runs use it), what forward and the loss leave allocated should be
+    what redsim holds when forward ends: every layer outside a block its saved tensors, each block
+    its first layer's input (input_bytes). Computed here from one counting forward of the plain
+    model with the block rule (a name up to its first numeric component). Within 5% at batch 8:
+    7.73 MiB expected, 7.46 MiB net when written (the plain model: 13.90)."""
+    torch, model, loss, counter = warm_resnet18(src)
     saved = counter.measure(loss)
     held, blocks = 0, set()
-    for i, (name, _) in enumerate(layers):
+    for i, (name, _) in enumerate(counter.layers):
         parts = name.split(".")
         k = next((j for j, c in enumerate(parts) if c.isdigit()), None)
         if k is None:
@@ -309,17 +304,10 @@ def test_checkpointed_forward_matches_allocator(src):
             held += counter.inputs[i]
     check(len(blocks) == 8, "resnet18 has %d blocks, expected 8" % len(blocks))
 
-    class Checkpointed(torch.nn.Module):
-        def __init__(self, block):
-            super().__init__()
-            self.block = block
+    sys.path.insert(0, os.path.join(src, "bench", "validate"))
+    import ddp_variants
 
-        def forward(self, t):
-            return checkpoint.checkpoint(self.block, t, use_reentrant=False)
-
-    for stage in (model.layer1, model.layer2, model.layer3, model.layer4):
-        for j in range(len(stage)):
-            stage[j] = Checkpointed(stage[j])
+    check(len(ddp_variants.checkpoint_blocks(torch, model)) == 8, "ddp_variants did not wrap resnet18's 8 blocks")
     loss().backward()
     model.zero_grad(set_to_none=True)
     net = allocator_net_over_forward(torch, loss)

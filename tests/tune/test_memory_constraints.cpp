@@ -47,6 +47,16 @@ struct Setup {
   }
 };
 
+// DDP alone (80 MiB of model state: 20 Psi), one channel, ring: its buckets are the grid.
+Setup bucketed_only() {
+  Setup s;
+  s.constraints.strategies = {"bucketed"};
+  s.axes = standard_axes(s.constraints);
+  s.axes.channels = {1};
+  s.axes.algorithms = {Algorithm::ring};
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("the memory limit excludes exactly the settings that do not fit", "[tune][memory]") {
@@ -111,11 +121,7 @@ TEST_CASE("when nothing fits the error names the smallest requirement", "[tune][
 }
 
 TEST_CASE("the memory limit counts the trace's activations", "[tune][memory]") {
-  Setup s;
-  s.constraints.strategies = {"bucketed"};
-  s.axes = standard_axes(s.constraints);
-  s.axes.channels = {1};
-  s.axes.algorithms = {Algorithm::ring};
+  Setup s = bucketed_only();
   // DDP holds 20 Psi = 80 MiB of model state (above); 1 MiB of saved activations per layer adds
   // 16 MiB. A 90 MiB limit fits the model state alone and nothing with the activations.
   s.constraints.memory_per_device_GB = 90.0 * kMiB / 1e9;
@@ -129,11 +135,7 @@ TEST_CASE("the memory limit counts the trace's activations", "[tune][memory]") {
 }
 
 TEST_CASE("tune checkpoints activations only where a setting does not fit without it", "[tune][memory][checkpointing]") {
-  Setup s;
-  s.constraints.strategies = {"bucketed"};
-  s.axes = standard_axes(s.constraints);
-  s.axes.channels = {1};
-  s.axes.algorithms = {Algorithm::ring};
+  Setup s = bucketed_only();
   // 80 MiB of model state (above). Layers blk.0.a, blk.0.b, ..., blk.7.b: 8 blocks of two, each
   // layer saving 1 MiB and given 0.25 MiB. Without checkpointing 16 MiB are held (96 MiB in all).
   // With the first n blocks checkpointed forward ends holding (8 - n) x 2 + n x 0.25 MiB, and
