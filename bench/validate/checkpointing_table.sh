@@ -28,15 +28,9 @@ main() {
   out=${OUT:-ckpt-out}
   rate=${RATE:-400mbit} batch=${BATCH:-8} shape=${SHAPE:-3,64,64}
   read -r -a models <<<"${MODELS:-resnet18 mobilenet_v3_large}"
-  mkdir -p "$out"
-  cp "$build/cli/redsim" "$out/redsim"  # a rebuild meanwhile cannot pull it away
-  redsim=$out/redsim py=/usr/bin/python3 script=$src/bench/validate/ddp_steps.py
-  cluster=${CLUSTER:-}
-  if [ -z "$cluster" ]; then
-    cluster=$out/cluster.json
-    REDSIM_TESTBED=$src/realexec/testbed "$redsim" calibrate --testbed "nodes=4,ranks-per-node=1,rate=$rate" \
-      --out "$cluster" >"$out/calibrate.log" 2>&1 || { echo "FAILED: calibrate (see $out/calibrate.log)"; exit 1; }
-  fi
+  # shellcheck source=bench/validate/table_setup.sh
+  . "$src/bench/validate/table_setup.sh"
+  prepare_redsim_and_cluster
   echo "| run | predicted ms | measured ms | error |" >"$out/times.md"
   echo "|---|---|---|---|" >>"$out/times.md"
   costs=()

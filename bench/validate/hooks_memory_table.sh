@@ -19,16 +19,10 @@ main() {
   src=$(cd "$(dirname "$0")/../.." && pwd)
   out=${OUT:-hooks-out}
   rate=${RATE:-400mbit} model=${MODEL:-resnet18} batch=${BATCH:-8} shape=${SHAPE:-3,64,64}
-  mkdir -p "$out"
-  cp "$build/cli/redsim" "$out/redsim"  # a rebuild meanwhile cannot pull it away
-  redsim=$out/redsim py=/usr/bin/python3 script=$src/bench/validate/ddp_steps.py
-  cluster=${CLUSTER:-}
-  if [ -z "$cluster" ]; then
-    cluster=$out/cluster.json
-    REDSIM_TESTBED=$src/realexec/testbed "$redsim" calibrate --testbed "nodes=4,ranks-per-node=1,rate=$rate" \
-      --out "$cluster" >"$out/calibrate.log" 2>&1 || { echo "FAILED: calibrate (see $out/calibrate.log)"; exit 1; }
-    grep "hook casts:" "$out/calibrate.log"
-  fi
+  # shellcheck source=bench/validate/table_setup.sh
+  . "$src/bench/validate/table_setup.sh"
+  prepare_redsim_and_cluster
+  [ -n "${CLUSTER:-}" ] || grep "hook casts:" "$out/calibrate.log"
   common=(--model "$model" --batch-size "$batch" --input-shape "$shape")
   tb() { "$src/realexec/testbed" run --nodes 4 --ranks-per-node 1 --rate "$rate" -- "$py" "$script" "${common[@]}" "$@"; }
 
