@@ -69,8 +69,10 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
   // Memory is in GiB everywhere (simulate, tune), so figures compare across subcommands.
   out << "  memory per rank      " << gib(m.total_bytes()) << " GiB  (params " << gib(m.params_bytes) << ", grads "
       << gib(m.grads_bytes) << ", optimizer " << gib(m.optimizer_bytes) << ", comm buffers " << gib(m.comm_buffer_bytes)
-      << (m.activations_known ? ", activations " + gib(m.activation_bytes) + " GiB)" : " GiB; activations not in the trace)")
-      << "\n\n";
+      << (m.activations_known ? ", activations " + gib(m.activation_bytes) + " GiB" : " GiB; activations not in the trace")
+      // The step's buffers come after backward has freed the activations: the larger one counts.
+      << (m.step_buffer_bytes > 0 ? "; after backward " + gib(m.step_buffer_bytes) + " GiB of step buffers instead" : "")
+      << ")\n\n";
 
   out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";
   print_elided(out, s.collectives.size(), [&](std::size_t i) {

@@ -3,6 +3,7 @@
 // engine may run each stream as a FIFO queue of the ops that name it.
 #pragma once
 #include <array>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,8 +95,14 @@ struct RankMemory {
   // activations_known false when the trace does not give it.
   std::int64_t activation_bytes = 0;
   bool activations_known = false;
+  // Buffers a step holds for a while after backward has freed the activations: LocalSGD's flat
+  // copy of the parameters for the averaging, PowerSGD's copies of its buckets (strategies set it).
+  std::int64_t step_buffer_bytes = 0;
   std::int64_t model_state_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + comm_buffer_bytes; }
-  std::int64_t total_bytes() const { return model_state_bytes() + activation_bytes; }
+  // The most held at once beyond the model state: the activations in backward, or the step's
+  // buffers after it, whichever is more.
+  std::int64_t transient_bytes() const { return std::max(activation_bytes, step_buffer_bytes); }
+  std::int64_t total_bytes() const { return model_state_bytes() + transient_bytes(); }
 };
 
 // The most work one simulation may take by default (README "Limits", --max-ops): op instances

@@ -8,6 +8,7 @@ nlohmann::json memory_to_json(const RankMemory& m) {
           {"optimizer_bytes", m.optimizer_bytes},
           {"comm_buffer_bytes", m.comm_buffer_bytes},
           {"activation_bytes", m.activations_known ? nlohmann::json(m.activation_bytes) : nlohmann::json(nullptr)},
+          {"step_buffer_bytes", m.step_buffer_bytes},
           {"total_bytes", m.total_bytes()}};
 }
 

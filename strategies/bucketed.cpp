@@ -26,6 +26,7 @@ Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   // DDP's bucket buffers hold a copy of every reduced gradient (gradient_as_bucket_view=False).
   const std::int64_t hook_bytes = knobs.comm_hook == CommHook::none ? 0 : hook_memory_bytes(trace, knobs, buckets);
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes() + hook_bytes);
+  plan.memory.step_buffer_bytes = hook_step_buffer_bytes(trace, knobs, buckets);
   return plan;
 }
 

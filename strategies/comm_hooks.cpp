@@ -196,4 +196,15 @@ std::int64_t hook_memory_bytes(const ModelTrace& trace, const Knobs& knobs, cons
   return bytes;
 }
 
+std::int64_t hook_step_buffer_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets) {
+  if (knobs.comm_hook != CommHook::powersgd) return 0;
+  std::int64_t clones = 0, largest = 0;
+  for (const auto& b : buckets) {
+    if (split_bucket(trace, b, knobs.powersgd_rank).matrix_elems <= 0) continue;
+    clones += b.numel * 4;
+    largest = std::max(largest, b.numel * 4);
+  }
+  return clones + largest;
+}
+
 }  // namespace redsim

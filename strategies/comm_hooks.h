@@ -50,4 +50,11 @@ std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trac
 // feedback (a copy of every bucket holding a compressed tensor) and its warm-started P and Q.
 std::int64_t hook_memory_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets);
 
+// Bytes the hook holds for a while at backward's end (RankMemory::step_buffer_bytes): PowerSGD
+// clones each compressed bucket when its hook is called and, in the future's callback, computes
+// the new error feedback (clone - result) while the old one is still held (torch's
+// powerSGD_hook.py, 1.13 to 2.x): every such bucket's clone, plus the largest one's new error.
+// 0 for the half-precision hooks, whose copies hook_memory_bytes holds.
+std::int64_t hook_step_buffer_bytes(const ModelTrace& trace, const Knobs& knobs, const std::vector<GradBucket>& buckets);
+
 }  // namespace redsim

@@ -1,5 +1,7 @@
 #include "strategies/localsgd.h"
 
+#include <algorithm>
+
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
 
@@ -70,8 +72,12 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
       plan.add(std::move(op));
     }
   }
-  // One flat copy of the parameters is averaged (as torch's average_parameters does).
+  // PostLocalSGD (and accelerate's LocalSGD) train under DDP, which keeps its gradient buckets.
+  // After the optimizer, the averaging holds a copy of what it allreduces: PeriodicModelAverager's
+  // flat copy of every parameter (torch.cat in average_parameters), or one bucket, or one
+  // parameter (accelerate's reduce returns a new tensor) at a time.
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
+  for (const auto& b : buckets) plan.memory.step_buffer_bytes = std::max(plan.memory.step_buffer_bytes, b.bytes);
   return plan;
 }
 

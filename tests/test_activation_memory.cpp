@@ -38,11 +38,12 @@ TEST_CASE("every strategy's memory per rank adds the trace's activations, once, 
     const auto with = make_strategy(name)->plan(traced, cluster, k).memory;
     CHECK_FALSE(without.activations_known);
     CHECK(without.activation_bytes == 0);
-    CHECK(without.total_bytes() == without.model_state_bytes());
+    CHECK(without.total_bytes() == without.model_state_bytes() + without.step_buffer_bytes);
     CHECK(with.activations_known);
     CHECK(with.activation_bytes == activations);  // no ZeRO stage shards them: each rank runs its own samples
     CHECK(with.model_state_bytes() == without.model_state_bytes());
-    CHECK(with.total_bytes() == without.total_bytes() + activations);
+    // localsgd's averaging copy comes after backward: the larger of it and the activations counts.
+    CHECK(with.total_bytes() == with.model_state_bytes() + std::max(activations, with.step_buffer_bytes));
     CHECK(memory_to_json(with)["activation_bytes"] == activations);
     CHECK(memory_to_json(without)["activation_bytes"].is_null());  // unknown, not zero
     CHECK(memory_to_json(with)["total_bytes"] == with.total_bytes());
@@ -80,4 +81,42 @@ TEST_CASE("the Perfetto timeline counts the activations held, one micro-batch at
   const auto events = timeline_to_chrome_trace(plan, simulate(plan, cluster));
   REQUIRE(events["traceEvents"].size() > 2);
   for (const auto& e : events["traceEvents"]) CHECK(e["ph"] != "C");
+}
+
+TEST_CASE("buffers held after backward count instead of the activations when larger", "[strategies][memory]") {
+  // Six layers of 65,536 fp32 parameters (256 KiB each, 1.5 MiB in all) and 21,000 bytes of
+  // activations. PeriodicModelAverager flattens every parameter into one copy (torch.cat);
+  // accelerate's per-parameter average makes one parameter's copy at a time.
+  const auto traced = with_activations(testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4));
+  const auto cluster = testing::ideal_star(4, 1.25e9, 1e-5);
+  const std::int64_t param_bytes = kNumel * 4, all_bytes = kLayers * param_bytes;
+  Knobs k;
+  k.strategy = "localsgd";
+  k.localsgd_period = 2;
+  auto m = make_strategy("localsgd")->plan(traced, cluster, k).memory;
+  CHECK(m.comm_buffer_bytes == all_bytes);  // DDP's buckets, which PostLocalSGD keeps
+  CHECK(m.step_buffer_bytes == all_bytes);
+  CHECK(m.total_bytes() == 4 * all_bytes + 2 * all_bytes);  // params, grads, buckets, Adam's 8 B/elem; the copy
+  CHECK(memory_to_json(m)["step_buffer_bytes"] == all_bytes);
+  k.localsgd_averaging = Averaging::per_param;
+  m = make_strategy("localsgd")->plan(traced, cluster, k).memory;
+  CHECK(m.step_buffer_bytes == param_bytes);
+  CHECK(m.total_bytes() == 4 * all_bytes + 2 * all_bytes - all_bytes + param_bytes);
+
+  // PowerSGD clones each compressed bucket in the hook and computes the new error feedback in
+  // the callback while the old is held: all clones plus the largest bucket's new error. Layers of
+  // 64 x 1024 matrices, buckets of 2 layers (first bucket too: 0.5 MiB), 3 buckets of 512 KiB.
+  auto matrices = traced;
+  for (auto& p : matrices.params) p.shape = std::vector<std::int64_t>{64, 1024};
+  Knobs h;
+  h.strategy = "bucketed";
+  h.comm_hook = CommHook::powersgd;
+  h.bucket_cap_bytes = h.first_bucket_cap_bytes = 512 * 1024;
+  m = make_strategy("bucketed")->plan(matrices, cluster, h).memory;
+  CHECK(m.step_buffer_bytes == all_bytes + 2 * param_bytes);
+  // Error feedback (every bucket) and P, Q (64 + 1024 elements x rank 1 per matrix) are held.
+  CHECK(m.comm_buffer_bytes == all_bytes + all_bytes + kLayers * (64 + 1024) * 4);
+  CHECK(m.total_bytes() == m.model_state_bytes() + all_bytes + 2 * param_bytes);
+  h.comm_hook = CommHook::fp16;  // its copies are held (comm buffers), nothing after backward
+  CHECK(make_strategy("bucketed")->plan(matrices, cluster, h).memory.step_buffer_bytes == 0);
 }

@@ -385,7 +385,9 @@ std::string format_GiB(std::int64_t bytes) {
 std::string memory_words(const RankMemory& m) {
   return "params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) + ", optimizer " +
          format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes) + ", activations " +
-         (m.activations_known ? format_GiB(m.activation_bytes) : std::string("not in the trace"));
+         (m.activations_known ? format_GiB(m.activation_bytes) : std::string("not in the trace")) +
+         (m.step_buffer_bytes > 0 ? "; after backward " + format_GiB(m.step_buffer_bytes) + " of step buffers instead"
+                                  : std::string());
 }
 
 namespace {

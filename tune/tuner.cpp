@@ -80,6 +80,7 @@ void apply_variant(Plan& plan, const std::vector<std::pair<int, Algorithm>>& ori
 bool same_memory(const RankMemory& a, const RankMemory& b) {
   return a.params_bytes == b.params_bytes && a.grads_bytes == b.grads_bytes && a.optimizer_bytes == b.optimizer_bytes &&
          a.comm_buffer_bytes == b.comm_buffer_bytes && a.activation_bytes == b.activation_bytes &&
+         a.step_buffer_bytes == b.step_buffer_bytes &&
          a.activations_known == b.activations_known;
 }
 
@@ -298,9 +299,11 @@ bool checkpoint_where_needed(const ModelTrace& trace, TuneResult& r) {
     auto& k = r.grid.points[p].knobs;
     if (r.points[p].fits || k.activation_checkpointing != ActivationCheckpointing::none) continue;
     const auto& m = r.points[p].memory;
-    const std::int64_t rest_bytes = m.total_bytes() - m.activation_bytes;
+    auto with_bytes = [&](int n) {
+      return m.model_state_bytes() + std::max(m.step_buffer_bytes, peak_bytes[static_cast<std::size_t>(n)]);
+    };
     int n = 1;
-    while (n < blocks && rest_bytes + peak_bytes[static_cast<std::size_t>(n)] > r.memory_limit_bytes) ++n;
+    while (n < blocks && with_bytes(n) > r.memory_limit_bytes) ++n;
     k.activation_checkpointing = ActivationCheckpointing::blocks;
     k.checkpointed_blocks = n < blocks ? n : 0;
     ++changed;

@@ -10,6 +10,15 @@ DDP's buckets from DDP's own logging data (bucket_sizes, bytes: with gradient_as
 DDP keeps them besides the gradients), PowerSGD's error feedback and P/Q matrices from its state.
 The fp16 hook's compressed copies live only while a bucket is in flight: their peak over the
 steps is tracked from each hook call to its future's completion (ddp_variants.Fp16InFlight).
+
+The allocator's peak (ddp_steps.py --allocator-peak) is what torch.cuda.max_memory_allocated
+reports on a GPU, measured on the CPU: one more window of steps runs under PyTorch's legacy
+profiler with profile_memory, whose CPU allocator then reports each allocation and free made on
+the profiled threads (the caller's and autograd's) in order. The peak is the tensors held when
+the window began (those held after it, less what it left allocated) plus the most the running
+sum of those reports reached above that start. The window starts with the gradients freed
+(zero_grad(set_to_none=True), as every step does): a free of a tensor allocated before the
+profiler started is not reported, so nothing alive at the start may be freed inside.
 """
 
 
@@ -78,17 +87,72 @@ def held(torch, model, built):
     }
 
 
-def gather(torch, dist, model, built, rss_before_model, world, extra_state):
+def _legacy_profile(torch, fn):
+    """fn() under the legacy profiler with memory profiling; its per-thread records, or None where
+    this torch build lacks that profiler (it is torch 1.13's; Debian's has no Kineto)."""
+    autograd = torch.autograd
+    try:
+        cfg = autograd.ProfilerConfig(autograd.ProfilerState.CPU, False, True, False, False, False,
+                                      torch.profiler._ExperimentalConfig())
+        autograd._enable_profiler_legacy(cfg)
+    except (AttributeError, TypeError, RuntimeError):
+        fn()
+        return None
+    try:
+        fn()
+    finally:
+        records = autograd._disable_profiler_legacy()
+    return records
+
+
+def allocator_peak(torch, fn, held_now):
+    """Runs fn() (whole steps) once, profiled. held_now() counts the tensors alive, called before
+    and after. Returns {"peak_bytes", "rise_bytes", "net_bytes", "unseen_free_bytes"}: the most
+    tensor bytes allocated at once, the rise above the start, the bytes the reports left allocated,
+    and the bytes allocated on a profiled thread but freed on another (a comm hook's callback runs
+    on Gloo's threads): those stay in the running sum, so the peak is an upper bound by at most
+    that much. None where it cannot be measured."""
+    begin = held_now()
+    records = _legacy_profile(torch, fn)
+    if records is None:
+        return None
+    start = next((r for thread in records for r in thread if r.kind() == "mark" and r.name() == "__start_profile"), None)
+    if start is None:
+        return None
+    events = sorted((start.cpu_elapsed_us(r), r.cpu_memory_usage())
+                    for thread in records for r in thread if r.kind() == "memory_alloc")
+    running = rise = 0
+    for _, delta in events:
+        running += delta
+        rise = max(rise, running)
+    return {"peak_bytes": begin + rise, "rise_bytes": rise, "net_bytes": running,
+            "unseen_free_bytes": max(0, begin + running - held_now())}
+
+
+def held_now_bytes(torch, model, built, batch):
+    """The tensor bytes alive now: held() less the fp16 hook's peak of copies (none is alive
+    between steps), plus the input batch."""
+    h = held(torch, model, built)
+    if hasattr(built.hook_state, "peak_bytes"):
+        h["hook_bytes"] = 0
+    return sum(h.values()) + sum(_tensor_bytes(t) for t in batch)
+
+
+def gather(torch, dist, model, built, rss_before_model, world, extra_state, peak=None):
     """Every rank's held tensor bytes and resident memory (ddp_memory.py), gathered on all ranks."""
     mine = held(torch, model, built)
     mine["rss_before_model_bytes"] = rss_before_model
     mine["peak_rss_bytes"] = peak_rss_bytes()
+    if peak is not None:
+        mine["allocator"] = peak
     ranks = [None] * world
     dist.all_gather_object(ranks, mine)
     for r, m in enumerate(ranks):
         m["rank"] = r
     note = ("tensor bytes after the last timed step (ddp_memory.py); peak_rss_bytes: VmHWM then; "
-            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built")
+            "rss_before_model_bytes: VmRSS after init_process_group, before the model was built"
+            + ("; allocator: the most tensor bytes allocated at once over one more window of steps, run under "
+               "PyTorch's profiler with profile_memory (ddp_memory.allocator_peak)" if peak is not None else ""))
     if extra_state:
         note += ("; the trace capture and/or the compute-only steps' optimizer ran in this process too, so the "
                  "peak RSS includes them: measure memory with --compute-steps 0 and no --trace-out")

@@ -80,6 +80,7 @@ import time
 
 import ddp_memory
 import ddp_variants
+import trace_scaling
 from ddp_launch import UsageError, cpu_count, env_int, launch_local, median
 
 PROG = "ddp_steps"
@@ -125,6 +126,9 @@ def parse_args(argv):
                          "and LocalSGD's averaging stay on the default group")
     ap.add_argument("--checkpoint-blocks", action="store_true",
                     help="activation checkpointing of every repeated block (ddp_variants.checkpoint_blocks)")
+    ap.add_argument("--allocator-peak", action="store_true",
+                    help="after the timed steps, run one more window of steps under PyTorch's profiler and record "
+                         "the most tensor bytes allocated at once (torch.cuda.max_memory_allocated's figure, on CPUs)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout-s", type=float, default=600, help="process-group timeout in seconds (default 600)")
     ap.add_argument("--local-ranks", type=int, default=0,
@@ -355,6 +359,26 @@ class RankRun:
         # localsgd: one value per H-step window (each holds exactly one averaging), per step.
         self.step_times = [sum(self.per_step[w:w + period]) / period for w in range(0, steps, period)]
 
+    def profile_allocator(self):
+        """5. With --allocator-peak: one more window of steps (a LocalSGD period, so it holds one
+        averaging) under the profiler; its peak of allocated tensor bytes (ddp_memory.allocator_peak)."""
+        self.peak = None
+        if not self.args.allocator_peak:
+            return
+        self.built.opt.zero_grad(set_to_none=True)  # see ddp_memory.allocator_peak
+        self.dist.barrier()
+        t0 = time.perf_counter()
+
+        def window():
+            for _ in range(self.built.period):
+                self.train_step(time.perf_counter())
+
+        self.peak = ddp_memory.allocator_peak(self.torch, window, lambda: ddp_memory.held_now_bytes(
+            self.torch, self.model, self.built, (self.x, self.y)))
+        self.say("%s: allocator's peak over %d profiled step(s) (%.1f s): %s" % (
+            PROG, self.built.period, time.perf_counter() - t0,
+            "%.1f MiB (rank 0)" % (self.peak["peak_bytes"] / 2**20) if self.peak else "not measurable with this torch"))
+
     def summarize_compute(self):
         """The compute an SPMD plan should carry: ranks wait for each other at every collective and
         a step ends with the last one, so per step the slowest rank, then the median over steps
@@ -387,7 +411,7 @@ class RankRun:
         """The measured file (and the scaled trace), by rank 0; memory is gathered on every rank."""
         args, b_ = self.args, self.built
         memory = ddp_memory.gather(self.torch, self.dist, self.model, b_, self.rss_before_model, self.world,
-                                   self.trace is not None or args.compute_steps > 0)
+                                   self.trace is not None or args.compute_steps > 0, self.peak)
         if self.rank != 0:
             return
         knobs = ddp_variants.redsim_knobs(args, b_.micro, b_.period)
@@ -414,7 +438,7 @@ class RankRun:
         self.say("%s: wrote %s: %d step time(s), median %.1f ms" % (PROG, args.out, len(self.step_times),
                                                                     median(self.step_times) * 1e3))
         if self.trace is not None:
-            scaled = scale_trace(self.trace, self.compute, self.world, self.threads)
+            scaled = trace_scaling.to_job_compute(self.trace, self.compute, self.world, self.threads)
             capture.write_atomically(args.trace_out, json.dumps(scaled, indent=1) + "\n")
             self.say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
         self.say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
@@ -447,31 +471,10 @@ def run_rank(args):
         r.capture_trace()
     r.build()
     r.timed_steps()
+    r.profile_allocator()
     r.summarize_compute()
     r.write()
     r.finish()
-
-
-def scale_trace(trace, compute, world, threads):
-    """Rescales forward, backward and optimizer times to the compute-only totals of the DDP job."""
-    fwd = sum(l["forward_s"] for l in trace["layers"])
-    bwd = sum(l["backward_s"] for l in trace["layers"])
-    opt = trace["optimizer_s"]
-    sf = compute["forward_s"] / fwd if fwd > 0 else 1.0
-    sb = compute["backward_s"] / bwd if bwd > 0 else 1.0
-    so = compute["optimizer_s"] / opt if opt > 0 else 1.0
-    t = dict(trace)
-    t["layers"] = [dict(l, forward_s=l["forward_s"] * sf, backward_s=l["backward_s"] * sb) for l in trace["layers"]]
-    t["optimizer_s"] = opt * so if opt > 0 else compute["optimizer_s"]
-    t["reference_device"] = "%s, %d ranks computing at once on %d cores" % (trace["reference_device"], world,
-                                                                               cpu_count())
-    t["source"] = trace["source"] + (
-        " Then rescaled by bench/validate/ddp_steps.py to the per-rank compute measured in the DDP job itself "
-        "(%d ranks x %d thread(s) computing at once, no communication; per step the slowest rank, median over %d "
-        "steps): forward x%.4f, backward x%.4f, optimizer x%.4f, to forward %.3f ms, backward %.3f ms, "
-        "optimizer %.3f ms." % (world, threads, compute["steps"], sf, sb, so, compute["forward_s"] * 1e3,
-                                compute["backward_s"] * 1e3, compute["optimizer_s"] * 1e3))
-    return t
 
 
 def main(argv=None):

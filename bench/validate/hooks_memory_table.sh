@@ -68,7 +68,7 @@ c["name"]+="+hook-casts"; json.dump(c, open(sys.argv[3], "w"), indent=1)' "$clus
   for v in bucketed accumulate zero localsgd fp16-hook powersgd; do
     args=(--variant "$v" --bucket-mb 25)
     [ "$v" = powersgd ] && args=(--variant powersgd --bucket-mb 100 --first-bucket-mb 100)
-    tb "${args[@]}" --optimizer adam --compute-steps 0 --warmup 3 --steps 4 --localsgd-period 2 \
+    tb "${args[@]}" --optimizer adam --compute-steps 0 --warmup 3 --steps 4 --localsgd-period 2 --allocator-peak \
       --out "$out/mem-$v.json" >"$out/mem-$v.log" 2>&1 || { echo "FAILED: mem-$v (see $out/mem-$v.log)"; continue; }
     mem+=("$out/mem-$v.json")
   done

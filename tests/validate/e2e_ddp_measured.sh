@@ -50,10 +50,10 @@ grep -Eq "step time +predicted [0-9.]+ ms +measured [0-9.]+ ms" "$tmp/out" || fa
 echo "ok: accumulate DDP measured and validated: $(grep -m1 "predicted" "$tmp/out" | tr -s " ")"
 
 # 3. fp16_compress_hook (issue 18), with Adam: the measured file says which knobs model it and
-#    what every rank held. resnet18 has 11,689,512 fp32 parameters (torchvision's published
+#    what every rank held, and the allocator's peak over one profiled step. resnet18 has 11,689,512 fp32 parameters (torchvision's published
 #    count): 46,758,048 bytes of parameters, as many of gradients and of DDP buckets, twice that
 #    of Adam state (exp_avg, exp_avg_sq), plus 4-byte step counters, one per tensor (62).
-"$py" "$script" "${tiny[@]}" --variant fp16-hook --bucket-mb 25 --optimizer adam --compute-steps 0 \
+"$py" "$script" "${tiny[@]}" --variant fp16-hook --bucket-mb 25 --optimizer adam --compute-steps 0 --allocator-peak \
   --out "$tmp/fp16.json" >"$tmp/out" 2>"$tmp/err" || fail "ddp_steps.py fp16-hook"
 "$py" - "$tmp/fp16.json" <<'PY' || fail "fp16-hook: bad knobs or memory"
 import json, sys
@@ -68,6 +68,13 @@ for r in ranks:
     # The hook's fp16 copies in flight at their peak: some bucket's, at most every gradient's.
     assert 0 < r["hook_bytes"] <= P // 2 and r["hook_bytes"] % 2 == 0, r
     assert r["peak_rss_bytes"] > r["rss_before_model_bytes"] > 0, r
+    # --allocator-peak: the profiled step began with the gradients freed and left exactly one new
+    # set (P bytes) allocated, besides what a callback freed on a Gloo thread (the fp16 copies,
+    # at most half of P); at Adam's step all the state above was allocated at once.
+    a = r["allocator"]
+    assert a["net_bytes"] - a["unseen_free_bytes"] == P, a
+    assert 0 <= a["unseen_free_bytes"] <= P // 2, a
+    assert a["peak_bytes"] >= 5 * P, a  # params, grads and buckets (P each), Adam's two moments (2P)
 PY
 v --measured "$tmp/fp16.json" --strategy bucketed --bucket-mb 25 --comm-hook fp16 --max-error 1000 ||
   fail "validate fp16-hook: exit $?"
