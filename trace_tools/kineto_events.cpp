@@ -193,7 +193,12 @@ std::optional<std::int64_t> optional_nonnegative_integer(const JsonIn& args, std
 bool read_comm_args(const JsonIn& args, Kernel& k, const std::string& from) {
   auto in = optional_nonnegative_integer(args, "In msg nelems");
   auto out = optional_nonnegative_integer(args, "Out msg nelems");
-  if (auto g = args.find("Group size")) k.group_size = static_cast<int>(g->positive_integer());
+  if (auto g = args.find("Group size")) {
+    // Bounded so that it fits an int; a cluster this large is refused later anyway.
+    const auto ranks = g->positive_integer();
+    if (ranks > (std::int64_t{1} << 30)) g->fail("a group size of at most 2^30 ranks");
+    k.group_size = static_cast<int>(ranks);
+  }
   if (auto d = args.find("dtype")) {
     auto guess = dtype_from_text(d->string());
     if (guess.known()) k.dtype = guess;

@@ -60,16 +60,33 @@ std::string kernel_key(const Kernel& k) {
   return key;
 }
 
-int world_of(const nlohmann::json& root) {
+// The profile's distributedInfo.world_size (0 when absent), which must fit on the cluster: the
+// collectives are simulated on as many of its ranks.
+int world_of(const nlohmann::json& root, const std::string& file, std::int64_t cluster_ranks) {
   if (!root.is_object()) return 0;
   auto info = root.find("distributedInfo");
   if (info == root.end() || !info->is_object()) return 0;
   auto ws = info->find("world_size");
-  return ws != info->end() && ws->is_number_integer() ? ws->get<int>() : 0;
+  if (ws == info->end() || !ws->is_number_integer()) return 0;
+  const auto world = ws->get<std::int64_t>();
+  if (world > cluster_ranks)
+    throw InputError(file, "$.distributedInfo.world_size",
+                     "expected a world size the cluster holds (at most its " + std::to_string(cluster_ranks) + " ranks), got " +
+                         std::to_string(world));
+  return world > 0 ? static_cast<int>(world) : 0;
+}
+
+// A kernel's group must fit on the cluster too.
+void check_group(const kineto::KinetoEvents& ev, const kineto::Kernel& k, std::int64_t cluster_ranks) {
+  if (k.group_size <= cluster_ranks) return;
+  throw InputError(ev.file, ev.events_path + "[" + std::to_string(k.span->event) + "].args.Group size",
+                   "expected a group the cluster holds (at most its " + std::to_string(cluster_ranks) + " ranks), got " +
+                       std::to_string(k.group_size));
 }
 
 // Each kernel's overlap with the other kind on its own device.
-void observe_kernels(const kineto::KinetoEvents& ev, int world, Observations& obs, ProfileFit& fit) {
+void observe_kernels(const kineto::KinetoEvents& ev, int world, std::int64_t cluster_ranks, Observations& obs,
+                     ProfileFit& fit) {
   const auto nccl = kineto::busy_by_device(ev, true), compute = kineto::busy_by_device(ev, false);
   std::size_t unsized = 0;
   for (const auto& k : ev.kernels) {
@@ -81,6 +98,7 @@ void observe_kernels(const kineto::KinetoEvents& ev, int world, Observations& ob
       continue;
     }
     fit.nccl_kernels += 1;
+    check_group(ev, k, cluster_ranks);
     const auto kind = kind_of(k.collective);
     const int group = k.group_size > 0 ? k.group_size : world;
     if (!kind || !k.numel || *k.numel <= 0 || group < 2) {
@@ -123,12 +141,12 @@ void observe_buckets(const kineto::KinetoEvents& ev, Observations& obs, ProfileF
   }
 }
 
-void observe_file(const std::string& file, Observations& obs, ProfileFit& fit) {
+void observe_file(const std::string& file, std::int64_t cluster_ranks, Observations& obs, ProfileFit& fit) {
   const auto root = JsonIn::parse_text(read_text_file_maybe_gzip(file), file);
   kineto::KinetoEvents ev;
   kineto::read_kineto_events(root, file, ev);
   fit.files += 1;
-  observe_kernels(ev, world_of(root), obs, fit);
+  observe_kernels(ev, world_of(root, file, cluster_ranks), cluster_ranks, obs, fit);
   observe_buckets(ev, obs, fit);
 }
 
@@ -231,7 +249,8 @@ FittedParam fit_overhead(const Observations& obs, const ClusterSpec& c) {
 ProfileFit fit_profiles(const ClusterSpec& base, const std::vector<std::string>& files, const AlonePredictor& alone) {
   ProfileFit fit;
   Observations obs;
-  for (const auto& f : files) observe_file(f, obs, fit);
+  const std::int64_t ranks = static_cast<std::int64_t>(base.nodes) * base.devices_per_node;
+  for (const auto& f : files) observe_file(f, ranks, obs, fit);
   fit.params.push_back(fit_compute(obs, base.interference.compute_slowdown));
   fit.params.push_back(fit_collective(obs, alone, base.interference.collective_slowdown));
   fit.params.push_back(fit_overhead(obs, base));

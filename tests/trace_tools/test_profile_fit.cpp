@@ -179,6 +179,31 @@ TEST_CASE("a malformed profile is refused naming the file", "[trace_tools][calib
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a profiled job larger than the cluster is refused naming the profile and its JSON path",
+          "[trace_tools][calibrate]") {
+  // The built kernels say "Group size": 8; a cluster of 4 ranks cannot hold that group (the
+  // world size, 8 too, is taken out so that the kernels are what is checked).
+  auto j = build_kineto({interference_step(1)}, KBuild{});
+  const auto world = j["distributedInfo"];
+  j.erase("distributedInfo");
+  const auto path = write_trace(j, "redsim_fit_groups.json");
+  auto err = error_of([&] { fit_profiles(ideal_star(4, 1e11, 0), {path}, predict); });
+  CHECK(err.find(path) != std::string::npos);
+  CHECK_THAT(err, Catch::Contains(".args.Group size") && Catch::Contains("at most its 4 ranks") && Catch::Contains("got 8"));
+  // A world size of 10^7 (fuzz.py's mutation) on the 8 ranks of the same star.
+  j["distributedInfo"] = world;
+  j["distributedInfo"]["world_size"] = 10'000'000;
+  write_trace(j, "redsim_fit_groups.json");
+  err = error_of([&] { fit_profiles(ideal_star(8, 1e11, 0), {path}, predict); });
+  CHECK(err.find(path) != std::string::npos);
+  CHECK_THAT(err, Catch::Contains("$.distributedInfo.world_size") && Catch::Contains("got 10000000"));
+  // One that fits is read.
+  j["distributedInfo"]["world_size"] = 8;
+  write_trace(j, "redsim_fit_groups.json");
+  CHECK(fit_profiles(ideal_star(8, 1e11, 0), {path}, predict).nccl_kernels == 2);
+  std::filesystem::remove(path);
+}
+
 // The README's example profile (tests/data/profiles/) is this builder's output, no more.
 const std::string kExampleProfile = std::string(REDSIM_SOURCE_DIR) + "/tests/data/profiles/synthetic_ddp_rank3.json.gz";
 nlohmann::json example_profile() { return build_kineto({interference_step(1), interference_step(2)}, KBuild{}); }
