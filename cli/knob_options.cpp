@@ -142,6 +142,11 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
                       "localsgd: flat (one allreduce of all parameters, PyTorch's PeriodicModelAverager), bucketed "
                       "(DDP's buckets) or per-param (one allreduce each, HF accelerate)")
           ->capture_default_str();
+  o.optimizer_impl_opt =
+      cmd->add_option("--optimizer-impl", o.optimizer_impl,
+                      "how the optimizer steps, for the memory its step holds: auto (DeepSpeed's FusedAdam for zero, "
+                      "else PyTorch's default: foreach on GPUs, for-loop on CPUs), for-loop, foreach or fused")
+          ->capture_default_str();
   cmd->add_option("--max-ops", o.max_ops,
                   "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
                   "point-to-point transfers than this (README.md, Limits)")
@@ -352,6 +357,11 @@ Knobs resolve_knobs(const KnobOptions& o) {
     auto a = parse_averaging(o.localsgd_averaging);
     if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
     k.localsgd_averaging = *a;
+  }
+  if (given(o.optimizer_impl_opt) || o.config_file.empty()) {
+    auto oi = parse_optimizer_impl(o.optimizer_impl);
+    if (!oi) throw InputError("", "", "--optimizer-impl: expected auto|for-loop|foreach|fused, got \"" + o.optimizer_impl + "\"");
+    k.optimizer_impl = *oi;
   }
   if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
   k.max_ops = o.max_ops;

@@ -31,6 +31,7 @@ struct KnobOptions {
   bool sync_every_microbatch = false;
   int localsgd_period = 1;
   std::string localsgd_averaging = "flat";
+  std::string optimizer_impl = "auto";
   std::int64_t max_ops = kDefaultMaxOps;
   std::string fsdp_wrap = "0";
   std::string reshard_after_forward = "true";
@@ -63,6 +64,7 @@ struct KnobOptions {
   CLI::Option* sync_every_microbatch_opt = nullptr;
   CLI::Option* localsgd_period_opt = nullptr;
   CLI::Option* localsgd_averaging_opt = nullptr;
+  CLI::Option* optimizer_impl_opt = nullptr;
   CLI::Option* fsdp_wrap_opt = nullptr;
   CLI::Option* reshard_after_forward_opt = nullptr;
   CLI::Option* backward_prefetch_opt = nullptr;

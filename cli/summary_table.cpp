@@ -71,7 +71,7 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << gib(m.grads_bytes) << ", optimizer " << gib(m.optimizer_bytes) << ", comm buffers " << gib(m.comm_buffer_bytes)
       << (m.activations_known ? ", activations " + gib(m.activation_bytes) + " GiB" : " GiB; activations not in the trace")
       // The step's buffers come after backward has freed the activations: the larger one counts.
-      << (m.step_buffer_bytes > 0 ? "; after backward " + gib(m.step_buffer_bytes) + " GiB of step buffers instead" : "")
+      << (m.step_buffer_bytes > 0 ? "; step buffers after backward " + gib(m.step_buffer_bytes) + " GiB, the larger of the two counts" : "")
       << ")\n\n";
 
   out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";

@@ -77,4 +77,20 @@ std::optional<ZeroImpl> parse_zero_impl(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view optimizer_impl_name(OptimizerImpl o) {
+  switch (o) {
+    case OptimizerImpl::automatic: return "auto";
+    case OptimizerImpl::for_loop: return "for-loop";
+    case OptimizerImpl::foreach: return "foreach";
+    case OptimizerImpl::fused: return "fused";
+  }
+  return "auto";
+}
+
+std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view name) {
+  for (auto o : {OptimizerImpl::automatic, OptimizerImpl::for_loop, OptimizerImpl::foreach, OptimizerImpl::fused})
+    if (optimizer_impl_name(o) == name) return o;
+  return std::nullopt;
+}
+
 }  // namespace redsim

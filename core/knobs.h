@@ -36,6 +36,13 @@ enum class ActivationCheckpointing { none, blocks };
 // DDP's buckets, each parameter broadcast from its owner after the owners' optimizer step).
 enum class ZeroImpl { deepspeed, pytorch };
 
+// How the optimizer steps, for the memory its step holds beyond its state: `for_loop` one
+// tensor at a time (torch.optim's Adam makes two temporaries of the tensor's size,
+// exp_avg_sq.sqrt() / c), `foreach` all at once (torch.optim's documentation: "~ sizeof(params)
+// more peak memory"), `fused` none. `automatic`: DeepSpeed's FusedAdam for zero, else PyTorch's
+// default for the device (foreach on CUDA since 2.0; for-loop on CPUs, as torch 1.13 everywhere).
+enum class OptimizerImpl { automatic, for_loop, foreach, fused };
+
 struct Knobs {
   std::string strategy = "bucketed";
   std::int64_t bucket_cap_bytes = 25 * kMiB;       // DDP bucket_cap_mb=25 (MiB)
@@ -80,6 +87,7 @@ struct Knobs {
   // every strategy
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
   int checkpointed_blocks = 0;  // with blocks: only the first N repeated blocks (0: all)
+  OptimizerImpl optimizer_impl = OptimizerImpl::automatic;
 
   // Not a strategy setting: the most work a simulation of the plan may take (--max-ops).
   std::int64_t max_ops = kDefaultMaxOps;
@@ -96,6 +104,8 @@ std::string_view activation_checkpointing_name(ActivationCheckpointing c);
 std::optional<ActivationCheckpointing> parse_activation_checkpointing(std::string_view name);
 std::string_view zero_impl_name(ZeroImpl z);
 std::optional<ZeroImpl> parse_zero_impl(std::string_view name);
+std::string_view optimizer_impl_name(OptimizerImpl o);  // "auto", "for-loop", "foreach", "fused"
+std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view name);
 inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
 
 }  // namespace redsim

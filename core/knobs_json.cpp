@@ -55,6 +55,8 @@ Knobs sharding_and_hook_knobs(const JsonIn& j, Knobs k) {
     if (n > 1'000'000) v->fail("a block count from 0 (all) to 1,000,000");
     k.checkpointed_blocks = static_cast<int>(n);
   }
+  if (auto v = j.find("optimizer_impl"))
+    k.optimizer_impl = *parse_optimizer_impl(v->one_of({"auto", "for-loop", "foreach", "fused"}));
   return k;
 }
 
@@ -91,6 +93,7 @@ json knobs_to_json(const Knobs& k) {
   j["powersgd_start_iter"] = k.powersgd_start_iter;
   j["activation_checkpointing"] = activation_checkpointing_name(k.activation_checkpointing);
   j["checkpointed_blocks"] = k.checkpointed_blocks;
+  j["optimizer_impl"] = optimizer_impl_name(k.optimizer_impl);
   return j;
 }
 
@@ -100,7 +103,8 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
                 "protocol", "wire_dtype", "reduce_op", "broadcast_buffers", "zero_stage", "allgather_bucket_bytes", "overlap_comm", "zero_impl",
                 "microbatches", "sync_every_microbatch", "localsgd_period", "localsgd_averaging", "fsdp_wrap_elems", "fsdp_wrap_blocks",
                 "reshard_after_forward", "backward_prefetch", "forward_prefetch", "shard_group", "comm_hook",
-                "powersgd_rank", "powersgd_start_iter", "activation_checkpointing", "checkpointed_blocks"});
+                "powersgd_rank", "powersgd_start_iter", "activation_checkpointing", "checkpointed_blocks",
+                "optimizer_impl"});
   if (auto v = j.find("strategy")) k.strategy = v->nonempty_string();
   if (auto v = j.find("bucket_cap_bytes")) k.bucket_cap_bytes = v->positive_integer();
   if (auto v = j.find("first_bucket_cap_bytes")) k.first_bucket_cap_bytes = v->positive_integer();

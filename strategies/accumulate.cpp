@@ -34,6 +34,7 @@ Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& clust
   colls.push_back(pass.last_op);
   add_optimizer(plan, trace, cluster, colls, "");
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
+  plan.memory.step_buffer_bytes = replicated_optimizer_step_bytes(trace, cluster, knobs);
   return plan;
 }
 

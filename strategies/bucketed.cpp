@@ -1,5 +1,7 @@
 #include "strategies/bucketed.h"
 
+#include <algorithm>
+
 #include "strategies/comm_hooks.h"
 #include "strategies/memory_model.h"
 #include "strategies/step_builder.h"
@@ -26,7 +28,9 @@ Plan BucketedStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   // DDP's bucket buffers hold a copy of every reduced gradient (gradient_as_bucket_view=False).
   const std::int64_t hook_bytes = knobs.comm_hook == CommHook::none ? 0 : hook_memory_bytes(trace, knobs, buckets);
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes() + hook_bytes);
-  plan.memory.step_buffer_bytes = hook_step_buffer_bytes(trace, knobs, buckets);
+  // PowerSGD's copies come in backward, the optimizer's temporaries after it.
+  plan.memory.step_buffer_bytes =
+      std::max(hook_step_buffer_bytes(trace, knobs, buckets), replicated_optimizer_step_bytes(trace, cluster, knobs));
   return plan;
 }
 

@@ -24,6 +24,7 @@ Plan FlatStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
   add_optimizer(plan, trace, cluster, colls, "");
   // The flattened gradient is a second copy of every reduced gradient.
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
+  plan.memory.step_buffer_bytes = replicated_optimizer_step_bytes(trace, cluster, knobs);
   return plan;
 }
 

@@ -201,7 +201,16 @@ class ShardedPlanBuilder {
         for (auto v = unit_of_layer_[b.first_layer]; v <= unit_of_layer_[b.last_layer]; ++v) spanned += units_[v].param_bytes();
         live = std::max(live, spanned + (prefetch ? unit_params : 0));
       }
-    return model_state_memory(trace_, layout_.group, 3, live + unit_grads);
+    RankMemory m = model_state_memory(trace_, layout_.group, 3, live + unit_grads);
+    // The optimizer steps this rank's shard of every FlatParameter.
+    std::int64_t stepped = 0, largest = 0;
+    for (const auto& u : units_)
+      for (const auto& f : u.flats) {
+        stepped += f.padded_grad_numel / layout_.group;
+        largest = std::max(largest, f.padded_grad_numel / layout_.group);
+      }
+    m.step_buffer_bytes = optimizer_step_bytes(resolved_optimizer_impl(knobs_, cluster_), stepped, largest);
+    return m;
   }
 
   Plan& plan_;

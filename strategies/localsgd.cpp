@@ -77,6 +77,7 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   // flat copy of every parameter (torch.cat in average_parameters), or one bucket, or one
   // parameter (accelerate's reduce returns a new tensor) at a time.
   plan.memory = model_state_memory(trace, plan.world_size, 0, trace.reduced_bytes());
+  plan.memory.step_buffer_bytes = replicated_optimizer_step_bytes(trace, cluster, knobs);  // the step, then the averaging
   for (const auto& b : buckets) plan.memory.step_buffer_bytes = std::max(plan.memory.step_buffer_bytes, b.bytes);
   return plan;
 }

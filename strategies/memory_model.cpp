@@ -1,5 +1,7 @@
 #include "strategies/memory_model.h"
 
+#include <algorithm>
+
 namespace redsim {
 
 int model_state_stage(const Knobs& k) {
@@ -32,6 +34,30 @@ RankMemory model_state_memory(const ModelTrace& trace, int world, int zero_stage
     m.activations_known = true;
   }
   return m;
+}
+
+OptimizerImpl resolved_optimizer_impl(const Knobs& knobs, const ClusterSpec& cluster) {
+  if (knobs.optimizer_impl != OptimizerImpl::automatic) return knobs.optimizer_impl;
+  if (knobs.strategy == "zero" && knobs.zero_impl == ZeroImpl::deepspeed) return OptimizerImpl::fused;
+  return cluster.device.compute_capability > 0 ? OptimizerImpl::foreach : OptimizerImpl::for_loop;
+}
+
+std::int64_t optimizer_step_bytes(OptimizerImpl impl, std::int64_t stepped_elems, std::int64_t largest_tensor_elems) {
+  switch (impl) {
+    case OptimizerImpl::for_loop: return 2 * 4 * largest_tensor_elems;
+    case OptimizerImpl::foreach: return 4 * stepped_elems;
+    default: return 0;
+  }
+}
+
+std::int64_t replicated_optimizer_step_bytes(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) {
+  std::int64_t stepped = 0, largest = 0;
+  for (const auto& p : trace.params) {
+    if (!p.trainable) continue;
+    stepped += p.numel;
+    largest = std::max(largest, p.numel);
+  }
+  return optimizer_step_bytes(resolved_optimizer_impl(knobs, cluster), stepped, largest);
 }
 
 }  // namespace redsim

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/cluster.h"
 #include "core/knobs.h"
 #include "core/plan.h"
 #include "core/trace.h"
@@ -24,5 +25,18 @@ int model_state_stage(const Knobs& knobs);
 
 // Adam state bytes per element for a parameter of this dtype (12 for 16-bit, 8 for fp32).
 std::int64_t adam_state_bytes_per_element(DType param_dtype);
+
+// What --optimizer-impl auto stands for on this cluster: DeepSpeed's FusedAdam for zero (its
+// default implementation), foreach on a device with a compute capability (PyTorch's default on
+// CUDA since 2.0), for-loop on a CPU (PyTorch's default there, and torch 1.13's everywhere).
+OptimizerImpl resolved_optimizer_impl(const Knobs& knobs, const ClusterSpec& cluster);
+// Bytes the optimizer's step holds beyond its state (a RankMemory::step_buffer_bytes), 4 per
+// element as the state is kept in fp32 (a 16-bit parameter's master copy too): for-loop two
+// temporaries of the largest tensor stepped (torch.optim's Adam: exp_avg_sq.sqrt() / c, then
+// .add_(eps); measured on the testbed: 2 x 9 MiB at resnet18's step), foreach one of every
+// element stepped (torch.optim's documentation: "~ sizeof(params) more peak memory"), fused none.
+std::int64_t optimizer_step_bytes(OptimizerImpl impl, std::int64_t stepped_elems, std::int64_t largest_tensor_elems);
+// The same where every rank steps every trainable parameter (the DDP family).
+std::int64_t replicated_optimizer_step_bytes(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs);
 
 }  // namespace redsim

@@ -42,16 +42,19 @@ Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, con
 
   // The optimizer steps each rank's own parameters: the busiest rank's share of the elements.
   const auto owned = zero_redundancy_partition(trace, world);
-  std::int64_t total = 0, busiest = 0, busiest_state_bytes = 0;
+  std::int64_t total = 0, busiest = 0, busiest_state_bytes = 0, step_bytes = 0;
+  const auto impl = resolved_optimizer_impl(knobs, cluster);
   for (const auto& params : owned) {
-    std::int64_t elems = 0, state = 0;
+    std::int64_t elems = 0, state = 0, largest = 0;
     for (auto i : params) {
       elems += trace.params[i].numel;
+      largest = std::max(largest, trace.params[i].numel);
       state += trace.params[i].numel * adam_state_bytes_per_element(trace.params[i].dtype);
     }
     total += elems;
     busiest = std::max(busiest, elems);
     busiest_state_bytes = std::max(busiest_state_bytes, state);
+    step_bytes = std::max(step_bytes, optimizer_step_bytes(impl, elems, largest));
   }
   const double share = total > 0 ? static_cast<double>(busiest) / static_cast<double>(total) : 1.0;
   const auto opt = add_optimizer(plan, trace, cluster, copied, "", share);
@@ -81,6 +84,7 @@ Plan build_pytorch_zero(const ModelTrace& trace, const ClusterSpec& cluster, con
   // DDP's bucket copies of the gradients, and Adam's state of the busiest rank's parameters.
   plan.memory = model_state_memory(trace, world, 0, trace.reduced_bytes());
   plan.memory.optimizer_bytes = busiest_state_bytes;
+  plan.memory.step_buffer_bytes = step_bytes;  // the local optimizer's over the rank's own parameters
   return plan;
 }
 

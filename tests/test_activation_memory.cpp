@@ -99,6 +99,7 @@ TEST_CASE("buffers held after backward count instead of the activations when lar
   CHECK(m.total_bytes() == 4 * all_bytes + 2 * all_bytes);  // params, grads, buckets, Adam's 8 B/elem; the copy
   CHECK(memory_to_json(m)["step_buffer_bytes"] == all_bytes);
   k.localsgd_averaging = Averaging::per_param;
+  k.optimizer_impl = OptimizerImpl::fused;  // the optimizer's own temporaries: the next test
   m = make_strategy("localsgd")->plan(traced, cluster, k).memory;
   CHECK(m.step_buffer_bytes == param_bytes);
   CHECK(m.total_bytes() == 4 * all_bytes + 2 * all_bytes - all_bytes + param_bytes);
@@ -118,5 +119,47 @@ TEST_CASE("buffers held after backward count instead of the activations when lar
   CHECK(m.comm_buffer_bytes == all_bytes + all_bytes + kLayers * (64 + 1024) * 4);
   CHECK(m.total_bytes() == m.model_state_bytes() + all_bytes + 2 * param_bytes);
   h.comm_hook = CommHook::fp16;  // its copies are held (comm buffers), nothing after backward
+  h.optimizer_impl = OptimizerImpl::fused;
   CHECK(make_strategy("bucketed")->plan(matrices, cluster, h).memory.step_buffer_bytes == 0);
+}
+
+TEST_CASE("the optimizer's step holds temporaries as its implementation makes them", "[strategies][memory]") {
+  // Six layers of 65,536 fp32 parameters, the last twice as large (131,072), 21,000 bytes of
+  // activations. for-loop: Adam's exp_avg_sq.sqrt() / c of the largest tensor, two at once
+  // (2 x 4 x 131,072); foreach: one fp32 temporary per element stepped (4 x 458,752); fused:
+  // none, so the activations count.
+  auto trace = with_activations(testing::uniform_trace(kLayers, kNumel, 1e-4, 2e-4, 1e-4));
+  trace.params.back().numel = 2 * kNumel;
+  const std::int64_t elems = (kLayers + 1) * kNumel, largest = 2 * kNumel;
+  auto cpu = testing::ideal_star(4, 1.25e9, 1e-5);
+  auto gpu = cpu;
+  gpu.device.compute_capability = 9.0;
+  Knobs k;
+  for (const std::string name : {"flat", "bucketed", "accumulate"}) {
+    INFO(name);
+    k.strategy = name;
+    k.optimizer_impl = OptimizerImpl::automatic;
+    auto m = make_strategy(name)->plan(trace, cpu, k).memory;
+    CHECK(m.step_buffer_bytes == 2 * 4 * largest);  // PyTorch's default on a CPU
+    CHECK(m.total_bytes() == m.model_state_bytes() + 2 * 4 * largest);
+    CHECK(make_strategy(name)->plan(trace, gpu, k).memory.step_buffer_bytes == 4 * elems);  // on CUDA
+    k.optimizer_impl = OptimizerImpl::for_loop;
+    CHECK(make_strategy(name)->plan(trace, gpu, k).memory.step_buffer_bytes == 2 * 4 * largest);
+    k.optimizer_impl = OptimizerImpl::fused;
+    m = make_strategy(name)->plan(trace, gpu, k).memory;
+    CHECK(m.step_buffer_bytes == 0);
+    CHECK(m.total_bytes() == m.model_state_bytes() + 1000 * kLayers * (kLayers + 1) / 2);
+  }
+  // ZeRO: DeepSpeed's FusedAdam by default; foreach over the rank's partition of 4 ranks.
+  k.strategy = "zero";
+  k.optimizer_impl = OptimizerImpl::automatic;
+  CHECK(make_strategy("zero")->plan(trace, gpu, k).memory.step_buffer_bytes == 0);
+  k.optimizer_impl = OptimizerImpl::foreach;
+  CHECK(make_strategy("zero")->plan(trace, gpu, k).memory.step_buffer_bytes == 4 * ((elems + 3) / 4));
+  // FSDP, one unit per layer: each rank steps a quarter of every unit (padded to 4 ranks).
+  k.strategy = "fsdp";
+  k.optimizer_impl = OptimizerImpl::automatic;
+  CHECK(make_strategy("fsdp")->plan(trace, gpu, k).memory.step_buffer_bytes == 4 * elems / 4);
+  k.optimizer_impl = OptimizerImpl::for_loop;
+  CHECK(make_strategy("fsdp")->plan(trace, gpu, k).memory.step_buffer_bytes == 2 * 4 * largest / 4);
 }

@@ -121,7 +121,7 @@ TEST_CASE("a ring's back-to-back iterations barely overlap: every rank waits on 
   CHECK((last_end - first_end) / 2 == Approx(first_end).epsilon(0.02));
 }
 
-TEST_CASE("-n outside 1 .. 1000000 iterations is bad input", "[sweep]") {
+TEST_CASE("iterations (-n) outside 1 .. 1000000 are bad input", "[sweep]") {
   const auto c = a100_node();
   CHECK_THROWS_AS(collective_sweep(c, one_size(OpKind::broadcast, 1 << 20, {}, 0, Fidelity::exact)), InputError);
   CHECK_THROWS_AS(collective_sweep(c, one_size(OpKind::broadcast, 1 << 20, {}, 1000001, Fidelity::exact)), InputError);

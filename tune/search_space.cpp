@@ -386,7 +386,7 @@ std::string memory_words(const RankMemory& m) {
   return "params " + format_GiB(m.params_bytes) + ", grads " + format_GiB(m.grads_bytes) + ", optimizer " +
          format_GiB(m.optimizer_bytes) + ", comm buffers " + format_GiB(m.comm_buffer_bytes) + ", activations " +
          (m.activations_known ? format_GiB(m.activation_bytes) : std::string("not in the trace")) +
-         (m.step_buffer_bytes > 0 ? "; after backward " + format_GiB(m.step_buffer_bytes) + " of step buffers instead"
+         (m.step_buffer_bytes > 0 ? "; step buffers after backward " + format_GiB(m.step_buffer_bytes) + ", the larger of the two counts"
                                   : std::string());
 }
 
