@@ -43,6 +43,7 @@ struct TuneCliOptions {
   int max_localsgd_period = 1;
   bool allow_compression = false;
   std::string activation_checkpointing = "auto";
+  std::string optimizer_impl = "auto";
   std::vector<std::string> strategies;
   bool exhaustive = false;
   int threads = 0;
@@ -132,6 +133,9 @@ tune::TuneConstraints constraints(const TuneCliOptions& o) {
     if (!c.activation_checkpointing)
       throw InputError("", "", "--activation-checkpointing: expected auto|none|blocks, got \"" + o.activation_checkpointing + "\"");
   }
+  const auto impl = parse_optimizer_impl(o.optimizer_impl);
+  if (!impl) throw InputError("", "", "--optimizer-impl: expected auto|for-loop|foreach|fused, got \"" + o.optimizer_impl + "\"");
+  c.optimizer_impl = *impl;
   c.strategies = o.strategies;
   return c;
 }
@@ -332,6 +336,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--activation-checkpointing", o->activation_checkpointing,
                   "auto (checkpoint every repeated block of a setting only when it does not fit in memory "
                   "without it), none, or blocks (every setting)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer-impl", o->optimizer_impl,
+                  "how the optimizer steps, for the memory its step holds: auto (DeepSpeed's FusedAdam for zero, "
+                  "else PyTorch's default: foreach on GPUs, for-loop on CPUs), for-loop, foreach or fused; the "
+                  "emitted PyTorch files construct AdamW so unless auto")
       ->capture_default_str();
   cmd->add_option("--strategies", o->strategies, "strategies to search, comma-separated (default: all: " +
                                                      join(tune::tune_families(), ",") + ")")

@@ -82,4 +82,17 @@ rc=0
   --config "$tmp/ck.json" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "ck.json: \$.knobs.activation_checkpointing: expected" "$tmp/err" ||
   { echo "config checkpointing: exit $rc, $(cat "$tmp/err")"; exit 1; }
-echo "6 passed, 0 failed"
+# --optimizer-impl: a bad name on the command line and in a --config file, one line, exit 2.
+rc=0
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
+  --optimizer-impl adamw --out "$tmp/no.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/no.json" ] &&
+  grep -q -- "--optimizer-impl: expected auto|for-loop|foreach|fused" "$tmp/err" ||
+  { echo "--optimizer-impl adamw: exit $rc, $(cat "$tmp/err")"; exit 1; }
+echo '{"knobs": {"optimizer_impl": "apex"}}' >"$tmp/oi.json"
+rc=0
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
+  --config "$tmp/oi.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "oi.json: \$.knobs.optimizer_impl: expected one of" "$tmp/err" ||
+  { echo "config optimizer_impl: exit $rc, $(cat "$tmp/err")"; exit 1; }
+echo "7 passed, 0 failed"

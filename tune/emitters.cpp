@@ -124,6 +124,7 @@ std::string ddp_snippet(const EmitInputs& in) {
          "                                  # buckets in execution order when find_unused_parameters is False\n";
   s += ")\n";
   s += hook_lines(k);
+  s += optimizer_lines(k, true);  // this file imports only torch.distributed
   if (c.family == "accumulate" || (c.family == "bucketed" && k.microbatches > 1)) {
     const int m = k.microbatches;
     const bool deferred = !k.sync_every_microbatch;
@@ -353,6 +354,18 @@ EmitInputs emit_inputs(const TuneResult& r, const ModelTrace& trace, const Clust
     in.best_zero_simulated = false;
   }
   return in;
+}
+
+std::string optimizer_lines(const Knobs& k, bool import_torch) {
+  std::string flag;
+  if (k.optimizer_impl == OptimizerImpl::for_loop) flag = "foreach=False";
+  if (k.optimizer_impl == OptimizerImpl::foreach) flag = "foreach=True";
+  if (k.optimizer_impl == OptimizerImpl::fused) flag = "fused=True";
+  if (flag.empty()) return "";
+  return "\n# The optimizer steps " + std::string(optimizer_impl_name(k.optimizer_impl)) +
+         ", as the memory figure assumed (for-loop: two temporaries of the largest tensor; foreach: one per\n"
+         "# parameter element; fused: none). Set your learning rate and weight decay.\n" +
+         std::string(import_torch ? "import torch\n\n" : "") + "optimizer = torch.optim.AdamW(model.parameters(), " + flag + ")\n";
 }
 
 std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k) {

@@ -46,6 +46,9 @@ std::vector<Snippet> emit_snippets(const EmitInputs& in);
 // Python lines applying activation checkpointing to `model` as simulated (every repeated block
 // wrapped with checkpoint_wrapper); "" when the setting does not checkpoint.
 std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k);
+// The optimizer as the setting's memory assumed it, when --optimizer-impl pinned how it steps
+// (empty for auto: PyTorch's own default is what was simulated).
+std::string optimizer_lines(const Knobs& k, bool import_torch);
 // DeepSpeed's activation_checkpointing section and the sentence for its comment (the model's
 // own code must call deepspeed.checkpointing.checkpoint, or HF's gradient_checkpointing_enable).
 void add_deepspeed_checkpointing(const Knobs& k, nlohmann::ordered_json& config, std::string& comment);

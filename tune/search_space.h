@@ -30,6 +30,8 @@ struct TuneConstraints {
   // the recompute, so of a setting that fits, the checkpointed copy never wins); or every
   // setting one way (--activation-checkpointing none|blocks).
   std::optional<ActivationCheckpointing> activation_checkpointing;
+  // How the optimizer steps, for its memory (Knobs::optimizer_impl): the same for every setting.
+  OptimizerImpl optimizer_impl = OptimizerImpl::automatic;
 };
 
 // In SearchAxes::fsdp_wrap_elems: a unit per repeated block (Knobs::fsdp_wrap_blocks).

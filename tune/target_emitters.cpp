@@ -99,6 +99,7 @@ std::string fsdp_snippet(const EmitInputs& in, const TargetSection& s) {
     o += "    auto_wrap_policy=ModuleWrapPolicy(layer_classes),\n";
   o += "    device_id=torch.cuda.current_device(),\n)\n";
   if (const auto ckpt = checkpointing_lines(*in.trace, k); !ckpt.empty()) o += "\n" + ckpt;  // after FSDP wraps the units, as PyTorch's FSDP examples apply it
+  o += optimizer_lines(k, false);  // over FSDP's sharded parameters: after wrapping
   return o;
 }
 

@@ -145,6 +145,7 @@ json tuned_json(const TuneResult& r, const TuneInputs& in) {
                       {"activation_checkpointing", in.constraints.activation_checkpointing
                                                        ? json(activation_checkpointing_name(*in.constraints.activation_checkpointing))
                                                        : json("auto")},
+                      {"optimizer_impl", optimizer_impl_name(in.constraints.optimizer_impl)},
                       {"strategies", in.constraints.strategies.empty() ? json(tune_families()) : json(in.constraints.strategies)}};
   json ru = json::array();
   for (auto p : runners_up(r, 5)) ru.push_back(setting_json(r, p));

@@ -339,8 +339,10 @@ TuneResult autotune(const ModelTrace& trace, const ClusterSpec& cluster, const T
   r.memory_limit_bytes = memory_limit_bytes(constraints, cluster);
   r.objective_samples = static_cast<double>(trace.batch_size_per_rank) * cluster.world_size() * constraints.microbatches;
   Search s(trace, cluster, options, r);
-  if (constraints.activation_checkpointing)
-    for (auto& c : r.grid.points) c.knobs.activation_checkpointing = *constraints.activation_checkpointing;
+  for (auto& c : r.grid.points) {
+    if (constraints.activation_checkpointing) c.knobs.activation_checkpointing = *constraints.activation_checkpointing;
+    c.knobs.optimizer_impl = constraints.optimizer_impl;
+  }
   s.prepare(options.method == SearchMethod::guided);
   if (!constraints.activation_checkpointing && checkpoint_where_needed(trace, r)) {
     s.prepare(options.method == SearchMethod::guided);

@@ -192,3 +192,21 @@ TEST_CASE("tune checkpoints activations only where a setting does not fit withou
   // The same setting checkpointed is slower by the blocks' recompute (every layer forwards in 0.1 ms).
   CHECK(forced.eval(forced.best).objective_s > roomy.eval(roomy.best).objective_s);
 }
+
+TEST_CASE("tune's --optimizer-impl holds for every setting and moves its memory", "[tune][memory]") {
+  // DDP alone: 20 Psi of model state; the for-loop Adam's two 1 MiB temporaries (CPU devices,
+  // the default) or none (fused).
+  auto s = bucketed_only();
+  auto r = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  const std::int64_t state = 20 * kLayers * kNumel;
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    CHECK(r.candidate(p).knobs.optimizer_impl == OptimizerImpl::automatic);
+    CHECK(r.points[p].memory.total_bytes() == state + 2 * 4 * kNumel);
+  }
+  s.constraints.optimizer_impl = OptimizerImpl::fused;
+  r = autotune(s.trace, s.cluster, s.constraints, s.axes, TuneOptions{});
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    CHECK(r.candidate(p).knobs.optimizer_impl == OptimizerImpl::fused);
+    CHECK(r.points[p].memory.total_bytes() == state);
+  }
+}

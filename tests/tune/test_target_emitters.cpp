@@ -178,3 +178,23 @@ TEST_CASE("a checkpointed setting's files apply activation checkpointing, and on
   CHECK_FALSE(has(find(plain, "pytorch_ddp.py").contents, "checkpoint"));
   CHECK_FALSE(nlohmann::json::parse(find(plain, "deepspeed_config.json").contents).contains("activation_checkpointing"));
 }
+
+TEST_CASE("a pinned optimizer implementation is written as the AdamW the memory figure assumed", "[tune][emit][targets]") {
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  const auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  Knobs k;
+  auto ddp = [&] { return find(emit_target_snippets({section("ddp", {"bucketed", k}, 0.1, 0.2)}, trace, cluster, 1),
+                               "pytorch_ddp.py").contents; };
+  CHECK_FALSE(has(ddp(), "torch.optim"));  // auto: PyTorch's own default was simulated
+  k.optimizer_impl = OptimizerImpl::fused;
+  auto py = ddp();
+  CHECK(has(py, "import torch\n"));  // the file imports only torch.distributed otherwise
+  CHECK(has(py, "optimizer = torch.optim.AdamW(model.parameters(), fused=True)"));
+  k.optimizer_impl = OptimizerImpl::for_loop;
+  CHECK(has(ddp(), "AdamW(model.parameters(), foreach=False)"));
+  k.optimizer_impl = OptimizerImpl::foreach;
+  const auto fsdp = find(emit_target_snippets({section("fsdp", {"fsdp", k}, 0.1, 0.2)}, trace, cluster, 1),
+                         "pytorch_fsdp.py").contents;
+  CHECK(has(fsdp, "AdamW(model.parameters(), foreach=True)"));
+  CHECK(fsdp.find("AdamW") > fsdp.find("model = FSDP("));  // over the sharded parameters
+}
