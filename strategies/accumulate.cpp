@@ -20,7 +20,7 @@ Plan AccumulateStrategy::build(const ModelTrace& trace, const ClusterSpec& clust
     const std::string prefix = m_total == 1 ? "" : "mb" + std::to_string(m) + ":";
     const bool syncs = m == m_total - 1 || knobs.sync_every_microbatch;
     // no_sync micro-batches accumulate into .grad and never touch the buckets.
-    pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, deps, syncs ? &buckets : nullptr);
+    pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, deps, syncs ? &buckets : nullptr, nullptr, m > 0);
     deps.clear();
     if (syncs) {
       auto ids = add_bucket_allreduces(plan, trace, knobs, buckets, pass, comm, prefix);

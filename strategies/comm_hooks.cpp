@@ -134,27 +134,12 @@ GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank)
   return m;
 }
 
-double hook_memory_Bps(const ClusterSpec& cluster) {
-  if (cluster.device.reduce_GBps > 0) return 3 * cluster.device.reduce_GBps * 1e9;
-  // HBM bandwidth from NVIDIA's datasheets: V100 SXM2 900 GB/s, A100 SXM 80 GB 2,039 GB/s,
-  // A10G 600 GB/s, H100 SXM 3,350 GB/s (H200, also 9.0, is faster: a conservative figure).
-  const double cc = cluster.device.compute_capability;
-  if (cc == 7.0) return 900e9;
-  if (cc == 8.0) return 2039e9;
-  if (cc == 8.6) return 600e9;
-  if (cc == 9.0) return 3350e9;
-  // Another device (a CPU rank): the bandwidth the cluster gives its framework's bucket copies,
-  // which the hook's casts are too (measured on the testbed: bench/validate/gloo_half_allreduce.py).
-  if (cluster.device.memory_GBps > 0) return cluster.device.memory_GBps * 1e9;
-  return 0;
-}
-
 std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster,
                                               const Knobs& knobs, const std::vector<GradBucket>& buckets,
                                               const ComputePass& pass) {
   // The futures' callbacks get their own stream: they run as the buckets' allreduces complete,
   // beside backward, sharing the device with it as any two kernels of a rank do.
-  const double mem_Bps = hook_memory_Bps(cluster);
+  const double mem_Bps = kernel_memory_Bps(cluster);
   std::vector<std::uint32_t> done;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     // The bucket is ready when the hook's call has run (add_compute_pass, hook_call_s).
@@ -173,7 +158,7 @@ std::vector<std::uint32_t> add_hooked_buckets(Plan& plan, const ModelTrace& trac
 std::vector<double> hook_call_s(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                                 const std::vector<GradBucket>& buckets) {
   std::vector<double> s(buckets.size(), 0.0);
-  const double mem_Bps = hook_memory_Bps(cluster);
+  const double mem_Bps = kernel_memory_Bps(cluster);
   if (knobs.comm_hook == CommHook::none || !(mem_Bps > 0)) return s;
   for (std::size_t b = 0; b < buckets.size(); ++b)
     s[b] = (knobs.comm_hook == CommHook::powersgd

@@ -26,12 +26,6 @@ struct GradMatrix {
 };
 GradMatrix powersgd_matrix(const ModelTrace& trace, std::size_t param, int rank);
 
-// Device memory bandwidth in bytes per second for the hooks' elementwise kernels: three times
-// reduce_GBps when the cluster gives it (a reduction moves three operands), else the device's
-// datasheet HBM bandwidth by compute capability, else the device's memory_GBps (the framework's
-// copy bandwidth: a CPU's); 0 (free) when unknown.
-double hook_memory_Bps(const ClusterSpec& cluster);
-
 // Device seconds of the hook's own call per bucket, which DDP makes from the autograd thread, in
 // order with backward (add_compute_pass runs it on the compute stream): the cast to half, or
 // PowerSGD's error feedback and P = M Q. 0 without a hook or a known memory bandwidth.

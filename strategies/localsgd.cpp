@@ -47,6 +47,23 @@ std::vector<GradBucket> averaging_buckets(const ModelTrace& trace, const Knobs& 
   return out;
 }
 
+// average_parameters' own kernels before the allreduce: torch.cat copies the parameters into one
+// tensor (reading and writing each byte) and divides it by the world size in place (again), at
+// the device's memory bandwidth (copy_kernel_Bps: a GPU's; free on a CPU rank). Afterwards each parameter becomes a view of the averaged tensor: no copy back.
+// Per-parameter averaging allreduces the parameters themselves.
+std::uint32_t add_flatten(Plan& plan, const ClusterSpec& cluster, const Knobs& knobs, const GradBucket& b, std::size_t i,
+                          std::uint32_t after, const std::string& prefix) {
+  const double Bps = copy_kernel_Bps(cluster);
+  if (knobs.localsgd_averaging == Averaging::per_param || !(Bps > 0)) return after;
+  PlanOp op;
+  op.kind = OpKind::framework;
+  op.name = prefix + "average:flatten" + (knobs.localsgd_averaging == Averaging::flat ? "" : ":bucket" + std::to_string(i));
+  op.stream = plan.stream_index("compute");
+  op.duration_s = 4.0 * static_cast<double>(b.bytes) / Bps;
+  op.deps = {after};
+  return plan.add(std::move(op));
+}
+
 }  // namespace
 
 Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
@@ -65,7 +82,8 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
     const auto opt = add_optimizer(plan, trace, cluster, {pass.last_op}, prefix);
     if (h != h_total - 1) continue;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
-      auto op = bucket_allreduce(trace, averaging, buckets[b], static_cast<int>(b), comm, {opt}, prefix);
+      auto op = bucket_allreduce(trace, averaging, buckets[b], static_cast<int>(b), comm,
+                                 {add_flatten(plan, cluster, knobs, buckets[b], b, opt, prefix)}, prefix);
       op.name = prefix + (knobs.localsgd_averaging == Averaging::flat       ? std::string("average:all")
                           : knobs.localsgd_averaging == Averaging::bucketed ? "average:bucket" + std::to_string(b)
                                                                             : "average:" + trace.params[buckets[b].params[0]].name);

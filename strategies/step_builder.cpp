@@ -56,9 +56,29 @@ std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cl
   return {plan.add(std::move(op))};
 }
 
+double kernel_memory_Bps(const ClusterSpec& cluster) {
+  if (cluster.device.reduce_GBps > 0) return 3 * cluster.device.reduce_GBps * 1e9;
+  // HBM bandwidth from NVIDIA's datasheets: V100 SXM2 900 GB/s, A100 SXM 80 GB 2,039 GB/s,
+  // A10G 600 GB/s, H100 SXM 3,350 GB/s (H200, also 9.0, is faster: a conservative figure).
+  const double cc = cluster.device.compute_capability;
+  if (cc == 7.0) return 900e9;
+  if (cc == 8.0) return 2039e9;
+  if (cc == 8.6) return 600e9;
+  if (cc == 9.0) return 3350e9;
+  // Another device (a CPU rank): the bandwidth the cluster gives its framework's bucket copies,
+  // which the hook's casts are too (measured on the testbed: bench/validate/gloo_half_allreduce.py).
+  if (cluster.device.memory_GBps > 0) return cluster.device.memory_GBps * 1e9;
+  return 0;
+}
+
+double copy_kernel_Bps(const ClusterSpec& cluster) {
+  return cluster.device.compute_capability > 0 ? kernel_memory_Bps(cluster) : 0.0;
+}
+
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster, const Checkpointing& ckpt,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
-                             const std::vector<GradBucket>* buckets, const std::vector<double>* hook_call_s) {
+                             const std::vector<GradBucket>* buckets, const std::vector<double>* hook_call_s,
+                             bool accumulates) {
   const std::uint32_t compute = plan.stream_index("compute");
   const double scale = 1.0 / cluster.device.compute_speedup;
   ComputePass pass;
@@ -85,6 +105,10 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     pass.bucket_ready_ops.resize(buckets->size());
     for (std::size_t b = 0; b < buckets->size(); ++b) completes[bucket_last_layer(trace, (*buckets)[b])].push_back(b);
   }
+  std::vector<double> accumulate_s(trace.layers.size(), 0.0);
+  if (const double Bps = copy_kernel_Bps(cluster); accumulates && Bps > 0)
+    for (const auto& p : trace.params)
+      if (p.trainable) accumulate_s[p.layer] += 3.0 * static_cast<double>(p.bytes()) / Bps;
   for (std::size_t l = trace.layers.size(); l-- > 0;) {
     if (const auto* block = ckpt.block_ending_at(l)) {
       const auto r = add(OpKind::backward, prefix + "recompute:" + block->name, block->forward_s);
@@ -92,6 +116,9 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
     }
     pass.backward_op_of_layer[l] = add(OpKind::backward, prefix + "bwd:" + trace.layers[l].name, trace.layers[l].backward_s);
     plan.ops[pass.backward_op_of_layer[l]].activation_delta_bytes = -ckpt.backward_freed_bytes(trace, l);
+    if (accumulates && accumulate_s[l] > 0)
+      pass.backward_op_of_layer[l] = plan.add(compute_stream_op(
+          OpKind::framework, prefix + "framework:accumulate:" + trace.layers[l].name, compute, accumulate_s[l]));
     pass.last_op = pass.backward_op_of_layer[l];
     for (auto b : completes[l]) {
       pass.bucket_ready_ops[b] = pass.backward_op_of_layer[l];

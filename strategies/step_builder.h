@@ -34,10 +34,26 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
 // none) adds the DDP comm hook's own call after that: DDP calls the hook from the autograd thread,
 // so its kernels run in order with backward's (on a GPU, on the same stream) before the next
 // layer's backward.
+// `accumulates`: the gradients already exist (a micro-batch after the first), so autograd adds
+// each new one into .grad (read both, write one: 3 x its bytes at copy_kernel_Bps), an op after
+// each layer's backward; the trace's backward, timed with .grad unset, has none.
 ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterSpec& cluster, const Checkpointing& ckpt,
                              const std::string& prefix, const std::vector<std::uint32_t>& first_deps,
                              const std::vector<GradBucket>* buckets = nullptr,
-                             const std::vector<double>* hook_call_s = nullptr);
+                             const std::vector<double>* hook_call_s = nullptr, bool accumulates = false);
+
+// Device memory bandwidth in bytes per second for the framework's elementwise kernels (the DDP
+// comm hooks', LocalSGD's averaging copy, gradient accumulation's adds): three times
+// reduce_GBps when the cluster gives it (a reduction moves three operands), else the device's
+// datasheet HBM bandwidth by compute capability, else the device's memory_GBps (the framework's
+// copy bandwidth: a CPU's); 0 (free) when unknown.
+double kernel_memory_Bps(const ClusterSpec& cluster);
+// The same for plain fp32 copies and adds (LocalSGD's torch.cat, gradient accumulation's +=), on a
+// device with a compute capability (a GPU: HBM-bound like the hooks' kernels); 0 (free) on a CPU
+// rank, whose memory_GBps is what calibrate measured for the hooks' casts: alone on one of this
+// machine's cores the casts ran at 3.1 GB/s where torch.cat with the division ran at 7.7 GB/s and
+// += at 19.5 GB/s (bench/validate/README.md), so that rate would overcharge them 2.5-6x.
+double copy_kernel_Bps(const ClusterSpec& cluster);
 
 // The framework's device time for one bucket before its collective (fixed cost + copy in), and the
 // copy of all buckets back out after them; 0 when the cluster models none.
