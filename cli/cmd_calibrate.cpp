@@ -174,6 +174,10 @@ void apply_hook_bucket(const rx::MicrobenchResult& r, ClusterSpec& c) {
           "fp16 reduction: " + std::to_string(m->elements) + " elements",
           "Gloo's fp16 sum (gloo::sum<float16>) of " + std::to_string(m->elements) + " elements",
           [&](double v) { c.device.reduce_GBps_by_dtype[DType::fp16] = v; });
+  if (const auto& m = r.fp32_add)
+    write("copy_GBps", m->bandwidth_GBps(), m->time_s, "fp32 adds: " + std::to_string(m->elements) + " elements",
+          "fp32 adds (a += b) of " + std::to_string(m->elements) + " elements (12 bytes per element)",
+          [&](double v) { c.device.copy_GBps = v; });
 }
 
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {

@@ -46,6 +46,10 @@ struct DeviceSpec {
   double compute_capability = 0;
   double pcie_GBps = 0;  // the device's own PCIe link, per direction (0 = not a bottleneck)
   double memory_GBps = 0;  // device memory bandwidth, for the framework's bucket copies (0 = unknown)
+  // The framework's plain fp32 copies and adds (torch.cat, grad += g) on this device, where they
+  // run at another speed than its casts (a CPU's); 0 = the datasheet HBM bandwidth of a GPU, free
+  // on a CPU.
+  double copy_GBps = 0;
 };
 
 // What a training framework adds around each gradient bucket, on the compute stream: DDP's

@@ -53,6 +53,21 @@ HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, 
   return m;
 }
 
+CopyMeasurement measure_fp32_add(Backend& backend, std::int64_t elements, int repetitions) {
+  CopyMeasurement m;
+  m.elements = elements;
+  const auto n = static_cast<std::size_t>(elements);
+  // Values that stay finite however often they are added: 2^-20 grows to 1 in 2^20 additions.
+  std::vector<float> acc(n, 0.0f), in(n, 1.0f / 1048576);
+  m.time_s = median_every_rank(backend, repetitions, [&] {
+    const double t0 = now_s();
+    for (std::size_t i = 0; i < n; ++i) acc[i] += in[i];
+    g_cast_sink = g_cast_sink + acc[n / 2];
+    return now_s() - t0;
+  });
+  return m;
+}
+
 ReduceMeasurement measure_fp16_reduce(Backend& backend, std::int64_t elements, int repetitions) {
   ReduceMeasurement m;
   m.elements = elements;

@@ -19,6 +19,17 @@ struct HookCastMeasurement {
 // Collective over every rank (barriers); rank 0's own time is returned (every rank measures alike).
 HookCastMeasurement measure_hook_casts(Backend& backend, std::int64_t elements, int repetitions);
 
+// The framework's plain fp32 adds on this machine's ranks (the cluster's device copy_GBps: autograd's
+// .grad += g in an accumulation's later micro-batches, and the copies of LocalSGD's averaging), which
+// a CPU runs several times faster than the casts above: every rank at once adds one buffer into
+// another, counted as 12 bytes per element (two read, one written).
+struct CopyMeasurement {
+  std::int64_t elements = 0;
+  double time_s = 0;  // rank 0's median, every rank at once
+  double bandwidth_GBps() const { return time_s > 0 ? 12.0 * static_cast<double>(elements) / time_s / 1e9 : 0; }
+};
+CopyMeasurement measure_fp32_add(Backend& backend, std::int64_t elements, int repetitions);
+
 // How fast Gloo reduces fp16 on this machine's ranks: gloo::sum<gloo::float16>, the function
 // ProcessGroupGloo's allreduce applies to each incoming chunk of a half tensor, element by element
 // in software (fp32 runs vectorised ~18x faster, and the fitted fp32 sweeps already include it).

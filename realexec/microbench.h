@@ -67,6 +67,7 @@ struct MicrobenchResult {
   std::optional<InterferenceMeasurement> interference;
   std::optional<HookCastMeasurement> hook_casts;
   std::optional<ReduceMeasurement> fp16_reduce;
+  std::optional<CopyMeasurement> fp32_add;
 };
 
 using BenchSink = std::function<void(const MicrobenchResult&)>;

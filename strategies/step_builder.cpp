@@ -72,6 +72,7 @@ double kernel_memory_Bps(const ClusterSpec& cluster) {
 }
 
 double copy_kernel_Bps(const ClusterSpec& cluster) {
+  if (cluster.device.copy_GBps > 0) return cluster.device.copy_GBps * 1e9;
   return cluster.device.compute_capability > 0 ? kernel_memory_Bps(cluster) : 0.0;
 }
 

@@ -48,11 +48,12 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
 // datasheet HBM bandwidth by compute capability, else the device's memory_GBps (the framework's
 // copy bandwidth: a CPU's); 0 (free) when unknown.
 double kernel_memory_Bps(const ClusterSpec& cluster);
-// The same for plain fp32 copies and adds (LocalSGD's torch.cat, gradient accumulation's +=), on a
-// device with a compute capability (a GPU: HBM-bound like the hooks' kernels); 0 (free) on a CPU
-// rank, whose memory_GBps is what calibrate measured for the hooks' casts: alone on one of this
-// machine's cores the casts ran at 3.1 GB/s where torch.cat with the division ran at 7.7 GB/s and
-// += at 19.5 GB/s (bench/validate/README.md), so that rate would overcharge them 2.5-6x.
+// The same for plain fp32 copies and adds (LocalSGD's torch.cat, gradient accumulation's +=): the
+// device's copy_GBps when given (calibrate measures it on a CPU), else a GPU's as above; 0 (free)
+// on a CPU rank without it, whose memory_GBps is what calibrate measured for the hooks' casts:
+// alone on one of this machine's cores the casts ran at 3.1 GB/s where torch.cat with the
+// division ran at 7.7 GB/s and += at 19.5 GB/s (bench/validate/README.md), so that rate would
+// overcharge them 2.5-6x.
 double copy_kernel_Bps(const ClusterSpec& cluster);
 
 // The framework's device time for one bucket before its collective (fixed cost + copy in), and the

@@ -2,6 +2,7 @@
 // parameters and buffers do to the bytes on the wire.
 #include <catch2/catch.hpp>
 
+#include "core/cluster_json.h"
 #include "core/step_summary.h"
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"
@@ -120,7 +121,8 @@ TEST_CASE("PyTorch's averaging copies the parameters into one tensor and divides
   // average_parameters: torch.cat reads and writes the 6 MB of parameters, the division by the
   // world size reads and writes them again: 4 x 6,000,000 bytes at 2 GB/s = 12 ms before the
   // allreduce, on the compute stream. The parameters then view the averaged tensor (no copy back).
-  // A GPU whose elementwise kernels run at 3 x reduce_GBps = 2 GB/s; a CPU rank's are left free.
+  // A CPU rank pays them at its copy_GBps (calibrate's += rate) and nothing without it (its
+  // memory_GBps is the casts' rate); a GPU at its datasheet HBM bandwidth.
   auto trace = testing::uniform_trace(6, 250'000, 1e-4, 2e-4, 1e-4);
   auto cluster = testing::ideal_star(4, 1e10, 2e-6);
   Knobs k;
@@ -128,8 +130,7 @@ TEST_CASE("PyTorch's averaging copies the parameters into one tensor and divides
   k.localsgd_period = 2;
   cluster.device.memory_GBps = 2;
   const auto unknown = make_strategy("localsgd")->plan(trace, cluster, k);  // a CPU rank: free
-  cluster.device.compute_capability = 8.0;
-  cluster.device.reduce_GBps = 2.0 / 3;
+  cluster.device.copy_GBps = 2;
   const auto flat = make_strategy("localsgd")->plan(trace, cluster, k);
   REQUIRE(flat.ops.size() == unknown.ops.size() + 1);
   const auto& flatten = flat.ops.back().deps;
@@ -145,6 +146,11 @@ TEST_CASE("PyTorch's averaging copies the parameters into one tensor and divides
     const double after = summarize(flat, simulate(flat, cluster, o)).step_time_s;
     CHECK((after - before) * 2 == Approx(0.012).epsilon(1e-6));  // per step over the H = 2 window
   }
+  auto gpu = cluster;
+  gpu.device.copy_GBps = 0;
+  gpu.device.compute_capability = 8.0;  // an A100: 2,039 GB/s of HBM (NVIDIA's datasheet)
+  const auto on_gpu = make_strategy("localsgd")->plan(trace, gpu, k);
+  CHECK(on_gpu.ops[on_gpu.ops.back().deps.front()].duration_s == Approx(4 * 6e6 / 2039e9).epsilon(1e-9));
   k.localsgd_averaging = Averaging::per_param;  // allreduces the parameters themselves
   CHECK(make_strategy("localsgd")->plan(trace, cluster, k).ops.size() == unknown.ops.size() + 5);
 }
@@ -173,6 +179,11 @@ TEST_CASE("micro-batches after the first add their gradients into .grad at memor
     }
   CHECK(adds == 2 * 6);
   CHECK(paid.ops.size() == free.ops.size() + 12);
+  auto cpu = cluster;  // a CPU rank with calibrate's += rate: 3 x 1 MB at 2 GB/s = 1.5 ms an add
+  cpu.device.compute_capability = 0;
+  cpu.device.copy_GBps = 2;
+  for (const auto& op : make_strategy("accumulate")->plan(trace, cpu, k).ops)
+    if (op.name.find("framework:accumulate:") != std::string::npos) CHECK(op.duration_s == Approx(1.5e-3).epsilon(1e-9));
   for (auto f : {Fidelity::exact, Fidelity::scalable}) {
     SimOptions o;
     o.fidelity = f;
@@ -180,6 +191,18 @@ TEST_CASE("micro-batches after the first add their gradients into .grad at memor
     const double after = summarize(paid, simulate(paid, cluster, o)).step_time_s;
     CHECK(after - before == Approx(12 * 3e6 / 2039e9).epsilon(1e-4));
   }
+}
+
+TEST_CASE("a cluster's copy_GBps is read strictly and written back", "[core][cluster]") {
+  auto j = cluster_to_json(testing::ideal_star(2, 1e10, 0));
+  j["device"]["copy_GBps"] = 9.5;
+  const auto c = cluster_from_json(j, "c.json");
+  CHECK(c.device.copy_GBps == 9.5);
+  CHECK(cluster_from_json(cluster_to_json(c), "c.json").device.copy_GBps == 9.5);
+  j["device"]["copy_GBps"] = -1;
+  CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("c.json: $.device.copy_GBps") != std::string::npos);
+  j["device"]["copy_GBps"] = "fast";
+  CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("$.device.copy_GBps") != std::string::npos);
 }
 
 TEST_CASE("excluded parameters are never reduced", "[strategies][excluded]") {
