@@ -133,9 +133,7 @@ tune::TuneConstraints constraints(const TuneCliOptions& o) {
     if (!c.activation_checkpointing)
       throw InputError("", "", "--activation-checkpointing: expected auto|none|blocks, got \"" + o.activation_checkpointing + "\"");
   }
-  const auto impl = parse_optimizer_impl(o.optimizer_impl);
-  if (!impl) throw InputError("", "", "--optimizer-impl: expected auto|for-loop|foreach|fused, got \"" + o.optimizer_impl + "\"");
-  c.optimizer_impl = *impl;
+  c.optimizer_impl = optimizer_impl_option(o.optimizer_impl);
   c.strategies = o.strategies;
   return c;
 }
@@ -337,11 +335,7 @@ void add_tune_command(CLI::App& app) {
                   "auto (checkpoint every repeated block of a setting only when it does not fit in memory "
                   "without it), none, or blocks (every setting)")
       ->capture_default_str();
-  cmd->add_option("--optimizer-impl", o->optimizer_impl,
-                  "how the optimizer steps, for the memory its step holds: auto (DeepSpeed's FusedAdam for zero, "
-                  "else PyTorch's default: foreach on GPUs, for-loop on CPUs), for-loop, foreach or fused; the "
-                  "emitted PyTorch files construct AdamW so unless auto")
-      ->capture_default_str();
+  add_optimizer_impl_option(cmd, o->optimizer_impl, "; the emitted PyTorch files construct AdamW so unless auto");
   cmd->add_option("--strategies", o->strategies, "strategies to search, comma-separated (default: all: " +
                                                      join(tune::tune_families(), ",") + ")")
       ->delimiter(',');

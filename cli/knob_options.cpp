@@ -142,11 +142,7 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
                       "localsgd: flat (one allreduce of all parameters, PyTorch's PeriodicModelAverager), bucketed "
                       "(DDP's buckets) or per-param (one allreduce each, HF accelerate)")
           ->capture_default_str();
-  o.optimizer_impl_opt =
-      cmd->add_option("--optimizer-impl", o.optimizer_impl,
-                      "how the optimizer steps, for the memory its step holds: auto (DeepSpeed's FusedAdam for zero, "
-                      "else PyTorch's default: foreach on GPUs, for-loop on CPUs), for-loop, foreach or fused")
-          ->capture_default_str();
+  o.optimizer_impl_opt = add_optimizer_impl_option(cmd, o.optimizer_impl);
   cmd->add_option("--max-ops", o.max_ops,
                   "refuse a simulation of more op instances (plan ops x ranks) or, at exact fidelity, more "
                   "point-to-point transfers than this (README.md, Limits)")
@@ -358,16 +354,27 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (!a) throw InputError("", "", "--localsgd-averaging: expected flat|bucketed|per-param, got \"" + o.localsgd_averaging + "\"");
     k.localsgd_averaging = *a;
   }
-  if (given(o.optimizer_impl_opt) || o.config_file.empty()) {
-    auto oi = parse_optimizer_impl(o.optimizer_impl);
-    if (!oi) throw InputError("", "", "--optimizer-impl: expected auto|for-loop|foreach|fused, got \"" + o.optimizer_impl + "\"");
-    k.optimizer_impl = *oi;
-  }
+  if (given(o.optimizer_impl_opt) || o.config_file.empty()) k.optimizer_impl = optimizer_impl_option(o.optimizer_impl);
   if (o.max_ops < 1) throw InputError("", "", "--max-ops: expected a positive count, got " + std::to_string(o.max_ops));
   k.max_ops = o.max_ops;
   resolve_sharding_and_hook_knobs(o, k);
   check_strategy_name(k.strategy, given(o.strategy_opt) ? "" : o.config_file, knobs_path);
   return k;
+}
+
+CLI::Option* add_optimizer_impl_option(CLI::App* cmd, std::string& value, const std::string& extra_help) {
+  return cmd
+      ->add_option("--optimizer-impl", value,
+                   "how the optimizer steps, for the memory its step holds: auto (DeepSpeed's FusedAdam for zero, "
+                   "else PyTorch's default: foreach on GPUs, for-loop on CPUs), for-loop, foreach or fused" +
+                       extra_help)
+      ->capture_default_str();
+}
+
+OptimizerImpl optimizer_impl_option(const std::string& value) {
+  const auto impl = parse_optimizer_impl(value);
+  if (!impl) throw InputError("", "", "--optimizer-impl: expected auto|for-loop|foreach|fused, got \"" + value + "\"");
+  return *impl;
 }
 
 void add_compute_scale_option(CLI::App* cmd, std::string& value) {

@@ -187,10 +187,15 @@ class ShardedPlanBuilder {
   // unsharded gradient waiting for its reduce-scatter.
   RankMemory memory() const {
     std::int64_t unit_params = 0, all_params = 0, unit_grads = 0;
+    std::int64_t stepped = 0, largest = 0;  // the optimizer steps this rank's shard of every FlatParameter
     for (const auto& u : units_) {
       unit_params = std::max(unit_params, u.param_bytes());
       all_params += u.param_bytes();
       unit_grads = std::max(unit_grads, u.grad_bytes());
+      for (const auto& f : u.flats) {
+        stepped += f.padded_grad_numel / layout_.group;
+        largest = std::max(largest, f.padded_grad_numel / layout_.group);
+      }
     }
     const bool prefetch = knobs_.forward_prefetch || knobs_.backward_prefetch != BackwardPrefetch::none;
     std::int64_t live = knobs_.reshard_after_forward ? (prefetch ? 2 : 1) * unit_params : all_params;
@@ -202,13 +207,6 @@ class ShardedPlanBuilder {
         live = std::max(live, spanned + (prefetch ? unit_params : 0));
       }
     RankMemory m = model_state_memory(trace_, layout_.group, 3, live + unit_grads);
-    // The optimizer steps this rank's shard of every FlatParameter.
-    std::int64_t stepped = 0, largest = 0;
-    for (const auto& u : units_)
-      for (const auto& f : u.flats) {
-        stepped += f.padded_grad_numel / layout_.group;
-        largest = std::max(largest, f.padded_grad_numel / layout_.group);
-      }
     m.step_buffer_bytes = optimizer_step_bytes(resolved_optimizer_impl(knobs_, cluster_), stepped, largest);
     return m;
   }

@@ -49,17 +49,15 @@ std::vector<GradBucket> averaging_buckets(const ModelTrace& trace, const Knobs& 
 
 // average_parameters' own kernels before the allreduce: torch.cat copies the parameters into one
 // tensor (reading and writing each byte) and divides it by the world size in place (again), at
-// the device's memory bandwidth (copy_kernel_Bps: a GPU's; free on a CPU rank). Afterwards each parameter becomes a view of the averaged tensor: no copy back.
+// copy_kernel_Bps. Afterwards each parameter becomes a view of the averaged tensor: no copy back.
 // Per-parameter averaging allreduces the parameters themselves.
 std::uint32_t add_flatten(Plan& plan, const ClusterSpec& cluster, const Knobs& knobs, const GradBucket& b, std::size_t i,
                           std::uint32_t after, const std::string& prefix) {
   const double Bps = copy_kernel_Bps(cluster);
   if (knobs.localsgd_averaging == Averaging::per_param || !(Bps > 0)) return after;
-  PlanOp op;
-  op.kind = OpKind::framework;
-  op.name = prefix + "average:flatten" + (knobs.localsgd_averaging == Averaging::flat ? "" : ":bucket" + std::to_string(i));
-  op.stream = plan.stream_index("compute");
-  op.duration_s = 4.0 * static_cast<double>(b.bytes) / Bps;
+  PlanOp op = compute_stream_op(
+      OpKind::framework, prefix + "average:flatten" + (knobs.localsgd_averaging == Averaging::flat ? "" : ":bucket" + std::to_string(i)),
+      plan.stream_index("compute"), 4.0 * static_cast<double>(b.bytes) / Bps);
   op.deps = {after};
   return plan.add(std::move(op));
 }

@@ -50,14 +50,19 @@ std::int64_t optimizer_step_bytes(OptimizerImpl impl, std::int64_t stepped_elems
   }
 }
 
-std::int64_t replicated_optimizer_step_bytes(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) {
-  std::int64_t stepped = 0, largest = 0;
+TrainableElements trainable_elements(const ModelTrace& trace) {
+  TrainableElements e;
   for (const auto& p : trace.params) {
     if (!p.trainable) continue;
-    stepped += p.numel;
-    largest = std::max(largest, p.numel);
+    e.total += p.numel;
+    e.largest = std::max(e.largest, p.numel);
   }
-  return optimizer_step_bytes(resolved_optimizer_impl(knobs, cluster), stepped, largest);
+  return e;
+}
+
+std::int64_t replicated_optimizer_step_bytes(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) {
+  const auto e = trainable_elements(trace);
+  return optimizer_step_bytes(resolved_optimizer_impl(knobs, cluster), e.total, e.largest);
 }
 
 }  // namespace redsim

@@ -36,7 +36,13 @@ OptimizerImpl resolved_optimizer_impl(const Knobs& knobs, const ClusterSpec& clu
 // .add_(eps); measured on the testbed: 2 x 9 MiB at resnet18's step), foreach one of every
 // element stepped (torch.optim's documentation: "~ sizeof(params) more peak memory"), fused none.
 std::int64_t optimizer_step_bytes(OptimizerImpl impl, std::int64_t stepped_elems, std::int64_t largest_tensor_elems);
-// The same where every rank steps every trainable parameter (the DDP family).
+// The trace's trainable elements, and those of its largest trainable tensor.
+struct TrainableElements {
+  std::int64_t total = 0;
+  std::int64_t largest = 0;
+};
+TrainableElements trainable_elements(const ModelTrace& trace);
+// optimizer_step_bytes where every rank steps every trainable parameter (the DDP family).
 std::int64_t replicated_optimizer_step_bytes(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs);
 
 }  // namespace redsim

@@ -35,8 +35,6 @@ std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket)
   return layer;
 }
 
-namespace {
-// An op of the compute stream: a framework cost or the hook's call, timed by the cluster device.
 PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, double duration_s) {
   PlanOp op;
   op.kind = kind;
@@ -45,7 +43,6 @@ PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, do
   op.duration_s = duration_s;
   return op;
 }
-}  // namespace
 
 std::vector<std::uint32_t> add_bucket_copy_out(Plan& plan, const ClusterSpec& cluster, const std::vector<GradBucket>& buckets,
                                                std::vector<std::uint32_t> deps, const std::string& prefix) {

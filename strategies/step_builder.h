@@ -48,6 +48,9 @@ ComputePass add_compute_pass(Plan& plan, const ModelTrace& trace, const ClusterS
 // datasheet HBM bandwidth by compute capability, else the device's memory_GBps (the framework's
 // copy bandwidth: a CPU's); 0 (free) when unknown.
 double kernel_memory_Bps(const ClusterSpec& cluster);
+// An op of the compute stream: a framework cost or the hook's call, timed by the cluster's device
+// (not scaled like the trace's compute).
+PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, double duration_s);
 // The same for plain fp32 copies and adds (LocalSGD's torch.cat, gradient accumulation's +=): the
 // device's copy_GBps when given (calibrate measures it on a CPU), else a GPU's as above; 0 (free)
 // on a CPU rank without it, whose memory_GBps is what calibrate measured for the hooks' casts:

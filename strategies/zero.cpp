@@ -111,9 +111,7 @@ Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
   plan.memory = model_state_memory(trace, world, knobs.zero_stage,
                                    largest_bucket + std::min(slice_bytes * world, part.total_bytes));
   // DeepSpeed steps each rank's partition as one flat fp32 tensor.
-  std::int64_t trainable = 0;
-  for (const auto& p : trace.params) trainable += p.trainable ? p.numel : 0;
-  const std::int64_t partition = (trainable + world - 1) / world;
+  const std::int64_t partition = (trainable_elements(trace).total + world - 1) / world;
   plan.memory.step_buffer_bytes = optimizer_step_bytes(resolved_optimizer_impl(knobs, cluster), partition, partition);
   return plan;
 }

@@ -66,33 +66,22 @@ out=$("$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/tes
   --activation-checkpointing blocks) || { echo "checkpointing on resnet50 failed"; exit 1; }
 grep -q "^knobs: .*, activation checkpointing: 16 block recomputes a step$" <<<"$out" ||
   { echo "checkpointing not in the knobs line: $(grep '^knobs' <<<"$out")"; exit 1; }
-for args in "--trace $src/traces/resnet50.json --activation-checkpointing some" \
-            "--trace $src/tests/data/tiny_trace.json --activation-checkpointing blocks"; do
-  # shellcheck disable=SC2086
-  rc=0
-  "$redsim" simulate $args --cluster "$src/tests/data/ideal_star_4.json" --out "$tmp/no.json" >/dev/null 2>"$tmp/err" || rc=$?
-  [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/no.json" ] ||
-    { echo "$args: exit $rc, $(cat "$tmp/err")"; exit 1; }
-  grep -q -- "--activation-checkpointing" "$tmp/err" || { echo "$args: $(cat "$tmp/err")"; exit 1; }
-done
+# refuses PATTERN ARGS...: simulate on the 4-rank ideal star with ARGS exits 2 with one stderr
+# line containing PATTERN (a fixed string) and writes no --out.
+refuses() {
+  local want=$1 rc=0
+  shift
+  "$redsim" simulate "$@" --cluster "$src/tests/data/ideal_star_4.json" --out "$tmp/no.json" >/dev/null 2>"$tmp/err" || rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/no.json" ] && grep -qF -- "$want" "$tmp/err" ||
+    { echo "$*: exit $rc, $(cat "$tmp/err")"; exit 1; }
+}
+refuses --activation-checkpointing --trace "$src/traces/resnet50.json" --activation-checkpointing some
+refuses --activation-checkpointing --trace "$src/tests/data/tiny_trace.json" --activation-checkpointing blocks
 # From a --config file the same error names the file and the knob's JSON path.
 echo '{"knobs": {"activation_checkpointing": "blocks"}}' >"$tmp/ck.json"
-rc=0
-"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
-  --config "$tmp/ck.json" >/dev/null 2>"$tmp/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "ck.json: \$.knobs.activation_checkpointing: expected" "$tmp/err" ||
-  { echo "config checkpointing: exit $rc, $(cat "$tmp/err")"; exit 1; }
-# --optimizer-impl: a bad name on the command line and in a --config file, one line, exit 2.
-rc=0
-"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
-  --optimizer-impl adamw --out "$tmp/no.json" >/dev/null 2>"$tmp/err" || rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/no.json" ] &&
-  grep -q -- "--optimizer-impl: expected auto|for-loop|foreach|fused" "$tmp/err" ||
-  { echo "--optimizer-impl adamw: exit $rc, $(cat "$tmp/err")"; exit 1; }
+refuses 'ck.json: $.knobs.activation_checkpointing: expected' --trace "$src/tests/data/tiny_trace.json" --config "$tmp/ck.json"
+# --optimizer-impl: a bad name on the command line and in a --config file.
+refuses "--optimizer-impl: expected auto|for-loop|foreach|fused" --trace "$src/tests/data/tiny_trace.json" --optimizer-impl adamw
 echo '{"knobs": {"optimizer_impl": "apex"}}' >"$tmp/oi.json"
-rc=0
-"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
-  --config "$tmp/oi.json" >/dev/null 2>"$tmp/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "oi.json: \$.knobs.optimizer_impl: expected one of" "$tmp/err" ||
-  { echo "config optimizer_impl: exit $rc, $(cat "$tmp/err")"; exit 1; }
+refuses 'oi.json: $.knobs.optimizer_impl: expected one of' --trace "$src/tests/data/tiny_trace.json" --config "$tmp/oi.json"
 echo "7 passed, 0 failed"
