@@ -287,7 +287,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     if (!nvls) us = std::max(us, nccl::kMeasuredHopLatUs[static_cast<std::size_t>(pi)]);
     m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
   }
-  const auto e = t.entry(op.kind, a, p);
+  const auto e = t.entry(op.kind, a, p, a == Algorithm::tree);
   const int channels = std::max(1, topo.comm_channels);
   // A channel moves its share of the model's bus bandwidth (per execution channel), and the LL
   // cap on all channels together is shared by those the collective runs on.

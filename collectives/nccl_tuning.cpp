@@ -59,7 +59,7 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   }
 }
 
-Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p) const {
+Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) const {
   Entry e;
   const int ai = algo_index(a), pi = proto_index(p);
   if (ai < 0) return e;
@@ -67,7 +67,7 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p) const {
   const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring ? topo_.ring : topo_.nvls_graph;
   if (g.channels == 0) return e;
   // Per-channel bandwidth: inside the node on up to 2 nodes (a quirk NCCL keeps), else across.
-  const double b = N <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps;
+  const double b = N <= 2 && !(across_nodes && N > 1) ? g.bw_intra_GBps : g.bw_inter_GBps;
   double bus = g.channels * b;
   const double ll_max = kLlMaxBwGBps[u(N == 1 ? gen : 0)][u(ni)];
   if (a == Algorithm::ring && p == Protocol::ll) {

@@ -41,7 +41,9 @@ class Tuning {
   const Topology& topology() const { return topo_; }
   // Whether NCCL runs (kind, a, p) on this cluster for this dtype and reduce op.
   bool supported(OpKind kind, Algorithm a, Protocol p, DType dtype = DType::fp32, ReduceOp op = ReduceOp::sum) const;
-  Entry entry(OpKind kind, Algorithm a, Protocol p) const;
+  // `across_nodes`: each channel at the bandwidth the search gave it across nodes even on 2 nodes,
+  // where NCCL's model reads the one inside the node (the rate a channel's NIC hop carries).
+  Entry entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes = false) const;
   // NCCL's predicted time, us, for `bytes` (allgather and reduce-scatter: the whole buffer).
   double time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes) const;
   // The channels and threads NCCL launches for (a, p) at this size.
