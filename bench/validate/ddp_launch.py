@@ -3,6 +3,7 @@ environment, the environment a rank joins from, and the core count its threads s
 
 import contextlib
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -15,9 +16,19 @@ class UsageError(Exception):
 
 
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # Below the kernel's ephemeral range (32768-60999 by default): a port the kernel handed out
+    # for port 0 can be handed again to another test's listener or outgoing connection before
+    # rank 0's store binds it, which is how a run under `ctest -j2` failed once.
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(100):
+        port = rng.randrange(20000, 32000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise UsageError("no free TCP port for the store between 20000 and 32000 on 127.0.0.1")
 
 
 def launch_local(script, n, argv):
