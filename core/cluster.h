@@ -69,7 +69,12 @@ struct FrameworkSpec {
 struct InterferenceSpec {
   double compute_slowdown = 1.0;     // compute (and framework) ops while a collective runs
   double collective_slowdown = 1.0;  // collectives while compute runs
-  bool active() const { return compute_slowdown != 1.0 || collective_slowdown != 1.0; }
+  // A fixed delay a collective pays when compute runs beside it throughout, in proportion to the
+  // part of it that compute overlaps: on CPU ranks each step's waiting thread must be scheduled
+  // back onto cores the compute holds, a latency that a rate does not describe (small
+  // collectives lose the most). Measured by `calibrate` on Gloo.
+  double collective_latency_us = 0.0;
+  bool active() const { return compute_slowdown != 1.0 || collective_slowdown != 1.0 || collective_latency_us > 0; }
 };
 
 struct IntraNodeSpec {

@@ -90,13 +90,14 @@ void read_framework(const JsonIn& f, ClusterSpec& c) {
 
 void read_interference(const JsonIn& f, ClusterSpec& c) {
   f.expect_object();
-  f.allow_only({"compute_slowdown", "collective_slowdown"});
+  f.allow_only({"compute_slowdown", "collective_slowdown", "collective_latency_us"});
   auto factor = [&](const char* key) {
     auto v = f.find(key);
     return v ? in_range(*v, 1.0, kMaxInterferenceSlowdown, false, "a slowdown factor (1 = none)") : 1.0;
   };
   c.interference.compute_slowdown = factor("compute_slowdown");
   c.interference.collective_slowdown = factor("collective_slowdown");
+  if (auto v = f.find("collective_latency_us")) c.interference.collective_latency_us = latency_us(*v);
 }
 
 // The link matrix of an "nvlink" fabric: devices_per_node rows of non-negative link counts,
@@ -284,7 +285,8 @@ json cluster_to_json(const ClusterSpec& c) {
     j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};
   if (c.interference.active())
     j["interference"] = {{"compute_slowdown", c.interference.compute_slowdown},
-                         {"collective_slowdown", c.interference.collective_slowdown}};
+                         {"collective_slowdown", c.interference.collective_slowdown},
+                         {"collective_latency_us", c.interference.collective_latency_us}};
   if (c.devices_per_node > 1) {
     const char* fabric = c.intra.fabric == IntraFabric::pcie ? "pcie" : c.intra.fabric == IntraFabric::nvlink ? "nvlink" : "nvswitch";
     json in = {{"fabric", fabric}, {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps}, {"latency_us", c.intra.latency_us}};

@@ -19,9 +19,17 @@ struct InterferenceMeasurement {
   double compute_alone_s = 0, compute_beside_s = 0;
   double collective_alone_s = 0, collective_beside_s = 0;  // per allreduce
   int collectives_beside = 0;                              // allreduces that ended while compute ran
+  // The same for a small allreduce, whose time beside compute is mostly latency: with the large
+  // one it separates a rate (collective_slowdown) from a fixed delay (collective_latency_s).
+  std::int64_t small_bytes = 0;
+  double small_alone_s = 0, small_beside_s = 0;
+  int smalls_beside = 0;
   // Slowdowns (>= 1 when the other work slows this one; below 1 is noise).
   double compute_slowdown() const { return compute_beside_s / compute_alone_s; }
-  double collective_slowdown() const { return collective_beside_s / collective_alone_s; }
+  // The line through (alone, beside) of the two sizes, beside = g x alone + d: g, at least 1 (and
+  // at most 10), and d, at least 0. With only the large size measured, g is its ratio and d 0.
+  double collective_slowdown() const;
+  double collective_latency_s() const;
   // How fast a rank computes beside its peers against one process alone on the machine (below 1
   // where ranks share cores, as the testbed's namespaces do): --compute-scale for traces captured
   // in a plain process.

@@ -154,11 +154,14 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
           std::printf("compute load     one rank alone %9.1f ms, every rank at once %9.1f ms (a rank runs at %.3f of a "
                       "lone process)\n"
                       "compute load     alone %9.1f ms  beside %9.1f ms  x%.3f\n"
-                      "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  x%.3f  (%d beside)\n",
+                      "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
+                      "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
+                      "beside compute an allreduce takes x%.3f + %.2f ms (the line through both sizes)\n",
                       m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.rank_speed(), m.compute_alone_s * 1e3,
                       m.compute_beside_s * 1e3, m.compute_slowdown(),
                       static_cast<long long>(m.collective_bytes), m.collective_alone_s * 1e3, m.collective_beside_s * 1e3,
-                      m.collective_slowdown(), m.collectives_beside);
+                      m.collectives_beside, static_cast<long long>(m.small_bytes), m.small_alone_s * 1e3,
+                      m.small_beside_s * 1e3, m.smalls_beside, m.collective_slowdown(), m.collective_latency_s() * 1e3);
       }
       if (cfg.hook_bucket_elements > 0) {  // reported by the sink (calibrate's cluster lines)
         result.hook_casts = measure_hook_casts(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);

@@ -1,5 +1,6 @@
 #include "sim/interference.h"
 
+#include <algorithm>
 #include <mutex>
 
 namespace redsim {
@@ -63,25 +64,30 @@ void DeviceActivity::run_reduction(double work_s) {
   as_job(reducing_, [&] { run_at_rate(work_s, [this] { return share(); }); });
 }
 
-double DeviceActivity::begin_collective() {
-  double mark = 0;
+DeviceActivity::Mark DeviceActivity::begin_collective() {
+  Mark mark;
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     ++collectives_;
-    mark = compute_busy_s();
+    mark = {compute_busy_s(), sg4::Engine::get_clock()};
   }
   if (spec_.compute_slowdown != 1.0) changed_->notify_all();
   return mark;
 }
 
-void DeviceActivity::finish_collective(double mark) {
-  double lost_s = 0;
+void DeviceActivity::finish_collective(Mark mark) {
+  double lost_s = 0, latency_s = 0;
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     // The network part ran at full speed; beside compute it should have run at 1/slowdown.
-    lost_s = (compute_busy_s() - mark) * (1.0 - 1.0 / spec_.collective_slowdown);
+    const double overlap_s = compute_busy_s() - mark.busy_s;
+    lost_s = overlap_s * (1.0 - 1.0 / spec_.collective_slowdown);
+    const double span_s = sg4::Engine::get_clock() - mark.start_s;
+    if (spec_.collective_latency_us > 0 && overlap_s > 0)
+      latency_s = spec_.collective_latency_us * 1e-6 * (span_s > 0 ? std::min(1.0, overlap_s / span_s) : 1.0);
   }
   run_at_rate(lost_s, [this] { return computing_ > 0 ? 1.0 / spec_.collective_slowdown : 1.0; });
+  if (latency_s > 0) sg4::this_actor::sleep_for(latency_s);
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     --collectives_;

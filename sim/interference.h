@@ -5,7 +5,9 @@
 // simulated at full speed and the progress it lost beside compute is made up afterwards, at the
 // same rate rule. So on an otherwise idle device a collective of D seconds that has compute
 // beside it throughout takes D x collective_slowdown, and compute beside a collective throughout
-// takes its duration x compute_slowdown.
+// takes its duration x compute_slowdown. A collective also waits collective_latency_us x the
+// fraction of its network part that compute overlapped (on a CPU rank, its threads rescheduled
+// onto cores the compute holds), so beside compute throughout it takes that much longer.
 // The jobs a device runs at once share it equally: compute ops on different streams (a comm
 // hook's callbacks beside backward), as the exact fidelity's SimGrid host shares its executions,
 // and on a CPU rank its collectives' reductions, which Gloo runs on the same cores
@@ -30,8 +32,12 @@ class DeviceActivity {
   // Around a collective: begin when it starts (the mark it returns goes to finish); finish after
   // its network part, which makes up the progress lost to compute since begin (itself slowed
   // while compute runs). Several collectives (streams) may run at once.
-  double begin_collective();
-  void finish_collective(double mark);
+  struct Mark {
+    double busy_s = 0;   // compute's busy time when the collective began
+    double start_s = 0;  // when it began
+  };
+  Mark begin_collective();
+  void finish_collective(Mark mark);
 
  private:
   double compute_busy_s() const;  // compute's busy time so far, for the overlap of a collective

@@ -256,7 +256,7 @@ class StepRun {
         std::fill(s.sent.begin(), s.sent.end(), 0);
         std::fill(s.received.begin(), s.received.end(), 0);
       }
-      const double mark = collective ? device_.begin_collective() : 0;
+      const auto mark = collective ? device_.begin_collective() : DeviceActivity::Mark{};
       const double network_end = run_op(op, ready, long_chain, s);
       if (collective) device_.finish_collective(mark);
       record_op(op, ready, network_end, sg4::Engine::get_clock(), long_chain, s);

@@ -198,7 +198,7 @@ void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>&
                  OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[static_cast<std::size_t>(group_index(op, rank))]->wait();
   t.start_s = sg4::Engine::get_clock();
-  const double mark = device ? device->begin_collective() : 0;
+  const auto mark = device ? device->begin_collective() : DeviceActivity::Mark{};
   const auto i = static_cast<std::size_t>(group_member_index(op, rank));
   if (g.duration_s[i] > 0) sg4::this_actor::sleep_for(g.duration_s[i]);
   if (device) device->finish_collective(mark);
@@ -214,7 +214,7 @@ void run_collective(const PlanOp& op, int rank, SimContext& ctx, const std::vect
                     double reduction_s, OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[0]->wait();
   t.start_s = sg4::Engine::get_clock();
-  const double mark = device ? device->begin_collective() : 0;
+  const auto mark = device ? device->begin_collective() : DeviceActivity::Mark{};
   const auto& mech = ctx.mechanics(op);
   if (const double s = ctx.cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
   if (device) device->run_reduction(reduction_s);

@@ -43,10 +43,11 @@ struct Ends {
   double collective_s, compute_s;
 };
 
-Ends ends(double compute_s, double f, double g, Fidelity fidelity) {
+Ends ends(double compute_s, double f, double g, Fidelity fidelity, double latency_us = 0) {
   auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
   cluster.interference.compute_slowdown = f;
   cluster.interference.collective_slowdown = g;
+  cluster.interference.collective_latency_us = latency_us;
   const Plan plan = compute_beside_allreduce(compute_s);
   const Timeline tl = simulate(plan, cluster, SimOptions{false, fidelity});
   for (int r = 0; r < 2; ++r) {  // both ranks alike
@@ -91,6 +92,28 @@ TEST_CASE("interference stretches only the overlapped work, by its closed form",
       CHECK(e.collective_s == Approx(D * g).epsilon(1e-9));
       CHECK(e.compute_s == Approx(D * g + (C - D * g / f)).epsilon(1e-9));
     }
+    // A fixed delay L, in proportion to the part of the collective's network span that compute
+    // overlapped: L beside compute throughout, L x C / D beside a compute of C < D.
+    SECTION("a collective's latency beside compute throughout") {
+      const double L = 0.3e-3;
+      const auto e = ends(5e-3, 1, 1, fid, L * 1e6);
+      CHECK(e.collective_s == Approx(D + L).epsilon(1e-9));
+      CHECK(e.compute_s == Approx(5e-3).epsilon(1e-9));
+    }
+    SECTION("a collective's latency in proportion to the overlap") {
+      const double L = 0.3e-3, C = 0.4e-3;
+      const auto e = ends(C, 1, 1, fid, L * 1e6);
+      CHECK(e.collective_s == Approx(D + L * C / D).epsilon(1e-9));
+    }
+    SECTION("latency and the rate together") {
+      const double L = 0.3e-3, C = 5e-3, g = 1.5;
+      const auto e = ends(C, 1, g, fid, L * 1e6);
+      CHECK(e.collective_s == Approx(D * g + L).epsilon(1e-9));
+    }
+    SECTION("no compute beside: no latency") {
+      const auto e = ends(0, 1, 1, fid, 300);
+      CHECK(e.collective_s == Approx(D).epsilon(1e-9));
+    }
   }
 }
 
@@ -102,7 +125,14 @@ TEST_CASE("interference factors are read strictly", "[core][cluster][interferenc
   CHECK(c.interference.collective_slowdown == 1.1);
   CHECK(cluster_from_json(cluster_to_json(c), "c.json").interference.compute_slowdown == 1.2);  // round trip
 
+  j["interference"]["collective_latency_us"] = 250;
+  CHECK(cluster_from_json(cluster_to_json(cluster_from_json(j, "c.json")), "c.json").interference.collective_latency_us == 250);
+
   auto bad = j;
+  bad["interference"]["collective_latency_us"] = -1;
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.interference.collective_latency_us") !=
+        std::string::npos);
+  bad = j;
   bad["interference"]["compute_slowdown"] = 0.5;  // would speed compute up
   CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.interference.compute_slowdown") !=
         std::string::npos);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 14: plain captures (x calibrate's rank speed, and x 0.5) against redsim_capture.py --processes W
 # and in-job traces, on the same real DDP runs (bench/validate/README.md, "Traces captured as ranks
-# sharing the host"). Root (the testbed), Debian's python3-torch, about 10 minutes:
+# sharing the host"), each with and without calibrate's interference terms ("-i" after the label).
+# Root (the testbed), Debian's python3-torch, about 10 minutes:
 #   OUT=DIR [NODES=4 RANKS_PER_NODE=1] [MODELS="resnet18 mobilenet_v3_large"] [STEPS=8 LOCALSGD_STEPS=16] \
 #     bench/validate/capture_copies_table.sh
 # Every rank of the testbed shares this machine's cores, so the copies are NODES x RANKS_PER_NODE.
@@ -19,7 +20,11 @@ case "$MODELS" in *[!a-z0-9_\ ]*|"") echo "capture_copies_table.sh: MODELS: expe
 S=${STEPS:-8}; SL=${LOCALSGD_STEPS:-16}
 case "$S$SL" in *[!0-9]*|"") echo "capture_copies_table.sh: STEPS and LOCALSGD_STEPS: expected whole numbers" >&2; exit 2;; esac
 date -u; uptime
-${BUILD:-build}/cli/redsim calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 --out $O/tb41.json > $O/calibrate.log 2>&1
+# calibrate writes its interference terms into tb41-i.json; tb41.json is the same without them.
+${BUILD:-build}/cli/redsim calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 \
+  --write-interference --out $O/tb41-i.json > $O/calibrate.log 2>&1
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("interference",None); json.dump(c,open(sys.argv[2],"w"),indent=1)' \
+  $O/tb41-i.json $O/tb41.json
 RS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
 echo "rank speed $RS"; date -u; uptime
 for m in $MODELS; do
@@ -38,8 +43,10 @@ for m in $MODELS; do
     for t in "plain:$O/plain-$m.json:$RS" "plain0.5:$O/plain-$m.json:0.5" "conc:$O/conc-$m.json:1" "job:$O/job-$tag.json:"; do
       IFS=: read lab tr cs <<< "$t"
       csarg=""; [ -n "$cs" ] && csarg="--compute-scale $cs"
-      e=$(${BUILD:-build}/cli/redsim validate --measured $O/ddp-$tag.json --trace $tr $csarg --cluster $O/tb41.json $extra 2>&1 | grep "step time" | grep -o "error [-+0-9.]*%")
-      echo "$tag $lab $e"
+      for cl in tb41 tb41-i; do
+        e=$(${BUILD:-build}/cli/redsim validate --measured $O/ddp-$tag.json --trace $tr $csarg --cluster $O/$cl.json $extra 2>&1 | grep "step time" | grep -o "error [-+0-9.]*%")
+        echo "$tag $lab${cl#tb41} $e"
+      done
     done
     date -u; uptime
   done

@@ -12,6 +12,7 @@
 #include "realexec/buffer_pattern.h"
 #include "realexec/exec_layout.h"
 #include "realexec/half.h"
+#include "realexec/interference_bench.h"
 #include "realexec/launch_env.h"
 #include "realexec/measurement.h"
 #include "realexec/memory_budget.h"
@@ -372,4 +373,23 @@ TEST_CASE("traffic models", "[realexec][traffic]") {
     }
   CHECK(sent == 2 * 4 * 1000);
   CHECK(sent == recv);  // bytes are conserved
+}
+
+TEST_CASE("calibrate splits an allreduce's time beside compute into a rate and a fixed delay", "[realexec][interference]") {
+  // Two sizes on the line beside = g x alone + d: g = 1.25 and d = 8 ms, as two points give them.
+  redsim::realexec::InterferenceMeasurement m;
+  m.small_bytes = 65536;
+  m.small_alone_s = 2e-3, m.small_beside_s = 1.25 * 2e-3 + 8e-3, m.smalls_beside = 20;
+  m.collective_bytes = 4 << 20;
+  m.collective_alone_s = 0.1, m.collective_beside_s = 1.25 * 0.1 + 8e-3, m.collectives_beside = 4;
+  CHECK(m.collective_slowdown() == Approx(1.25).epsilon(1e-12));
+  CHECK(m.collective_latency_s() == Approx(8e-3).epsilon(1e-9));
+  // Noise that tilts the line below 1 is no speed-up: g = 1 and the small size's excess is d.
+  m.collective_beside_s = 0.1 + 5e-3;
+  CHECK(m.collective_slowdown() == 1.0);
+  CHECK(m.collective_latency_s() == Approx(1.25 * 2e-3 + 8e-3 - 2e-3).epsilon(1e-9));
+  // The small size not measured: the large one's ratio, no delay.
+  m.smalls_beside = 0;
+  CHECK(m.collective_slowdown() == Approx(1.05).epsilon(1e-12));
+  CHECK(m.collective_latency_s() == 0.0);
 }

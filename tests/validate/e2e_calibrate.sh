@@ -10,7 +10,7 @@ fail() { echo "FAILED: $*"; tail -30 "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; 
 unset RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
 
 "$redsim" calibrate --ranks 2 --max-bytes 262144 --fit-min-bytes 4096 --iters 3 --interference-ms 200 \
-  --write-interference --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --ranks 2"
+  --out "$tmp/c.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --ranks 2"
 cp "$tmp/out" "$tmp/c.out"
 grep -q "busbw_GBps" "$tmp/out" || fail "no busbw column"
 grep -q "residuals over" "$tmp/out" || fail "no residuals"
@@ -28,6 +28,7 @@ grep -q "^interference: compute x.*: written to the cluster" "$tmp/c.out" || fai
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); i=d.get('interference', {})
 assert all(1 <= i.get(k, 1) <= 10 for k in ('compute_slowdown','collective_slowdown')), i
+assert 0 <= i.get('collective_latency_us', 0) <= 1e6, i
 assert 'interference measured on every rank at once' in d['source']" "$tmp/c.json" || fail "interference in the cluster file"
 # The hooks' casts (a 25 MiB bucket to fp16 and back, 12 bytes per element) price the comm hooks.
 grep -q "^hook casts: 6553600 elements to fp16 and back in .* memory_GBps .* written" "$tmp/c.out" || fail "no hook casts line"
@@ -49,10 +50,10 @@ grep -q "^fp16 reduction: 6553600 elements in .* reduce_GBps_by_dtype.fp16 .* wr
 python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['device']; assert 'memory_GBps' not in d and 'reduce_GBps_by_dtype' not in d and 'copy_GBps' not in d" "$tmp/c0.json" ||
   fail "--hook-bucket-mb 0 wrote memory_GBps, copy_GBps or an fp16 reduce rate"
 "$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 100 \
-  --out "$tmp/c1.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate without --write-interference"
+  --no-write-interference --out "$tmp/c1.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --no-write-interference"
 grep -q "^interference: .*not written" "$tmp/out" || fail "measured interference not reported as unwritten"
 python3 -c "import json,sys; assert 'interference' not in json.load(open(sys.argv[1]))" "$tmp/c1.json" ||
-  fail "interference written without --write-interference"
+  fail "interference written with --no-write-interference"
 python3 -c "import json,sys; assert 'interference' not in json.load(open(sys.argv[1]))" "$tmp/c0.json" ||
   fail "--interference-ms 0 wrote interference"
 echo "ok: calibrate --ranks 2 wrote a loadable cluster file"
