@@ -358,8 +358,8 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 60000.0))
       ->capture_default_str();
   cmd->add_flag("--write-interference,!--no-write-interference", o->write_interference,
-                "write the measured slowdowns and delay as the cluster's interference (the default; over 20 DDP runs "
-                "on the testbed they brought the median error of every kind of trace down by 0.6-1.1 points: "
+                "write the measured slowdowns and delay as the cluster's interference (the default; over 24 DDP runs "
+                "on the testbed they brought the median error of every kind of trace down by 0.4-0.8 points: "
                 "bench/validate/README.md)");
   cmd->add_option("--hook-bucket-mb", o->hook_bucket_mb,
                   "gloo: time what fp16_compress_hook does to a bucket of this many MiB on every rank at once, and "
