@@ -132,14 +132,14 @@ void print_collective_fit(const CollectiveCalibration& c, const std::string& pol
 void apply_interference(const rx::InterferenceMeasurement& m, bool write, ClusterSpec& c) {
   auto factor = [](double x) { return std::isfinite(x) && x > 1 ? std::min(x, 10.0) : 1.0; };
   const double compute = factor(m.compute_slowdown());
-  const double collective = m.collectives_beside > 0 ? factor(m.collective_slowdown()) : 1.0;
+  const double collective = m.large.beside > 0 ? factor(m.collective_slowdown()) : 1.0;
   const double latency_us = m.collective_latency_s() * 1e6;
   if (write) c.interference = {compute, collective, latency_us};
   std::printf("\ninterference: compute x%.3f beside an allreduce of %lld B, an allreduce x%.3f + %.1f us beside compute "
               "(%lld and %lld B)%s: %s\n",
-              compute, static_cast<long long>(m.collective_bytes), collective, latency_us,
-              static_cast<long long>(m.small_bytes), static_cast<long long>(m.collective_bytes),
-              m.collectives_beside > 0 ? "" : " (none ended while compute ran: not measured)",
+              compute, static_cast<long long>(m.large.bytes), collective, latency_us,
+              static_cast<long long>(m.small.bytes), static_cast<long long>(m.large.bytes),
+              m.large.beside > 0 ? "" : " (none ended while compute ran: not measured)",
               write ? "written to the cluster" : "not written (--no-write-interference)");
   std::printf("a rank computes at %.3f of one process alone on this machine: simulate a trace captured in a plain "
               "process with --compute-scale %.3f\n",
@@ -149,8 +149,8 @@ void apply_interference(const rx::InterferenceMeasurement& m, bool write, Cluste
                 "; interference measured on every rank at once: a %.0f ms matrix-multiply load ran %.3fx as long beside "
                 "a %lld B allreduce loop, an allreduce %.3fx + %.1f us (%s); a rank computed at %.3f of one process "
                 "alone (--compute-scale for traces captured in a plain process)",
-                m.compute_alone_s * 1e3, m.compute_slowdown(), static_cast<long long>(m.collective_bytes),
-                m.collectives_beside > 0 ? m.collective_slowdown() : 0.0, latency_us,
+                m.compute_alone_s * 1e3, m.compute_slowdown(), static_cast<long long>(m.large.bytes),
+                m.large.beside > 0 ? m.collective_slowdown() : 0.0, latency_us,
                 write ? "written as interference" : "not written", m.rank_speed());
   c.source += note;
 }

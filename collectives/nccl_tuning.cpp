@@ -66,8 +66,10 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
   const int n = topo_.ranks, N = topo_.nodes, ppn = n / N, gen = topo_.generation, ni = nodes_index(N);
   const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring ? topo_.ring : topo_.nvls_graph;
   if (g.channels == 0) return e;
-  // Per-channel bandwidth: inside the node on up to 2 nodes (a quirk NCCL keeps), else across.
-  const double b = N <= 2 && !(across_nodes && N > 1) ? g.bw_intra_GBps : g.bw_inter_GBps;
+  // Per-channel bandwidth: inside the node on up to 2 nodes (a quirk NCCL keeps), else across;
+  // `across_nodes` reads the speed across on 2 nodes too.
+  const bool inside = N == 1 || (N == 2 && !across_nodes);
+  const double b = inside ? g.bw_intra_GBps : g.bw_inter_GBps;
   double bus = g.channels * b;
   const double ll_max = kLlMaxBwGBps[u(N == 1 ? gen : 0)][u(ni)];
   if (a == Algorithm::ring && p == Protocol::ll) {

@@ -82,18 +82,13 @@ double run_compute_with_peers_busy(Backend& backend, int units) {
   return s;
 }
 
-struct LoopTiming {
-  double alone_s = 0, beside_s = 0;  // per allreduce
-  int beside = 0;                    // allreduces that ended while compute ran
-  double compute_beside_s = 0;
-};
-
 // An allreduce of `count` floats alone, then looped on a second thread beside the compute load
 // for long enough to outlast it even slowed 3x; each allreduce's end is stamped and those that
-// ended while compute ran count.
-LoopTiming allreduce_beside_compute(Backend& backend, Communicator& comm, void* buf, std::int64_t count, int units,
-                                    double compute_alone_s) {
-  LoopTiming t;
+// ended while compute ran count. `compute_beside_s` gets the compute load's time beside it.
+AllreduceBeside allreduce_beside_compute(Backend& backend, Communicator& comm, void* buf, std::int64_t count, int units,
+                                         double compute_alone_s, double& compute_beside_s) {
+  AllreduceBeside t;
+  t.bytes = count * 4;
   comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);  // warm-up
   backend.barrier();
   // The median of 5 timed one by one: a mean of 4 let one slow pass put "alone" above "beside"
@@ -106,19 +101,18 @@ LoopTiming allreduce_beside_compute(Backend& backend, Communicator& comm, void* 
   }
   std::nth_element(alone.begin(), alone.begin() + 2, alone.end());
   t.alone_s = alone[2];
-  double t0 = 0;
   const int loops = agreed(comm, backend, std::max(4, static_cast<int>(std::ceil(3 * compute_alone_s / t.alone_s))));
   backend.barrier();
   std::vector<double> ends(static_cast<std::size_t>(loops));
-  t0 = now_s();
+  const double t0 = now_s();
   std::thread comm_thread([&] {
     for (int i = 0; i < loops; ++i) {
       comm.allreduce(buf, count, DType::fp32, ReduceOp::sum);
       ends[static_cast<std::size_t>(i)] = now_s();
     }
   });
-  t.compute_beside_s = run_compute(units);
-  const double compute_end = t0 + t.compute_beside_s;
+  compute_beside_s = run_compute(units);
+  const double compute_end = t0 + compute_beside_s;
   comm_thread.join();
   const auto beside = std::count_if(ends.begin(), ends.end(), [&](double e) { return e <= compute_end; });
   t.beside = static_cast<int>(beside);
@@ -130,15 +124,14 @@ LoopTiming allreduce_beside_compute(Backend& backend, Communicator& comm, void* 
 }  // namespace
 
 double InterferenceMeasurement::collective_slowdown() const {
-  const bool two = smalls_beside > 0 && collectives_beside > 0 && collective_alone_s > small_alone_s;
-  const double g = two ? (collective_beside_s - small_beside_s) / (collective_alone_s - small_alone_s)
-                       : collective_beside_s / collective_alone_s;
+  const double g = two_sizes() ? (large.beside_s - small.beside_s) / (large.alone_s - small.alone_s)
+                               : large.beside_s / large.alone_s;
   return std::isfinite(g) ? std::clamp(g, 1.0, 10.0) : 1.0;
 }
 
 double InterferenceMeasurement::collective_latency_s() const {
-  if (smalls_beside == 0 || collectives_beside == 0 || !(collective_alone_s > small_alone_s)) return 0;
-  const double d = small_beside_s - collective_slowdown() * small_alone_s;
+  if (!two_sizes()) return 0;
+  const double d = small.beside_s - collective_slowdown() * small.alone_s;
   return std::isfinite(d) ? std::max(0.0, d) : 0.0;
 }
 
@@ -146,7 +139,6 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
                                              double target_s) {
   InterferenceMeasurement m;
   const std::int64_t count = bytes / 4;
-  m.collective_bytes = count * 4;
   // Size the compute load to about target_s alone (rank 0's count, for all).
   backend.barrier();
   const double unit_s = std::max(1e-6, run_compute(4) / 4);
@@ -155,22 +147,14 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
   backend.barrier();
   m.compute_alone_s = run_compute_with_peers_busy(backend, units);
-  const auto large = allreduce_beside_compute(backend, comm, buf, count, units, m.compute_alone_s);
-  m.collective_alone_s = large.alone_s;
-  m.collective_beside_s = large.beside_s;
-  m.collectives_beside = large.beside;
-  m.compute_beside_s = large.compute_beside_s;
+  m.large = allreduce_beside_compute(backend, comm, buf, count, units, m.compute_alone_s, m.compute_beside_s);
   // 1 MiB, DDP's first bucket and the smallest bucket size people run. The delay beside compute
   // shrinks with size on the testbed (64 KiB +10.8 ms, 1 MiB +8, 4 MiB +4.4, 25 MiB +3.2), so it
   // is measured where a job's small buckets are rather than at a latency-bound size.
   const std::int64_t small_count = std::min<std::int64_t>(count / 4, 256 << 10);
-  if (small_count > 0) {
-    const auto small = allreduce_beside_compute(backend, comm, buf, small_count, units, m.compute_alone_s);
-    m.small_bytes = small_count * 4;
-    m.small_alone_s = small.alone_s;
-    m.small_beside_s = small.beside_s;
-    m.smalls_beside = small.beside;
-  }
+  double compute_beside_small_s = 0;  // the compute load beside the small loop: not reported
+  if (small_count > 0)
+    m.small = allreduce_beside_compute(backend, comm, buf, small_count, units, m.compute_alone_s, compute_beside_small_s);
   return m;
 }
 

@@ -11,19 +11,21 @@
 
 namespace redsim::realexec {
 
+// An allreduce loop beside the compute load: its time alone and beside compute.
+struct AllreduceBeside {
+  std::int64_t bytes = 0;
+  double alone_s = 0, beside_s = 0;  // per allreduce
+  int beside = 0;                    // allreduces that ended while compute ran
+};
+
 struct InterferenceMeasurement {
-  std::int64_t collective_bytes = 0;  // the allreduce looped beside compute
   double compute_lone_s = 0;  // the load on rank 0 while every other rank waits: one process alone
   // The whole compute load, every rank at once (alone: each rank computing on until all have timed
-  // theirs, as ranks sharing a host always are), and beside the collective loop.
+  // theirs, as ranks sharing a host always are), and beside the large allreduce loop.
   double compute_alone_s = 0, compute_beside_s = 0;
-  double collective_alone_s = 0, collective_beside_s = 0;  // per allreduce
-  int collectives_beside = 0;                              // allreduces that ended while compute ran
-  // The same for a small allreduce, whose time beside compute is mostly latency: with the large
-  // one it separates a rate (collective_slowdown) from a fixed delay (collective_latency_s).
-  std::int64_t small_bytes = 0;
-  double small_alone_s = 0, small_beside_s = 0;
-  int smalls_beside = 0;
+  // The large allreduce, and a small one whose time beside compute is mostly a delay: together
+  // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
+  AllreduceBeside large, small;
   // Slowdowns (>= 1 when the other work slows this one; below 1 is noise).
   double compute_slowdown() const { return compute_beside_s / compute_alone_s; }
   // The line through (alone, beside) of the two sizes, beside = g x alone + d: g, at least 1 (and
@@ -34,6 +36,9 @@ struct InterferenceMeasurement {
   // where ranks share cores, as the testbed's namespaces do): --compute-scale for traces captured
   // in a plain process.
   double rank_speed() const { return compute_lone_s / compute_alone_s; }
+
+ private:
+  bool two_sizes() const { return small.beside > 0 && large.beside > 0 && large.alone_s > small.alone_s; }
 };
 
 // Collective over every rank; rank 0's own times are returned (every rank measures alike).

@@ -159,9 +159,9 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
                       "beside compute an allreduce takes x%.3f + %.2f ms (the line through both sizes)\n",
                       m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.rank_speed(), m.compute_alone_s * 1e3,
                       m.compute_beside_s * 1e3, m.compute_slowdown(),
-                      static_cast<long long>(m.collective_bytes), m.collective_alone_s * 1e3, m.collective_beside_s * 1e3,
-                      m.collectives_beside, static_cast<long long>(m.small_bytes), m.small_alone_s * 1e3,
-                      m.small_beside_s * 1e3, m.smalls_beside, m.collective_slowdown(), m.collective_latency_s() * 1e3);
+                      static_cast<long long>(m.large.bytes), m.large.alone_s * 1e3, m.large.beside_s * 1e3,
+                      m.large.beside, static_cast<long long>(m.small.bytes), m.small.alone_s * 1e3,
+                      m.small.beside_s * 1e3, m.small.beside, m.collective_slowdown(), m.collective_latency_s() * 1e3);
       }
       if (cfg.hook_bucket_elements > 0) {  // reported by the sink (calibrate's cluster lines)
         result.hook_casts = measure_hook_casts(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);

@@ -378,18 +378,18 @@ TEST_CASE("traffic models", "[realexec][traffic]") {
 TEST_CASE("calibrate splits an allreduce's time beside compute into a rate and a fixed delay", "[realexec][interference]") {
   // Two sizes on the line beside = g x alone + d: g = 1.25 and d = 8 ms, as two points give them.
   redsim::realexec::InterferenceMeasurement m;
-  m.small_bytes = 65536;
-  m.small_alone_s = 2e-3, m.small_beside_s = 1.25 * 2e-3 + 8e-3, m.smalls_beside = 20;
-  m.collective_bytes = 4 << 20;
-  m.collective_alone_s = 0.1, m.collective_beside_s = 1.25 * 0.1 + 8e-3, m.collectives_beside = 4;
+  m.small.bytes = 65536;
+  m.small.alone_s = 2e-3, m.small.beside_s = 1.25 * 2e-3 + 8e-3, m.small.beside = 20;
+  m.large.bytes = 4 << 20;
+  m.large.alone_s = 0.1, m.large.beside_s = 1.25 * 0.1 + 8e-3, m.large.beside = 4;
   CHECK(m.collective_slowdown() == Approx(1.25).epsilon(1e-12));
   CHECK(m.collective_latency_s() == Approx(8e-3).epsilon(1e-9));
   // Noise that tilts the line below 1 is no speed-up: g = 1 and the small size's excess is d.
-  m.collective_beside_s = 0.1 + 5e-3;
+  m.large.beside_s = 0.1 + 5e-3;
   CHECK(m.collective_slowdown() == 1.0);
   CHECK(m.collective_latency_s() == Approx(1.25 * 2e-3 + 8e-3 - 2e-3).epsilon(1e-9));
   // The small size not measured: the large one's ratio, no delay.
-  m.smalls_beside = 0;
+  m.small.beside = 0;
   CHECK(m.collective_slowdown() == Approx(1.05).epsilon(1e-12));
   CHECK(m.collective_latency_s() == 0.0);
 }
