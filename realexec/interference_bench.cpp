@@ -30,6 +30,20 @@ float compute_load_unit(int seed) {
   return sum;
 }
 
+// Ranks sharing cores do not get equal shares over a one-second
+// pass (three calibrations in a row gave rank 0 896, 1032 and 965 ms for the same load while its
+// lone time held at 483-490 ms), but their shares add up to the host's cores, so the mean over
+// ranks is what a job's ranks get on average.
+double mean_over_ranks(Communicator& comm, Backend& backend, double value) {
+  std::vector<float> host(1, static_cast<float>(value));
+  void* dev = backend.allocate(sizeof(float));
+  backend.copy_to_buffer(dev, host.data(), sizeof(float));
+  comm.allreduce(dev, 1, DType::fp32, ReduceOp::sum);
+  backend.copy_from_buffer(host.data(), dev, sizeof(float));
+  backend.release(dev, sizeof(float));
+  return static_cast<double>(host[0]) / backend.world_size();
+}
+
 namespace {
 
 volatile float g_sink = 0;  // where the compute load's results go
@@ -111,9 +125,10 @@ AllreduceBeside allreduce_beside_compute(Backend& backend, Communicator& comm, v
       ends[static_cast<std::size_t>(i)] = now_s();
     }
   });
-  compute_beside_s = run_compute(units);
-  const double compute_end = t0 + compute_beside_s;
+  const double rank_compute_s = run_compute(units);
+  const double compute_end = t0 + rank_compute_s;
   comm_thread.join();
+  compute_beside_s = mean_over_ranks(comm, backend, rank_compute_s);
   const auto beside = std::count_if(ends.begin(), ends.end(), [&](double e) { return e <= compute_end; });
   t.beside = static_cast<int>(beside);
   t.beside_s = beside > 0 ? (ends[static_cast<std::size_t>(beside - 1)] - t0) / static_cast<double>(beside) : 0;
@@ -146,7 +161,7 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   backend.barrier();
   if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
   backend.barrier();
-  m.compute_alone_s = run_compute_with_peers_busy(backend, units);
+  m.compute_alone_s = mean_over_ranks(comm, backend, run_compute_with_peers_busy(backend, units));
   m.large = allreduce_beside_compute(backend, comm, buf, count, units, m.compute_alone_s, m.compute_beside_s);
   // 1 MiB, DDP's first bucket and the smallest bucket size people run. The delay beside compute
   // shrinks with size on the testbed (64 KiB +10.8 ms, 1 MiB +8, 4 MiB +4.4, 25 MiB +3.2), so it

@@ -21,7 +21,8 @@ struct AllreduceBeside {
 struct InterferenceMeasurement {
   double compute_lone_s = 0;  // the load on rank 0 while every other rank waits: one process alone
   // The whole compute load, every rank at once (alone: each rank computing on until all have timed
-  // theirs, as ranks sharing a host always are), and beside the large allreduce loop.
+  // theirs, as ranks sharing a host always are), and beside the large allreduce loop; each the
+  // mean over ranks.
   double compute_alone_s = 0, compute_beside_s = 0;
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
@@ -41,10 +42,14 @@ struct InterferenceMeasurement {
   bool two_sizes() const { return small.beside > 0 && large.beside > 0 && large.alone_s > small.alone_s; }
 };
 
-// Collective over every rank; rank 0's own times are returned (every rank measures alike).
+// Collective over every rank; rank 0's figures are the ones reported: its lone time, the compute
+// times averaged over ranks, and its allreduce times (a collective ends together on every rank).
 // `buf` holds at least `bytes` of backend memory.
 InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
                                              double target_s);
+
+// The mean over ranks of each rank's `value` (an allreduce; every rank gets it).
+double mean_over_ranks(Communicator& comm, Backend& backend, double value);
 
 // One unit of the compute load: a 128x128x128 matrix multiply; returns a value that depends
 // on every result, so the work cannot be optimised away.

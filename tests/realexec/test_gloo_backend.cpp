@@ -13,6 +13,7 @@
 #include "core/plan.h"
 #include "realexec/gloo_backend.h"
 #include "realexec/half.h"
+#include "realexec/interference_bench.h"
 #include "rank_threads.h"
 
 using namespace redsim;
@@ -348,4 +349,17 @@ TEST_CASE("Gloo backend: buffers smaller than the world (scaled-down plans)", "[
   });
   for (const auto& p : problems) FAIL_CHECK(p);
   CHECK(problems.empty());
+}
+
+TEST_CASE("calibrate's compute times are the mean over ranks, the same on every rank", "[realexec][interference]") {
+  // Ranks 0, 1, 2 report 1, 3 and 5 s: the mean is 3 s on every rank (exact in fp32).
+  std::vector<double> got(3, 0.0);
+  auto problems = testing::run_ranks(3, [&](int rank, gloo::rendezvous::Store& st) {
+    auto backend = make_gloo_backend(st, rank, 3, {"127.0.0.1", "", std::chrono::seconds(30)});
+    auto comm = backend->make_communicator("mean");
+    got[static_cast<std::size_t>(rank)] = mean_over_ranks(*comm, *backend, 2.0 * rank + 1.0);
+    return std::vector<std::string>{};
+  });
+  for (const auto& p : problems) FAIL_CHECK(p);
+  for (double g : got) CHECK(g == 3.0);
 }
