@@ -35,13 +35,17 @@ float compute_load_unit(int seed) {
 // lone time held at 483-490 ms), but their shares add up to the host's cores, so the mean over
 // ranks is what a job's ranks get on average.
 double mean_over_ranks(Communicator& comm, Backend& backend, double value) {
+  return reduce_over_ranks(comm, backend, value, ReduceOp::sum) / backend.world_size();
+}
+
+double reduce_over_ranks(Communicator& comm, Backend& backend, double value, ReduceOp op) {
   std::vector<float> host(1, static_cast<float>(value));
   void* dev = backend.allocate(sizeof(float));
   backend.copy_to_buffer(dev, host.data(), sizeof(float));
-  comm.allreduce(dev, 1, DType::fp32, ReduceOp::sum);
+  comm.allreduce(dev, 1, DType::fp32, op);
   backend.copy_from_buffer(host.data(), dev, sizeof(float));
   backend.release(dev, sizeof(float));
-  return static_cast<double>(host[0]) / backend.world_size();
+  return static_cast<double>(host[0]);
 }
 
 namespace {
@@ -161,7 +165,9 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   backend.barrier();
   if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
   backend.barrier();
-  m.compute_alone_s = mean_over_ranks(comm, backend, run_compute_with_peers_busy(backend, units));
+  const double rank_alone_s = run_compute_with_peers_busy(backend, units);
+  m.compute_alone_s = mean_over_ranks(comm, backend, rank_alone_s);
+  m.compute_alone_slowest_s = reduce_over_ranks(comm, backend, rank_alone_s, ReduceOp::max);
   m.large = allreduce_beside_compute(backend, comm, buf, count, units, m.compute_alone_s, m.compute_beside_s);
   // 1 MiB, DDP's first bucket and the smallest bucket size people run. The delay beside compute
   // shrinks with size on the testbed (64 KiB +10.8 ms, 1 MiB +8, 4 MiB +4.4, 25 MiB +3.2), so it

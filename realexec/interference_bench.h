@@ -24,6 +24,7 @@ struct InterferenceMeasurement {
   // theirs, as ranks sharing a host always are), and beside the large allreduce loop; each the
   // mean over ranks.
   double compute_alone_s = 0, compute_beside_s = 0;
+  double compute_alone_slowest_s = 0;  // the slowest rank's time alone: what a step that waits for every rank gets
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
   AllreduceBeside large, small;
@@ -48,8 +49,10 @@ struct InterferenceMeasurement {
 InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
                                              double target_s);
 
-// The mean over ranks of each rank's `value` (an allreduce; every rank gets it).
+// The mean over ranks of each rank's `value`, and `value` reduced by `op` over ranks (allreduces:
+// every rank gets the result).
 double mean_over_ranks(Communicator& comm, Backend& backend, double value);
+double reduce_over_ranks(Communicator& comm, Backend& backend, double value, ReduceOp op);
 
 // One unit of the compute load: a 128x128x128 matrix multiply; returns a value that depends
 // on every result, so the work cannot be optimised away.

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""How much slower a load runs when N copies of it share this machine's cores, against one alone.
+
+calibrate's rank speed (the --compute-scale it prints for traces captured in a plain process) is
+this ratio for its own load, a cache-resident matrix multiply. A model's training step also streams
+its weights and activations through memory, which copies sharing the cores contend for as well, so
+its ratio can be lower. This script measures the ratio for calibrate-like loads and for a real
+torchvision model's training step, so the two can be compared on one machine:
+
+    /usr/bin/python3 bench/validate/contention_probe.py --load mm --copies 4
+    /usr/bin/python3 bench/validate/contention_probe.py --load resnet18 --copies 4
+
+Loads: mm (128x128 fp32 matrix products, as calibrate's), stream (an in-place add over two 25 MiB
+buffers, memory-bound), or a torchvision model name (forward, backward and an SGD step at
+--batch-size on 3x64x64 inputs). Each copy is a process with one thread; all copies start their
+timed pass together (a barrier) and keep running the load until every copy has finished its own,
+so no copy gets an idle machine at its end. Prints the time alone, each copy's time, their mean
+and the slowest, and the ratios alone/mean and alone/slowest.
+"""
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def make_unit(load, batch):
+    import torch
+    torch.set_num_threads(1)
+    if load == "mm":
+        x, y = torch.rand(128, 128), torch.rand(128, 128)
+        return lambda: torch.mm(x, y)
+    if load == "stream":
+        a, b = torch.ones(25 << 18), torch.ones(25 << 18)
+        return lambda: a.add_(b)
+    import torchvision
+    model = getattr(torchvision.models, load)()
+    inp = torch.rand(batch, 3, 64, 64)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step():
+        opt.zero_grad()
+        model(inp).sum().backward()
+        opt.step()
+    return step
+
+
+def timed(unit, reps):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        unit()
+    return time.perf_counter() - t0
+
+
+def copy_main(load, batch, reps, start, done, results, index):
+    unit = make_unit(load, batch)
+    for _ in range(3):
+        unit()
+    start.wait()
+    results[index] = timed(unit, reps)
+    with done.get_lock():
+        done.value += 1
+    while done.value < len(results):  # keep the cores as busy as a job's ranks keep them
+        unit()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--load", default="mm", help="mm, stream, or a torchvision model name (e.g. resnet18)")
+    ap.add_argument("--copies", type=int, default=4, help="processes at once (the testbed runs 4 ranks)")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=1.0, help="about how long the pass alone takes")
+    a = ap.parse_args()
+    if a.copies < 1 or a.batch_size < 1 or not 0 < a.seconds <= 60:
+        ap.error("--copies and --batch-size must be at least 1, --seconds in (0, 60]")
+    unit = make_unit(a.load, a.batch_size)
+    for _ in range(3):
+        unit()
+    once = timed(unit, 1)
+    reps = max(1, int(a.seconds / max(once, 1e-6)))
+    alone = timed(unit, reps)
+    ctx = mp.get_context("fork")
+    start, done = ctx.Barrier(a.copies), ctx.Value("i", 0)
+    results = ctx.Array("d", a.copies)
+    procs = [ctx.Process(target=copy_main, args=(a.load, a.batch_size, reps, start, done, results, i))
+             for i in range(a.copies)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    times = list(results)
+    mean, slowest = statistics.mean(times), max(times)
+    print("%s: %d passes; alone %.1f ms; %d copies at once %s ms (mean %.1f, slowest %.1f); "
+          "rank speed %.3f (mean), %.3f (slowest)" % (
+              a.load, reps, alone * 1e3, a.copies, ", ".join("%.1f" % (t * 1e3) for t in times),
+              mean * 1e3, slowest * 1e3, alone / mean, alone / slowest))
+
+
+if __name__ == "__main__":
+    main()
