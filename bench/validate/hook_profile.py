@@ -33,6 +33,7 @@ def main():
     torch.manual_seed(0)
     model = torchvision.models.resnet18()
     if args.variant == "powersgd":
+        dist._DEFAULT_FIRST_BUCKET_BYTES = 100 << 20  # one bucket, as hooks_memory_table.sh runs it (ddp_variants.py)
         ddp = DDP(model, bucket_cap_mb=100)
         state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1, start_powerSGD_iter=2)
         ddp.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
