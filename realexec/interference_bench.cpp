@@ -30,10 +30,9 @@ float compute_load_unit(int seed) {
   return sum;
 }
 
-// Ranks sharing cores do not get equal shares over a one-second
-// pass (three calibrations in a row gave rank 0 896, 1032 and 965 ms for the same load while its
-// lone time held at 483-490 ms), but their shares add up to the host's cores, so the mean over
-// ranks is what a job's ranks get on average.
+// Ranks sharing cores do not get equal shares over a one-second pass (three calibrations in a row
+// gave rank 0 896, 1032 and 965 ms for the same load while its lone time held at 483-490 ms), but
+// their shares add up to the host's cores, so the mean over ranks is what a job's ranks get.
 double mean_over_ranks(Communicator& comm, Backend& backend, double value) {
   return reduce_over_ranks(comm, backend, value, ReduceOp::sum) / backend.world_size();
 }

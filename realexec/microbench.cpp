@@ -157,7 +157,8 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "beside compute an allreduce takes x%.3f + %.2f ms (the line through both sizes)\n",
-                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(), m.compute_alone_s * 1e3,
+                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(),
+                      m.compute_alone_s * 1e3,
                       m.compute_beside_s * 1e3, m.compute_slowdown(),
                       static_cast<long long>(m.large.bytes), m.large.alone_s * 1e3, m.large.beside_s * 1e3,
                       m.large.beside, static_cast<long long>(m.small.bytes), m.small.alone_s * 1e3,
