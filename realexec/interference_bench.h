@@ -24,7 +24,7 @@ struct InterferenceMeasurement {
   // theirs, as ranks sharing a host always are), and beside the large allreduce loop; each the
   // mean over ranks.
   double compute_alone_s = 0, compute_beside_s = 0;
-  double compute_alone_slowest_s = 0;  // the slowest rank's time alone: what a step that waits for every rank gets
+  double compute_alone_slowest_s = 0;  // the slowest rank's time alone (printed: how unequal the ranks' shares are)
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
   AllreduceBeside large, small;
