@@ -14,8 +14,10 @@ Loads: mm (128x128 fp32 matrix products, as calibrate's), stream (an in-place ad
 buffers, memory-bound), or a torchvision model name (forward, backward and an SGD step at
 --batch-size on 3x64x64 inputs). Each copy is a process with one thread; all copies start their
 timed pass together (a barrier) and keep running the load until every copy has finished its own,
-so no copy gets an idle machine at its end. Prints the time alone, each copy's time, their mean
-and the slowest, and the ratios alone/mean and alone/slowest.
+so no copy gets an idle machine at its end. With --passes K the copies instead time K passes as a
+job's steps run, a barrier before each (a copy that ends early waits for the slowest), and the
+figures are medians over the passes. Prints the time alone, each copy's time, their mean and the
+slowest, and the ratios alone/mean and alone/slowest.
 """
 import argparse
 import multiprocessing as mp
@@ -54,15 +56,21 @@ def timed(unit, reps):
     return time.perf_counter() - t0
 
 
-def copy_main(load, batch, reps, start, done, results, index):
+def copy_main(load, batch, reps, passes, start, done, results, index):
     unit = make_unit(load, batch)
     for _ in range(3):
         unit()
+    copies = len(results) // passes
+    if passes > 1:  # as steps: a barrier before each pass, an early copy idles until the next
+        for p in range(passes):
+            start.wait()
+            results[p * copies + index] = timed(unit, reps)
+        return
     start.wait()
     results[index] = timed(unit, reps)
     with done.get_lock():
         done.value += 1
-    while done.value < len(results):  # keep the cores as busy as a job's ranks keep them
+    while done.value < copies:  # keep the cores as busy as a job's ranks keep them
         unit()
 
 
@@ -72,9 +80,12 @@ def main():
     ap.add_argument("--copies", type=int, default=4, help="processes at once (the testbed runs 4 ranks)")
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=1.0, help="about how long the pass alone takes")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="more than 1: time that many passes as steps, each after a barrier (the slowest copy "
+                         "ends each), and report the medians over passes")
     a = ap.parse_args()
-    if a.copies < 1 or a.batch_size < 1 or not 0 < a.seconds <= 60:
-        ap.error("--copies and --batch-size must be at least 1, --seconds in (0, 60]")
+    if a.copies < 1 or a.batch_size < 1 or not 0 < a.seconds <= 60 or not 1 <= a.passes <= 100:
+        ap.error("--copies and --batch-size must be at least 1, --seconds in (0, 60], --passes in [1, 100]")
     unit = make_unit(a.load, a.batch_size)
     for _ in range(3):
         unit()
@@ -83,16 +94,18 @@ def main():
     alone = timed(unit, reps)
     ctx = mp.get_context("fork")
     start, done = ctx.Barrier(a.copies), ctx.Value("i", 0)
-    results = ctx.Array("d", a.copies)
-    procs = [ctx.Process(target=copy_main, args=(a.load, a.batch_size, reps, start, done, results, i))
+    results = ctx.Array("d", a.copies * a.passes)
+    procs = [ctx.Process(target=copy_main, args=(a.load, a.batch_size, reps, a.passes, start, done, results, i))
              for i in range(a.copies)]
     for p in procs:
         p.start()
     for p in procs:
         p.join()
-    times = list(results)
-    mean, slowest = statistics.mean(times), max(times)
-    print("%s: %d passes; alone %.1f ms; %d copies at once %s ms (mean %.1f, slowest %.1f); "
+    per_pass = [list(results[p * a.copies:(p + 1) * a.copies]) for p in range(a.passes)]
+    times = [statistics.median(t[i] for t in per_pass) for i in range(a.copies)]
+    mean = statistics.median(statistics.mean(t) for t in per_pass)
+    slowest = statistics.median(max(t) for t in per_pass)
+    print("%s: %d units a pass; alone %.1f ms; %d copies at once %s ms (mean %.1f, slowest %.1f); "
           "rank speed %.3f (mean), %.3f (slowest)" % (
               a.load, reps, alone * 1e3, a.copies, ", ".join("%.1f" % (t * 1e3) for t in times),
               mean * 1e3, slowest * 1e3, alone / mean, alone / slowest))
