@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch's CPU profile of resnet18 DDP steps on Gloo, with powerSGD_hook (rank 1, one 100 MiB
-bucket) or plain 25 MiB buckets (bench/validate/README.md, "What the hooks' kernels cost"). Every
+bucket), fp16_compress_hook or plain 25 MiB buckets (bench/validate/README.md, "What the hooks' kernels cost"). Every
 rank runs it under realexec/testbed (root), which sets torchrun's environment:
 
     realexec/testbed run --nodes 4 --ranks-per-node 1 --rate 400mbit -- \\
-        /usr/bin/python3 bench/validate/hook_profile.py --variant powersgd [--steps 3]
+        /usr/bin/python3 bench/validate/hook_profile.py --variant powersgd|fp16|bucketed [--steps 3]
 
 Rank 0 prints its step times and the profile's operators by total CPU time (the main thread's:
 the hook's future callbacks run on Gloo's threads, which the profile does not record).
@@ -16,14 +16,14 @@ import time
 import torch
 import torch.distributed as dist
 import torchvision
-from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.profiler import ProfilerActivity, profile
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variant", choices=("powersgd", "bucketed"), default="powersgd")
+    ap.add_argument("--variant", choices=("powersgd", "fp16", "bucketed"), default="powersgd")
     ap.add_argument("--steps", type=int, default=3, help="profiled steps (default 3, after 4 untimed)")
     args = ap.parse_args()
     if args.steps < 1:
@@ -39,6 +39,8 @@ def main():
         ddp.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
     else:
         ddp = DDP(model, bucket_cap_mb=25)
+        if args.variant == "fp16":
+            ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.rand(8, 3, 64, 64), torch.randint(0, 1000, (8,))
     loss_fn = torch.nn.CrossEntropyLoss()
