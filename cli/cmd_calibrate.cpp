@@ -182,6 +182,14 @@ void apply_hook_bucket(const rx::MicrobenchResult& r, ClusterSpec& c) {
     write("copy_GBps", m->bandwidth_GBps(), m->time_s, "fp32 adds: " + std::to_string(m->elements) + " elements",
           "fp32 adds (a += b) of " + std::to_string(m->elements) + " elements (12 bytes per element)",
           [&](double v) { c.device.copy_GBps = v; });
+  // PyTorch DDP's default (gradient_as_bucket_view=False) copies every gradient into its bucket and
+  // back each step, plain fp32 copies: priced at copy_GBps once it is measured (bench/validate/README.md).
+  if (c.device.copy_GBps > 0) {
+    c.framework.bucket_copy = true;
+    std::printf("framework.bucket_copy true written: DDP's copies of the gradients into its buckets and back run at "
+                "copy_GBps\n");
+    c.source += "; framework.bucket_copy: DDP copies gradients into its buckets and back (at copy_GBps)";
+  }
 }
 
 void write_cluster(const CalibrateOptions& o, int nodes, int per_node, const rx::MicrobenchResult& result) {
@@ -364,7 +372,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--hook-bucket-mb", o->hook_bucket_mb,
                   "gloo: time what fp16_compress_hook does to a bucket of this many MiB on every rank at once, and "
                   "write its casts to fp16 and back as the device's memory_GBps (which prices the DDP comm hooks' "
-                  "kernels) and Gloo's fp16 sum as reduce_GBps_by_dtype.fp16 (0: skip both, and they cost nothing)")
+                  "kernels) Gloo's fp16 sum as reduce_GBps_by_dtype.fp16, and a plain fp32 += loop as copy_GBps with framework.bucket_copy (DDP's bucket copies) (0: skip all three, and they cost nothing)")
       ->check(CLI::Range(0.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();

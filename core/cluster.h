@@ -45,7 +45,7 @@ struct DeviceSpec {
   // per-generation constants (LL128, NVLS, per-channel caps) key on it.
   double compute_capability = 0;
   double pcie_GBps = 0;  // the device's own PCIe link, per direction (0 = not a bottleneck)
-  double memory_GBps = 0;  // device memory bandwidth, for the framework's bucket copies (0 = unknown)
+  double memory_GBps = 0;  // device memory bandwidth (0 = unknown): the bucket copies where copy_GBps is 0, a CPU's hook kernels
   // The framework's plain fp32 copies and adds (torch.cat, grad += g) on this device, where they
   // run at another speed than its casts (a CPU's); 0 = the datasheet HBM bandwidth of a GPU, free
   // on a CPU.
@@ -134,6 +134,11 @@ struct ClusterSpec {
     const auto it = collective_launch_us_by_kind.find(kind);
     return it != collective_launch_us_by_kind.end() ? it->second : collective_launch_us;
   }
+
+  // DDP's bucket copies (framework.bucket_copy) are plain fp32 copies: at copy_GBps where the
+  // cluster measures it (calibrate on Gloo does; memory_GBps there is the fp16 casts' rate, 5-8x
+  // slower), else at memory_GBps.
+  double bucket_copy_GBps() const { return device.copy_GBps > 0 ? device.copy_GBps : device.memory_GBps; }
 
   int world_size() const { return nodes * devices_per_node; }
   int node_of(int rank) const { return rank / devices_per_node; }

@@ -84,8 +84,9 @@ void read_framework(const JsonIn& f, ClusterSpec& c) {
   c.framework.bucket_overhead_us = f.nonnegative_number_or("bucket_overhead_us", 0.0);
   if (c.framework.bucket_overhead_us > 1e6) f.at("bucket_overhead_us").fail("at most 1e6 us (one second) per bucket");
   c.framework.bucket_copy = f.boolean_or("bucket_copy", false);
-  if (c.framework.bucket_copy && !(c.device.memory_GBps > 0))
-    f.at("bucket_copy").fail("$.device.memory_GBps > 0 (the copies run at the device's memory bandwidth), or false");
+  if (c.framework.bucket_copy && !(c.bucket_copy_GBps() > 0))
+    f.at("bucket_copy").fail(
+        "$.device.copy_GBps or $.device.memory_GBps > 0 (the copies run at the device's copy bandwidth), or false");
 }
 
 void read_interference(const JsonIn& f, ClusterSpec& c) {

@@ -73,11 +73,15 @@ Plan LocalSgdStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster
   Knobs averaging = knobs;
   averaging.reduce_op = ReduceOp::avg;
   const auto ckpt = checkpoint_blocks(trace, knobs);
+  // PostLocalSGD trains under DDP with post_localSGD_hook, which hands each bucket back untouched
+  // on local steps: DDP still copies the gradients into its buckets and back every step
+  // (framework.bucket_copy). accelerate's LocalSGD runs its local steps under no_sync: no buckets.
+  const auto ddp = knobs.localsgd_averaging == Averaging::per_param ? std::vector<GradBucket>{} : ddp_buckets(trace, knobs);
   for (int h = 0; h < h_total; ++h) {
     const std::string prefix = h_total == 1 ? "" : "step" + std::to_string(h) + ":";
     auto sync = add_buffer_broadcasts(plan, trace, knobs, comm, prefix);
-    auto pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, sync);
-    const auto opt = add_optimizer(plan, trace, cluster, {pass.last_op}, prefix);
+    auto pass = add_compute_pass(plan, trace, cluster, ckpt, prefix, sync, ddp.empty() ? nullptr : &ddp);
+    const auto opt = add_optimizer(plan, trace, cluster, add_bucket_copy_out(plan, cluster, ddp, {pass.last_op}, prefix), prefix);
     if (h != h_total - 1) continue;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       auto op = bucket_allreduce(trace, averaging, buckets[b], static_cast<int>(b), comm,

@@ -17,7 +17,7 @@ Plan new_plan(std::string strategy, const ModelTrace& trace, const ClusterSpec& 
 }
 
 double bucket_prep_s(const ClusterSpec& cluster, const GradBucket& bucket) {
-  const double copy_s = cluster.framework.bucket_copy ? 2.0 * static_cast<double>(bucket.bytes) / (cluster.device.memory_GBps * 1e9) : 0.0;
+  const double copy_s = cluster.framework.bucket_copy ? 2.0 * static_cast<double>(bucket.bytes) / bucket_copy_Bps(cluster) : 0.0;
   return cluster.framework.bucket_overhead_us * 1e-6 + copy_s;
 }
 
@@ -25,7 +25,7 @@ double bucket_copy_out_s(const ClusterSpec& cluster, const std::vector<GradBucke
   if (!cluster.framework.bucket_copy) return 0;
   double bytes = 0;
   for (const auto& b : buckets) bytes += static_cast<double>(b.bytes);
-  return 2.0 * bytes / (cluster.device.memory_GBps * 1e9);  // read the bucket, write the gradient
+  return 2.0 * bytes / bucket_copy_Bps(cluster);  // read the bucket, write the gradient
 }
 
 std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket) {
@@ -67,6 +67,8 @@ double kernel_memory_Bps(const ClusterSpec& cluster) {
   if (cluster.device.memory_GBps > 0) return cluster.device.memory_GBps * 1e9;
   return 0;
 }
+
+double bucket_copy_Bps(const ClusterSpec& cluster) { return cluster.bucket_copy_GBps() * 1e9; }
 
 double copy_kernel_Bps(const ClusterSpec& cluster) {
   if (cluster.device.copy_GBps > 0) return cluster.device.copy_GBps * 1e9;

@@ -58,6 +58,8 @@ PlanOp compute_stream_op(OpKind kind, std::string name, std::uint32_t stream, do
 // division ran at 7.7 GB/s and += at 19.5 GB/s (bench/validate/README.md), so that rate would
 // overcharge them 2.5-6x.
 double copy_kernel_Bps(const ClusterSpec& cluster);
+// The rate of DDP's bucket copies (framework.bucket_copy), bytes read and written: ClusterSpec::bucket_copy_GBps.
+double bucket_copy_Bps(const ClusterSpec& cluster);
 
 // The framework's device time for one bucket before its collective (fixed cost + copy in), and the
 // copy of all buckets back out after them; 0 when the cluster models none.

@@ -65,3 +65,65 @@ TEST_CASE("no_sync micro-batches pay no bucket costs", "[strategies][framework][
   for (const auto& op : plan.ops) framework_ops += op.kind == OpKind::framework ? 1 : 0;
   CHECK(framework_ops == static_cast<int>(buckets.size()));  // only the last micro-batch's buckets
 }
+
+namespace {
+
+// The bucket test's platform: 8 layers of 1 MiB fp32 gradients, 2 MiB buckets, a network so fast
+// the collectives take no time after backward; fp16 casts (memory_GBps) far slower than plain
+// copies (copy_GBps), as calibrate measures a CPU.
+struct CopyPlatform {
+  ModelTrace trace = testing::uniform_trace(8, 262'144, 1e-3, 2e-3, 1e-3);
+  ClusterSpec cluster = testing::ideal_star(2, 1e15, 0);
+  Knobs k;
+  double bytes = 8.0 * 262'144 * 4;
+  CopyPlatform() {
+    k.bucket_cap_bytes = 2 * 1024 * 1024;
+    k.first_bucket_cap_bytes = 2 * 1024 * 1024;
+    k.broadcast_buffers = false;
+    cluster.device.memory_GBps = 1;
+    cluster.device.copy_GBps = 1000;
+  }
+  ClusterSpec copying() const {
+    auto c = cluster;
+    c.framework.bucket_copy = true;
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("DDP's bucket copies run at copy_GBps where the cluster measures it", "[strategies][framework]") {
+  CopyPlatform p;
+  const auto plain = make_strategy("bucketed")->plan(p.trace, p.cluster, p.k);
+  const auto with = make_strategy("bucketed")->plan(p.trace, p.copying(), p.k);
+  // 4 x the gradients' bytes (in and out, each read and written) at 1000 GB/s, not at the casts' 1.
+  for (Fidelity f : {Fidelity::exact, Fidelity::scalable}) {
+    INFO((f == Fidelity::exact ? "exact" : "scalable"));
+    CHECK(step_s(with, p.copying(), f) - step_s(plain, p.cluster, f) == Approx(4.0 * p.bytes / 1000e9).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("PostLocalSGD's steps pay DDP's bucket copies, accelerate's per-parameter LocalSGD none",
+          "[strategies][framework][localsgd]") {
+  CopyPlatform p;
+  p.k.localsgd_period = 2;
+  const auto buckets = ddp_buckets(p.trace, p.k);
+  for (Averaging a : {Averaging::flat, Averaging::bucketed, Averaging::per_param}) {
+    p.k.localsgd_averaging = a;
+    const auto plain = make_strategy("localsgd")->plan(p.trace, p.cluster, p.k);
+    const auto with = make_strategy("localsgd")->plan(p.trace, p.copying(), p.k);
+    int framework_ops = 0;
+    for (const auto& op : with.ops) framework_ops += op.kind == OpKind::framework ? 1 : 0;
+    int plain_framework_ops = 0;
+    for (const auto& op : plain.ops) plain_framework_ops += op.kind == OpKind::framework ? 1 : 0;
+    // Every step (local or averaging) copies each bucket in and all of them out, under DDP;
+    // accelerate runs its local steps under no_sync.
+    const bool ddp = a != Averaging::per_param;
+    CHECK(framework_ops - plain_framework_ops == (ddp ? 2 * (static_cast<int>(buckets.size()) + 1) : 0));
+    const double per_step_s = ddp ? 4.0 * p.bytes / 1000e9 : 0.0;
+    for (Fidelity f : {Fidelity::exact, Fidelity::scalable}) {
+      INFO((f == Fidelity::exact ? "exact" : "scalable") << " averaging " << static_cast<int>(a));
+      CHECK(step_s(with, p.copying(), f) - step_s(plain, p.cluster, f) == Approx(per_step_s).margin(1e-12));
+    }
+  }
+}

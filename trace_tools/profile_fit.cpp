@@ -237,7 +237,7 @@ FittedParam fit_overhead(const Observations& obs, const ClusterSpec& c) {
   for (const auto& g : obs.gaps) {
     double us = g.gap_us - c.launch_us(OpKind::allreduce);
     // Copying the gradients into the bucket reads and writes its bytes.
-    if (c.framework.bucket_copy) us -= 2.0 * static_cast<double>(g.bytes) / (c.device.memory_GBps * 1e3);
+    if (c.framework.bucket_copy) us -= 2.0 * static_cast<double>(g.bytes) / (c.bucket_copy_GBps() * 1e3);
     est.push_back(us);
   }
   return summarise("$.framework.bucket_overhead_us", c.framework.bucket_overhead_us, est, 0.0, 1e6,

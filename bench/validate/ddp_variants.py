@@ -39,8 +39,8 @@ Where PyTorch's algorithm differs from redsim's model:
     first iteration (redsim's default --bucket-order execution); the warm-up steps cover that.
   - Copies. With gradient_as_bucket_view=False (the default) DDP copies every gradient into its
     bucket and back after the allreduce, and divides the bucket by the world size; redsim models
-    the copies only when the cluster file asks (`framework.bucket_copy`, at `device.memory_GBps`,
-    configs/README.md), and calibrate's testbed clusters do not.
+    the copies when the cluster file asks (`framework.bucket_copy`, at `device.copy_GBps`,
+    configs/README.md), which calibrate's testbed clusters do.
   - Gloo threads. ProcessGroupGloo runs collectives on 2 worker threads, so two buckets may be
     in flight at once (on the testbed two concurrent rings are ~5% slower than the same two in
     turn); redsim's comm stream is FIFO, one bucket at a time. --gloo-threads 1 gives DDP its own
