@@ -372,7 +372,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--hook-bucket-mb", o->hook_bucket_mb,
                   "gloo: time what fp16_compress_hook does to a bucket of this many MiB on every rank at once, and "
                   "write its casts to fp16 and back as the device's memory_GBps (which prices the DDP comm hooks' "
-                  "kernels) Gloo's fp16 sum as reduce_GBps_by_dtype.fp16, and a plain fp32 += loop as copy_GBps with framework.bucket_copy (DDP's bucket copies) (0: skip all three, and they cost nothing)")
+                  "kernels), Gloo's fp16 sum as reduce_GBps_by_dtype.fp16, and a plain fp32 += loop as copy_GBps with "
+                  "framework.bucket_copy (DDP's bucket copies) (0: skip all three, and they cost nothing)")
       ->check(CLI::Range(0.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();

@@ -30,6 +30,23 @@ float compute_load_unit(int seed) {
   return sum;
 }
 
+namespace {
+
+// One float through a collective on backend memory (every rank calls it): the value each rank
+// gets back.
+template <typename Collective>
+double through_collective(Backend& backend, double value, Collective&& collective) {
+  float host = static_cast<float>(value);
+  void* dev = backend.allocate(sizeof(float));
+  backend.copy_to_buffer(dev, &host, sizeof(float));
+  collective(dev);
+  backend.copy_from_buffer(&host, dev, sizeof(float));
+  backend.release(dev, sizeof(float));
+  return static_cast<double>(host);
+}
+
+}  // namespace
+
 // Ranks sharing cores do not get equal shares over a one-second pass (three calibrations in a row
 // gave rank 0 896, 1032 and 965 ms for the same load while its lone time held at 483-490 ms), but
 // their shares add up to the host's cores, so the mean over ranks is what a job's ranks get.
@@ -38,13 +55,7 @@ double mean_over_ranks(Communicator& comm, Backend& backend, double value) {
 }
 
 double reduce_over_ranks(Communicator& comm, Backend& backend, double value, ReduceOp op) {
-  std::vector<float> host(1, static_cast<float>(value));
-  void* dev = backend.allocate(sizeof(float));
-  backend.copy_to_buffer(dev, host.data(), sizeof(float));
-  comm.allreduce(dev, 1, DType::fp32, op);
-  backend.copy_from_buffer(host.data(), dev, sizeof(float));
-  backend.release(dev, sizeof(float));
-  return static_cast<double>(host[0]);
+  return through_collective(backend, value, [&](void* dev) { comm.allreduce(dev, 1, DType::fp32, op); });
 }
 
 namespace {
@@ -61,13 +72,8 @@ double run_compute(int units) {
 
 // Every rank agrees on one count: rank 0's, broadcast (ranks time their own loads slightly apart).
 int agreed(Communicator& comm, Backend& backend, int value) {
-  std::vector<float> host(1, static_cast<float>(value));
-  void* dev = backend.allocate(sizeof(float));
-  backend.copy_to_buffer(dev, host.data(), sizeof(float));
-  comm.broadcast(dev, 1, DType::fp32, 0);
-  backend.copy_from_buffer(host.data(), dev, sizeof(float));
-  backend.release(dev, sizeof(float));
-  return static_cast<int>(std::lround(host[0]));
+  return static_cast<int>(
+      std::lround(through_collective(backend, value, [&](void* dev) { comm.broadcast(dev, 1, DType::fp32, 0); })));
 }
 
 // The load timed on every rank at once, each rank computing on after its timed pass until every

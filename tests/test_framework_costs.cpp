@@ -16,6 +16,12 @@ double step_s(const Plan& plan, const ClusterSpec& c, Fidelity f) {
   return summarize(plan, simulate(plan, c, SimOptions{false, f})).step_time_s;
 }
 
+int framework_ops(const Plan& plan) {
+  int n = 0;
+  for (const auto& op : plan.ops) n += op.kind == OpKind::framework ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("framework costs add B x overhead + 4 x bytes / memory bandwidth to a compute-bound step",
@@ -40,9 +46,7 @@ TEST_CASE("framework costs add B x overhead + 4 x bytes / memory bandwidth to a 
   costly.framework.bucket_copy = true;
   costly.device.memory_GBps = 1000;
   const auto with = make_strategy("bucketed")->plan(trace, costly, k);
-  int framework_ops = 0;
-  for (const auto& op : with.ops) framework_ops += op.kind == OpKind::framework ? 1 : 0;
-  CHECK(framework_ops == static_cast<int>(buckets.size()) + 1);  // one per bucket, one copy-out
+  CHECK(framework_ops(with) == static_cast<int>(buckets.size()) + 1);  // one per bucket, one copy-out
 
   // Copy in: read the gradients and write the bucket; copy out: read the bucket, write the gradients.
   const double expected_s = B * 50e-6 + 4.0 * bytes / 1000e9;
@@ -61,9 +65,7 @@ TEST_CASE("no_sync micro-batches pay no bucket costs", "[strategies][framework][
   k.broadcast_buffers = false;
   const auto plan = make_strategy("accumulate")->plan(trace, cluster, k);
   const auto buckets = ddp_buckets(trace, k);
-  int framework_ops = 0;
-  for (const auto& op : plan.ops) framework_ops += op.kind == OpKind::framework ? 1 : 0;
-  CHECK(framework_ops == static_cast<int>(buckets.size()));  // only the last micro-batch's buckets
+  CHECK(framework_ops(plan) == static_cast<int>(buckets.size()));  // only the last micro-batch's buckets
 }
 
 namespace {
@@ -112,14 +114,10 @@ TEST_CASE("PostLocalSGD's steps pay DDP's bucket copies, accelerate's per-parame
     p.k.localsgd_averaging = a;
     const auto plain = make_strategy("localsgd")->plan(p.trace, p.cluster, p.k);
     const auto with = make_strategy("localsgd")->plan(p.trace, p.copying(), p.k);
-    int framework_ops = 0;
-    for (const auto& op : with.ops) framework_ops += op.kind == OpKind::framework ? 1 : 0;
-    int plain_framework_ops = 0;
-    for (const auto& op : plain.ops) plain_framework_ops += op.kind == OpKind::framework ? 1 : 0;
     // Every step (local or averaging) copies each bucket in and all of them out, under DDP;
     // accelerate runs its local steps under no_sync.
     const bool ddp = a != Averaging::per_param;
-    CHECK(framework_ops - plain_framework_ops == (ddp ? 2 * (static_cast<int>(buckets.size()) + 1) : 0));
+    CHECK(framework_ops(with) - framework_ops(plain) == (ddp ? 2 * (static_cast<int>(buckets.size()) + 1) : 0));
     const double per_step_s = ddp ? 4.0 * p.bytes / 1000e9 : 0.0;
     for (Fidelity f : {Fidelity::exact, Fidelity::scalable}) {
       INFO((f == Fidelity::exact ? "exact" : "scalable") << " averaging " << static_cast<int>(a));
