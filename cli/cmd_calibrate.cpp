@@ -182,6 +182,11 @@ void apply_hook_bucket(const rx::MicrobenchResult& r, ClusterSpec& c) {
     write("copy_GBps", m->bandwidth_GBps(), m->time_s, "fp32 adds: " + std::to_string(m->elements) + " elements",
           "fp32 adds (a += b) of " + std::to_string(m->elements) + " elements (12 bytes per element)",
           [&](double v) { c.device.copy_GBps = v; });
+  if (const auto& m = r.fresh_copy)
+    write("fresh_copy_GBps", m->bandwidth_GBps(), m->time_s,
+          "fresh copies: " + std::to_string(m->elements) + " elements into newly mapped memory",
+          "copies of " + std::to_string(m->elements) + " elements into newly mapped memory (8 bytes per element)",
+          [&](double v) { c.device.fresh_copy_GBps = v; });
   // PyTorch DDP's default (gradient_as_bucket_view=False) copies every gradient into its bucket and
   // back each step, plain fp32 copies: priced at copy_GBps once it is measured (bench/validate/README.md).
   if (c.device.copy_GBps > 0) {
@@ -372,8 +377,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--hook-bucket-mb", o->hook_bucket_mb,
                   "gloo: time what fp16_compress_hook does to a bucket of this many MiB on every rank at once, and "
                   "write its casts to fp16 and back as the device's memory_GBps (which prices the DDP comm hooks' "
-                  "kernels), Gloo's fp16 sum as reduce_GBps_by_dtype.fp16, and a plain fp32 += loop as copy_GBps with "
-                  "framework.bucket_copy (DDP's bucket copies) (0: skip all three, and they cost nothing)")
+                  "kernels), Gloo's fp16 sum as reduce_GBps_by_dtype.fp16, a plain fp32 += loop as copy_GBps with "
+                  "framework.bucket_copy (DDP's bucket copies), and a copy into newly mapped memory as "
+                  "fresh_copy_GBps (LocalSGD's torch.cat over 32 MiB) (0: skip all four, and they cost nothing)")
       ->check(CLI::Range(0.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--timeout-s", o->timeout_s, "seconds a collective may wait for its peers")->capture_default_str();

@@ -50,6 +50,10 @@ struct DeviceSpec {
   // run at another speed than its casts (a CPU's); 0 = the datasheet HBM bandwidth of a GPU, free
   // on a CPU.
   double copy_GBps = 0;
+  // A copy into memory the allocator has just taken from the OS (bytes read and written), where the
+  // first touch of each page costs a fault: on a CPU rank, torch.cat into a new tensor over glibc's
+  // mmap threshold. 0 = as copy_GBps (a GPU's caching allocator reuses its memory).
+  double fresh_copy_GBps = 0;
 };
 
 // What a training framework adds around each gradient bucket, on the compute stream: DDP's

@@ -48,7 +48,8 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 
 void read_device(const JsonIn& d, ClusterSpec& c) {
   d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
-                "reduce_GBps_by_dtype", "compute_capability", "pcie_GBps", "memory_GBps", "copy_GBps"});
+                "reduce_GBps_by_dtype", "compute_capability", "pcie_GBps", "memory_GBps", "copy_GBps",
+                "fresh_copy_GBps"});
   c.device.name = d.at("name").nonempty_string();
   if (auto aliases = d.find("aliases"))
     for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
@@ -76,6 +77,7 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
   c.device.pcie_GBps = optional_bandwidth(d, "pcie_GBps");
   c.device.memory_GBps = optional_bandwidth(d, "memory_GBps");
   c.device.copy_GBps = optional_bandwidth(d, "copy_GBps");
+  c.device.fresh_copy_GBps = optional_bandwidth(d, "fresh_copy_GBps");
 }
 
 void read_framework(const JsonIn& f, ClusterSpec& c) {
@@ -281,6 +283,7 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.device.memory_GBps > 0) j["device"]["memory_GBps"] = c.device.memory_GBps;
   if (c.device.copy_GBps > 0) j["device"]["copy_GBps"] = c.device.copy_GBps;
+  if (c.device.fresh_copy_GBps > 0) j["device"]["fresh_copy_GBps"] = c.device.fresh_copy_GBps;
   for (const auto& [t, GBps] : c.device.reduce_GBps_by_dtype) j["device"]["reduce_GBps_by_dtype"][std::string(dtype_name(t))] = GBps;
   if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy)
     j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};

@@ -1,7 +1,13 @@
 #include "realexec/memory_bench.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gloo/math.h>
@@ -63,6 +69,26 @@ CopyMeasurement measure_fp32_add(Backend& backend, std::int64_t elements, int re
     const double t0 = now_s();
     for (std::size_t i = 0; i < n; ++i) acc[i] += in[i];
     g_cast_sink = g_cast_sink + acc[n / 2];
+    return now_s() - t0;
+  });
+  return m;
+}
+
+FreshCopyMeasurement measure_fresh_copy(Backend& backend, std::int64_t elements, int repetitions) {
+  FreshCopyMeasurement m;
+  m.elements = elements;
+  const auto n = static_cast<std::size_t>(elements);
+  const std::vector<float> in(n, 1.0f);
+  const std::size_t bytes = n * sizeof(float);
+  m.time_s = median_every_rank(backend, repetitions, [&] {
+    const double t0 = now_s();
+    // mmap as glibc's malloc does over its threshold: no huge pages unless the process asks.
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap of " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+    auto* out = static_cast<float*>(p);
+    std::copy(in.begin(), in.end(), out);
+    g_cast_sink = g_cast_sink + out[n / 2];
+    ::munmap(p, bytes);
     return now_s() - t0;
   });
   return m;

@@ -30,6 +30,17 @@ struct CopyMeasurement {
 };
 CopyMeasurement measure_fp32_add(Backend& backend, std::int64_t elements, int repetitions);
 
+// A copy into memory fresh from the OS (the cluster's device fresh_copy_GBps): what torch.cat of
+// more parameters than glibc's 32 MiB mmap ceiling costs on a CPU rank, where every page of the
+// new tensor faults on first touch and the old one is unmapped when freed. Every rank at once maps
+// a buffer, copies one in and unmaps it, counted as 8 bytes per element (one read, one written).
+struct FreshCopyMeasurement {
+  std::int64_t elements = 0;
+  double time_s = 0;  // rank 0's median, every rank at once
+  double bandwidth_GBps() const { return time_s > 0 ? 8.0 * static_cast<double>(elements) / time_s / 1e9 : 0; }
+};
+FreshCopyMeasurement measure_fresh_copy(Backend& backend, std::int64_t elements, int repetitions);
+
 // How fast Gloo reduces fp16 on this machine's ranks: gloo::sum<gloo::float16>, the function
 // ProcessGroupGloo's allreduce applies to each incoming chunk of a half tensor, element by element
 // in software (fp32 runs vectorised ~18x faster, and the fitted fp32 sweeps already include it).

@@ -168,6 +168,7 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
         result.hook_casts = measure_hook_casts(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
         result.fp16_reduce = measure_fp16_reduce(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
         result.fp32_add = measure_fp32_add(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
+        result.fresh_copy = measure_fresh_copy(*backend, cfg.hook_bucket_elements, cfg.hook_bench_repetitions);
       }
       backend->barrier();
       if (job.rank == 0) sink(result);

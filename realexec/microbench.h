@@ -68,6 +68,7 @@ struct MicrobenchResult {
   std::optional<HookCastMeasurement> hook_casts;
   std::optional<ReduceMeasurement> fp16_reduce;
   std::optional<CopyMeasurement> fp32_add;
+  std::optional<FreshCopyMeasurement> fresh_copy;
 };
 
 using BenchSink = std::function<void(const MicrobenchResult&)>;

@@ -47,17 +47,33 @@ std::vector<GradBucket> averaging_buckets(const ModelTrace& trace, const Knobs& 
   return out;
 }
 
+// glibc serves an allocation over its mmap threshold with pages fresh from the OS and unmaps it
+// when freed; the threshold rises with what is freed, to at most 32 MiB on 64-bit
+// (DEFAULT_MMAP_THRESHOLD_MAX, mallopt(3)). So on a CPU rank a torch.cat of more than 32 MiB
+// faults in every page each averaging, while a smaller one comes to reuse freed heap memory.
+constexpr std::uint64_t kFreshAllocationOverBytes = 32ull << 20;
+
 // average_parameters' own kernels before the allreduce: torch.cat copies the parameters into one
-// tensor (reading and writing each byte) and divides it by the world size in place (again), at
-// copy_kernel_Bps. Afterwards each parameter becomes a view of the averaged tensor: no copy back.
-// Per-parameter averaging allreduces the parameters themselves.
+// new tensor (reading and writing each byte: at fresh_copy_GBps where that tensor gets fresh
+// pages) and divides it by the world size in place (again, at copy_kernel_Bps). Afterwards each
+// parameter becomes a view of the averaged tensor: no copy back.
+double flatten_s(const ClusterSpec& cluster, std::uint64_t bytes) {
+  const double copy_Bps = copy_kernel_Bps(cluster);
+  if (!(copy_Bps > 0)) return 0;
+  const bool fresh = cluster.device.fresh_copy_GBps > 0 && bytes > kFreshAllocationOverBytes;
+  const double cat_Bps = fresh ? cluster.device.fresh_copy_GBps * 1e9 : copy_Bps;
+  const double b = static_cast<double>(bytes);
+  return 2.0 * b / cat_Bps + 2.0 * b / copy_Bps;
+}
+
+// Per-parameter averaging allreduces the parameters themselves: no flatten.
 std::uint32_t add_flatten(Plan& plan, const ClusterSpec& cluster, const Knobs& knobs, const GradBucket& b, std::size_t i,
                           std::uint32_t after, const std::string& prefix) {
-  const double Bps = copy_kernel_Bps(cluster);
-  if (knobs.localsgd_averaging == Averaging::per_param || !(Bps > 0)) return after;
+  const double s = flatten_s(cluster, b.bytes);
+  if (knobs.localsgd_averaging == Averaging::per_param || !(s > 0)) return after;
   PlanOp op = compute_stream_op(
       OpKind::framework, prefix + "average:flatten" + (knobs.localsgd_averaging == Averaging::flat ? "" : ":bucket" + std::to_string(i)),
-      plan.stream_index("compute"), 4.0 * static_cast<double>(b.bytes) / Bps);
+      plan.stream_index("compute"), s);
   op.deps = {after};
   return plan.add(std::move(op));
 }

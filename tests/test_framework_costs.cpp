@@ -2,6 +2,7 @@
 // bandwidth) change a step by exactly their closed form, identically in both fidelities.
 #include <catch2/catch.hpp>
 
+#include "core/cluster_json.h"
 #include "core/step_summary.h"
 #include "sim/sim_engine.h"
 #include "strategies/ddp_bucketing.h"
@@ -123,5 +124,54 @@ TEST_CASE("PostLocalSGD's steps pay DDP's bucket copies, accelerate's per-parame
       INFO((f == Fidelity::exact ? "exact" : "scalable") << " averaging " << static_cast<int>(a));
       CHECK(step_s(with, p.copying(), f) - step_s(plain, p.cluster, f) == Approx(per_step_s).margin(1e-12));
     }
+  }
+}
+
+TEST_CASE("PeriodicModelAverager's torch.cat over glibc's 32 MiB mmap ceiling runs at fresh_copy_GBps",
+          "[strategies][framework][localsgd]") {
+  // The cat reads and writes the parameters' bytes (2 x bytes), the division again (2 x bytes at
+  // copy_GBps). glibc gives an allocation over 32 MiB (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit,
+  // mallopt(3)) fresh pages every time: exactly 32 MiB of parameters reuse memory, one fp32 more
+  // faults it in at fresh_copy_GBps.
+  auto cluster = testing::ideal_star(4, 1e10, 2e-6);
+  cluster.device.copy_GBps = 2;
+  Knobs k;
+  k.broadcast_buffers = false;
+  k.localsgd_period = 2;
+  auto flatten_s = [&](std::int64_t per_layer, const ClusterSpec& c) {
+    const auto plan = make_strategy("localsgd")->plan(testing::uniform_trace(4, per_layer, 1e-4, 2e-4, 1e-4), c, k);
+    const auto& op = plan.ops[plan.ops.back().deps.front()];
+    REQUIRE(op.name == "step1:average:flatten");
+    return op.duration_s;
+  };
+  const double at_ceiling_bytes = 4.0 * 2'097'152 * 4, over_bytes = at_ceiling_bytes + 16;
+  CHECK(at_ceiling_bytes == 32.0 * 1024 * 1024);
+  CHECK(flatten_s(2'097'152, cluster) == Approx(4 * at_ceiling_bytes / 2e9).epsilon(1e-12));
+  CHECK(flatten_s(2'097'153, cluster) == Approx(4 * over_bytes / 2e9).epsilon(1e-12));  // not measured: copy_GBps
+  auto fresh = cluster;
+  fresh.device.fresh_copy_GBps = 0.5;
+  CHECK(flatten_s(2'097'152, fresh) == Approx(4 * at_ceiling_bytes / 2e9).epsilon(1e-12));
+  CHECK(flatten_s(2'097'153, fresh) == Approx(2 * over_bytes / 0.5e9 + 2 * over_bytes / 2e9).epsilon(1e-12));
+  // The step pays it once per H = 2 window, in both fidelities.
+  const auto trace = testing::uniform_trace(4, 2'097'153, 1e-4, 2e-4, 1e-4);
+  const auto warm_plan = make_strategy("localsgd")->plan(trace, cluster, k);
+  const auto fresh_plan = make_strategy("localsgd")->plan(trace, fresh, k);
+  for (Fidelity f : {Fidelity::exact, Fidelity::scalable}) {
+    INFO((f == Fidelity::exact ? "exact" : "scalable"));
+    CHECK((step_s(fresh_plan, fresh, f) - step_s(warm_plan, cluster, f)) * 2 ==
+          Approx(2 * over_bytes / 0.5e9 - 2 * over_bytes / 2e9).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a cluster's fresh_copy_GBps is read strictly and written back", "[core][cluster]") {
+  auto j = cluster_to_json(testing::ideal_star(2, 1e10, 0));
+  j["device"]["fresh_copy_GBps"] = 1.5;
+  const auto c = cluster_from_json(j, "c.json");
+  CHECK(c.device.fresh_copy_GBps == 1.5);
+  CHECK(cluster_from_json(cluster_to_json(c), "c.json").device.fresh_copy_GBps == 1.5);
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("fast")}) {
+    j["device"]["fresh_copy_GBps"] = bad;
+    CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("c.json: $.device.fresh_copy_GBps") !=
+          std::string::npos);
   }
 }

@@ -37,8 +37,11 @@ import json,sys; d=json.load(open(sys.argv[1]))
 assert d['device']['memory_GBps'] > 0 and 'fp16_compress_hook' in d['source'], d['device']
 assert d['device']['reduce_GBps_by_dtype']['fp16'] > 0 and 'gloo::sum<float16>' in d['source'], d['device']
 assert set(d['device']['reduce_GBps_by_dtype']) == {'fp16'}, d['device']
-assert d['device']['copy_GBps'] > 0 and 'fp32 adds (a += b)' in d['source'], d['device']" "$tmp/c.json" ||
-  fail "memory_GBps, copy_GBps or the fp16 reduce rate not written"
+assert d['device']['copy_GBps'] > 0 and 'fp32 adds (a += b)' in d['source'], d['device']
+assert d['device']['fresh_copy_GBps'] > 0 and 'newly mapped memory' in d['source'], d['device']" "$tmp/c.json" ||
+  fail "memory_GBps, copy_GBps, fresh_copy_GBps or the fp16 reduce rate not written"
+grep -q "^fresh copies: 6553600 elements into newly mapped memory in .* fresh_copy_GBps .* written" "$tmp/c.out" ||
+  fail "no fresh copies line"
 grep -q "^fp32 adds: 6553600 elements in .* copy_GBps .* written" "$tmp/c.out" || fail "no fp32 adds line"
 grep -q "^fp16 reduction: 6553600 elements in .* reduce_GBps_by_dtype.fp16 .* written" "$tmp/c.out" || fail "no fp16 reduction line"
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$tmp/c.json" --strategy bucketed --comm-hook fp16 \
@@ -47,8 +50,8 @@ grep -q "^fp16 reduction: 6553600 elements in .* reduce_GBps_by_dtype.fp16 .* wr
   --out "$tmp/c0.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --interference-ms 0"
 ! grep -q "^interference:" "$tmp/out" || fail "--interference-ms 0 still measured interference"
 ! grep -q "^hook casts" "$tmp/out" || fail "--hook-bucket-mb 0 still measured the casts"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['device']; assert 'memory_GBps' not in d and 'reduce_GBps_by_dtype' not in d and 'copy_GBps' not in d" "$tmp/c0.json" ||
-  fail "--hook-bucket-mb 0 wrote memory_GBps, copy_GBps or an fp16 reduce rate"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['device']; assert 'memory_GBps' not in d and 'reduce_GBps_by_dtype' not in d and 'copy_GBps' not in d and 'fresh_copy_GBps' not in d" "$tmp/c0.json" ||
+  fail "--hook-bucket-mb 0 wrote memory_GBps, copy_GBps, fresh_copy_GBps or an fp16 reduce rate"
 "$redsim" calibrate --ranks 2 --max-bytes 65536 --fit-min-bytes 4096 --iters 1 --interference-ms 100 \
   --no-write-interference --out "$tmp/c1.json" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --no-write-interference"
 grep -q "^interference: .*not written" "$tmp/out" || fail "measured interference not reported as unwritten"
