@@ -163,9 +163,12 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
                                              double target_s) {
   InterferenceMeasurement m;
   const std::int64_t count = bytes / 4;
-  // Size the compute load to about target_s alone (rank 0's count, for all).
+  // Size the compute load to about target_s alone: rank 0 times units while the others wait, and
+  // all take its count. Timed by every rank at once, the units had shared the cores or not as the
+  // scheduler fell, giving loads of 233-525 ms for 500; the two shortest (2 allreduces beside
+  // instead of 8) came out with rank speeds of 0.519 and 0.517 against 0.47-0.50.
   backend.barrier();
-  const double unit_s = std::max(1e-6, run_compute(4) / 4);
+  const double unit_s = backend.rank() == 0 ? std::max(1e-6, run_compute(8) / 8) : 1.0;
   const int units = agreed(comm, backend, std::max(8, static_cast<int>(target_s / unit_s)));
   backend.barrier();
   if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
