@@ -2,7 +2,7 @@
 # Issue 14: plain captures (x calibrate's rank speed, and x 0.5) against redsim_capture.py --processes W
 # and in-job traces, on the same real DDP runs (bench/validate/README.md, "Traces captured as ranks
 # sharing the host"), each with and without calibrate's interference terms ("-i" after the label).
-# Root (the testbed), Debian's python3-torch, about 10 minutes:
+# Root (the testbed), Debian's python3-torch, about 12 minutes:
 #   OUT=DIR [NODES=4 RANKS_PER_NODE=1] [MODELS="resnet18 mobilenet_v3_large"] [STEPS=8 LOCALSGD_STEPS=16] \
 #     bench/validate/capture_copies_table.sh
 # Every rank of the testbed shares this machine's cores, so the copies are NODES x RANKS_PER_NODE.
@@ -27,8 +27,15 @@ python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("interference
   $O/tb41-i.json $O/tb41.json
 RS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
 echo "rank speed $RS"; date -u; uptime
+# The host's speed for this model, alone and as W copies at once (slowest copy per pass), printed
+# at the plain capture and before each job: a shared host that slows between the capture and a job
+# slows the job and not the trace (bench/validate/README.md, stop 43's grid).
+probe() {
+  /usr/bin/python3 bench/validate/contention_probe.py --load $1 --copies $W --passes 4 --seconds 0.5 2>&1 | tail -1
+}
 for m in $MODELS; do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --out $O/plain-$m.json > $O/cap-plain-$m.log 2>&1
+  echo "$m host at the capture: $(probe $m)"
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes $W --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
   for v in "bucketed 25" "bucketed 1" "localsgd 25" "accumulate 25"; do
     set -- $v; var=$1; b=$2; tag=$m-$var-$b
@@ -37,6 +44,7 @@ for m in $MODELS; do
       localsgd) steps=$SL; extra="$extra --localsgd-period 4";;
       accumulate) extra="$extra --microbatches 4";;
     esac
+    echo "$tag host before the job: $(probe $m)"
     realexec/testbed run --nodes $N --ranks-per-node $R --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
       --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps $steps \
       --out $O/ddp-$tag.json --trace-out $O/job-$tag.json > $O/ddp-$tag.log 2>&1
