@@ -1,5 +1,7 @@
 // accumulate (deferred sync) and localsgd (periodic parameter averaging), and what excluded
 // parameters and buffers do to the bytes on the wire.
+#include <utility>
+
 #include <catch2/catch.hpp>
 
 #include "core/cluster_json.h"
@@ -193,16 +195,21 @@ TEST_CASE("micro-batches after the first add their gradients into .grad at memor
   }
 }
 
-TEST_CASE("a cluster's copy_GBps is read strictly and written back", "[core][cluster]") {
-  auto j = cluster_to_json(testing::ideal_star(2, 1e10, 0));
-  j["device"]["copy_GBps"] = 9.5;
-  const auto c = cluster_from_json(j, "c.json");
-  CHECK(c.device.copy_GBps == 9.5);
-  CHECK(cluster_from_json(cluster_to_json(c), "c.json").device.copy_GBps == 9.5);
-  j["device"]["copy_GBps"] = -1;
-  CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("c.json: $.device.copy_GBps") != std::string::npos);
-  j["device"]["copy_GBps"] = "fast";
-  CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("$.device.copy_GBps") != std::string::npos);
+TEST_CASE("a cluster's copy_GBps and fresh_copy_GBps are read strictly and written back", "[core][cluster]") {
+  for (auto [key, field] : {std::pair{"copy_GBps", &DeviceSpec::copy_GBps}, std::pair{"fresh_copy_GBps", &DeviceSpec::fresh_copy_GBps}}) {
+    CAPTURE(key);
+    auto j = cluster_to_json(testing::ideal_star(2, 1e10, 0));
+    j["device"][key] = 9.5;
+    const auto c = cluster_from_json(j, "c.json");
+    CHECK(c.device.*field == 9.5);
+    CHECK(cluster_from_json(cluster_to_json(c), "c.json").device.*field == 9.5);
+    j["device"][key] = -1;
+    CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find(std::string("c.json: $.device.") + key) !=
+          std::string::npos);
+    j["device"][key] = "fast";
+    CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find(std::string("c.json: $.device.") + key) !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("excluded parameters are never reduced", "[strategies][excluded]") {

@@ -2,7 +2,6 @@
 // bandwidth) change a step by exactly their closed form, identically in both fidelities.
 #include <catch2/catch.hpp>
 
-#include "core/cluster_json.h"
 #include "core/step_summary.h"
 #include "sim/sim_engine.h"
 #include "strategies/ddp_bucketing.h"
@@ -160,18 +159,5 @@ TEST_CASE("PeriodicModelAverager's torch.cat over glibc's 32 MiB mmap ceiling ru
     INFO((f == Fidelity::exact ? "exact" : "scalable"));
     CHECK((step_s(fresh_plan, fresh, f) - step_s(warm_plan, cluster, f)) * 2 ==
           Approx(2 * over_bytes / 0.5e9 - 2 * over_bytes / 2e9).epsilon(1e-6));
-  }
-}
-
-TEST_CASE("a cluster's fresh_copy_GBps is read strictly and written back", "[core][cluster]") {
-  auto j = cluster_to_json(testing::ideal_star(2, 1e10, 0));
-  j["device"]["fresh_copy_GBps"] = 1.5;
-  const auto c = cluster_from_json(j, "c.json");
-  CHECK(c.device.fresh_copy_GBps == 1.5);
-  CHECK(cluster_from_json(cluster_to_json(c), "c.json").device.fresh_copy_GBps == 1.5);
-  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("fast")}) {
-    j["device"]["fresh_copy_GBps"] = bad;
-    CHECK(testing::error_of([&] { cluster_from_json(j, "c.json"); }).find("c.json: $.device.fresh_copy_GBps") !=
-          std::string::npos);
   }
 }
