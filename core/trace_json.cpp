@@ -69,6 +69,22 @@ struct LayerBytesField {
   }
 };
 
+// An explicit gradient-ready order: every trainable parameter once, by name.
+void read_grad_ready_order(const JsonIn& order, const std::map<std::string, std::size_t>& param_index, ModelTrace& t) {
+  std::vector<bool> seen(t.params.size(), false);
+  for (const auto& e : order.items()) {
+    auto it = param_index.find(e.string());
+    if (it == param_index.end()) e.fail("the name of a parameter listed in $.params");
+    if (!t.params[it->second].trainable) e.fail("a trainable parameter (frozen ones get no gradient)");
+    if (seen[it->second]) e.fail("each parameter once");
+    seen[it->second] = true;
+    t.grad_ready_order.push_back(it->second);
+  }
+  for (std::size_t i = 0; i < t.params.size(); ++i)
+    if (t.params[i].trainable && !seen[i])
+      order.fail("every trainable parameter once (missing \"" + t.params[i].name + "\")");
+}
+
 }  // namespace
 
 ModelTrace trace_from_json(const json& root, const std::string& file) {
@@ -122,22 +138,10 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
     t.params.push_back(std::move(param));
   }
 
-  if (auto order = j.find("grad_ready_order")) {
-    std::vector<bool> seen(t.params.size(), false);
-    for (const auto& e : order->items()) {
-      auto it = param_index.find(e.string());
-      if (it == param_index.end()) e.fail("the name of a parameter listed in $.params");
-      if (!t.params[it->second].trainable) e.fail("a trainable parameter (frozen ones get no gradient)");
-      if (seen[it->second]) e.fail("each parameter once");
-      seen[it->second] = true;
-      t.grad_ready_order.push_back(it->second);
-    }
-    for (std::size_t i = 0; i < t.params.size(); ++i)
-      if (t.params[i].trainable && !seen[i])
-        order->fail("every trainable parameter once (missing \"" + t.params[i].name + "\")");
-  } else {
+  if (auto order = j.find("grad_ready_order"))
+    read_grad_ready_order(*order, param_index, t);
+  else
     t.grad_ready_order = derive_grad_ready_order(t);
-  }
 
   if (auto bufs = j.find("buffers")) {
     for (const auto& b : bufs->items()) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 #include "core/cluster.h"
@@ -13,6 +12,7 @@
 #include "core/trace_json.h"
 #include "kineto_builder.h"
 #include "strategies/strategy.h"
+#include "tests/test_support.h"
 #include "tool_runner.h"
 #include "trace_tools/kineto_import.h"
 
@@ -137,15 +137,6 @@ void check_matches(const KinetoImport& imp, const Expected& e) {
   // Gradients become ready bucket by bucket.
   REQUIRE(t.grad_ready_order.size() == K);
   for (std::size_t k = 0; k < K; ++k) CHECK(t.params[t.grad_ready_order[k]].name == "bucket" + std::to_string(k));
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 bool is_nccl_allreduce(const json& e) {
