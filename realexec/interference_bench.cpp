@@ -70,10 +70,14 @@ double run_compute(int units) {
   return now_s() - t0;
 }
 
+// Rank 0's value, on every rank.
+double agreed_value(Communicator& comm, Backend& backend, double value) {
+  return through_collective(backend, value, [&](void* dev) { comm.broadcast(dev, 1, DType::fp32, 0); });
+}
+
 // Every rank agrees on one count: rank 0's, broadcast (ranks time their own loads slightly apart).
 int agreed(Communicator& comm, Backend& backend, int value) {
-  return static_cast<int>(
-      std::lround(through_collective(backend, value, [&](void* dev) { comm.broadcast(dev, 1, DType::fp32, 0); })));
+  return static_cast<int>(std::lround(agreed_value(comm, backend, value)));
 }
 
 // The load timed on every rank at once, each rank computing on after its timed pass until every
@@ -159,6 +163,44 @@ double InterferenceMeasurement::collective_latency_s() const {
   return std::isfinite(d) ? std::max(0.0, d) : 0.0;
 }
 
+std::size_t median_speed_pair(const std::vector<double>& lone_s, const std::vector<double>& together_s) {
+  std::vector<std::size_t> order(std::min(lone_s.size(), together_s.size()));
+  if (order.empty()) return 0;
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto ratio = [&](std::size_t i) { return lone_s[i] / together_s[i]; };
+  // A stable sort: equal ratios stay in their order, so the choice is deterministic.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ratio(a) < ratio(b); });
+  return order[(order.size() - 1) / 2];
+}
+
+namespace {
+
+// The load on rank 0 alone, then on every rank at once, in kSpeedPairs pairs; the pair whose
+// ratio is the median gives the lone and together times. From one pair, a slow second of the
+// shared host set the rank speed: 0.431 in one calibration where the pairs before and after
+// each job of that grid gave 0.49-0.55 for the model itself (bench/validate/README.md, stop 44).
+void measure_rank_speed(Backend& backend, Communicator& comm, int units, InterferenceMeasurement& m) {
+  std::vector<double> lone(kSpeedPairs), together(kSpeedPairs), slowest(kSpeedPairs);
+  for (int i = 0; i < kSpeedPairs; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    backend.barrier();
+    lone[k] = agreed_value(comm, backend, backend.rank() == 0 ? run_compute(units) : 0.0);
+    backend.barrier();
+    const double rank_s = run_compute_with_peers_busy(backend, units);
+    together[k] = mean_over_ranks(comm, backend, rank_s);
+    slowest[k] = reduce_over_ranks(comm, backend, rank_s, ReduceOp::max);
+  }
+  const std::size_t k = median_speed_pair(lone, together);
+  m.compute_lone_s = lone[k], m.compute_alone_s = together[k], m.compute_alone_slowest_s = slowest[k];
+  m.rank_speed_low = m.rank_speed_high = lone[0] / together[0];
+  for (std::size_t i = 1; i < lone.size(); ++i) {
+    m.rank_speed_low = std::min(m.rank_speed_low, lone[i] / together[i]);
+    m.rank_speed_high = std::max(m.rank_speed_high, lone[i] / together[i]);
+  }
+}
+
+}  // namespace
+
 InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
                                              double target_s) {
   InterferenceMeasurement m;
@@ -170,12 +212,7 @@ InterferenceMeasurement measure_interference(Backend& backend, Communicator& com
   backend.barrier();
   const double unit_s = backend.rank() == 0 ? std::max(1e-6, run_compute(8) / 8) : 1.0;
   const int units = agreed(comm, backend, std::max(8, static_cast<int>(target_s / unit_s)));
-  backend.barrier();
-  if (backend.rank() == 0) m.compute_lone_s = run_compute(units);
-  backend.barrier();
-  const double rank_alone_s = run_compute_with_peers_busy(backend, units);
-  m.compute_alone_s = mean_over_ranks(comm, backend, rank_alone_s);
-  m.compute_alone_slowest_s = reduce_over_ranks(comm, backend, rank_alone_s, ReduceOp::max);
+  measure_rank_speed(backend, comm, units, m);
   m.large = allreduce_beside_compute(backend, comm, buf, count, units, m.compute_alone_s, m.compute_beside_s);
   // 1 MiB, DDP's first bucket and the smallest bucket size people run. The delay beside compute
   // shrinks with size on the testbed (64 KiB +10.8 ms, 1 MiB +8, 4 MiB +4.4, 25 MiB +3.2), so it

@@ -152,12 +152,13 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
         const auto& m = *result.interference;
         if (job.rank == 0 && cfg.progress)
           std::printf("compute load     one rank alone %9.1f ms, every rank at once %9.1f ms (mean over ranks; slowest "
-                      "%.1f ms): a rank runs at %.3f of a lone process\n"
+                      "%.1f ms): a rank runs at %.3f of a lone process (median of %d pairs; %.3f-%.3f)\n"
                       "compute load     alone %9.1f ms  beside %9.1f ms  x%.3f\n"
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "beside compute an allreduce takes x%.3f + %.2f ms (the line through both sizes)\n",
-                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(),
+                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(), kSpeedPairs,
+                      m.rank_speed_low, m.rank_speed_high,
                       m.compute_alone_s * 1e3,
                       m.compute_beside_s * 1e3, m.compute_slowdown(),
                       static_cast<long long>(m.large.bytes), m.large.alone_s * 1e3, m.large.beside_s * 1e3,

@@ -393,3 +393,19 @@ TEST_CASE("calibrate splits an allreduce's time beside compute into a rate and a
   CHECK(m.collective_slowdown() == Approx(1.05).epsilon(1e-12));
   CHECK(m.collective_latency_s() == 0.0);
 }
+
+TEST_CASE("calibrate's rank speed is the median pair's, so one slow moment of the host does not set it", "[realexec][interference]") {
+  using redsim::realexec::median_speed_pair;
+  // Ratios lone / together: 0.5, 0.431 (a slow moment while every rank ran), 0.49, 0.55, 0.48.
+  const std::vector<double> lone{0.4, 0.409, 0.49, 0.44, 0.48};
+  const std::vector<double> together{0.8, 0.949, 1.0, 0.8, 1.0};
+  // Sorted: 0.431 (1), 0.48 (4), 0.49 (2), 0.5 (0), 0.55 (3): the median is pair 2.
+  CHECK(median_speed_pair(lone, together) == 2);
+  // An even count takes the lower middle: 0.431, 0.49, 0.5, 0.55 -> 0.49 (pair 2).
+  CHECK(median_speed_pair({0.4, 0.409, 0.49, 0.44}, {0.8, 0.949, 1.0, 0.8}) == 2);
+  // Equal ratios stay in their order (the middle of three is pair 1); one pair is its own median;
+  // none gives 0.
+  CHECK(median_speed_pair({1, 2, 3}, {2, 4, 6}) == 1);
+  CHECK(median_speed_pair({0.4}, {0.9}) == 0);
+  CHECK(median_speed_pair({}, {}) == 0);
+}

@@ -24,6 +24,13 @@ grep -q "^intra_node link, point to point" "$tmp/out" || fail "no point-to-point
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['devices_per_node']==2 and d['intra_node']['link_bandwidth_GBps']>0" "$tmp/c.json" ||
   fail "cluster file content"
 grep -q "^interference: compute x.*: written to the cluster" "$tmp/c.out" || fail "no interference line"
+# The rank speed is the median of five pairs of passes, so it lies within their printed range.
+python3 -c "
+import re,sys
+m = re.search(r'a rank runs at ([0-9.]+) of a lone process \(median of 5 pairs; ([0-9.]+)-([0-9.]+)\)', open(sys.argv[1]).read())
+assert m, 'no rank speed line'
+speed, low, high = map(float, m.groups())
+assert 0 < low <= speed <= high, m.group(0)" "$tmp/c.out" || fail "rank speed: the median of five pairs"
 # Slowdowns are measured; whatever they are, they are factors from 1 (none) to 10.
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); i=d.get('interference', {})
