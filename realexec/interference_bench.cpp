@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/statistics.h"
 #include "realexec/clock.h"
 
 namespace redsim::realexec {
@@ -163,16 +164,6 @@ double InterferenceMeasurement::collective_latency_s() const {
   return std::isfinite(d) ? std::max(0.0, d) : 0.0;
 }
 
-std::size_t median_speed_pair(const std::vector<double>& lone_s, const std::vector<double>& together_s) {
-  std::vector<std::size_t> order(std::min(lone_s.size(), together_s.size()));
-  if (order.empty()) return 0;
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto ratio = [&](std::size_t i) { return lone_s[i] / together_s[i]; };
-  // A stable sort: equal ratios stay in their order, so the choice is deterministic.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ratio(a) < ratio(b); });
-  return order[(order.size() - 1) / 2];
-}
-
 namespace {
 
 // The load on rank 0 alone, then on every rank at once, in kSpeedPairs pairs; the pair whose
@@ -190,13 +181,12 @@ void measure_rank_speed(Backend& backend, Communicator& comm, int units, Interfe
     together[k] = mean_over_ranks(comm, backend, rank_s);
     slowest[k] = reduce_over_ranks(comm, backend, rank_s, ReduceOp::max);
   }
-  const std::size_t k = median_speed_pair(lone, together);
+  std::vector<double> speed(lone.size());
+  for (std::size_t i = 0; i < lone.size(); ++i) speed[i] = lone[i] / together[i];
+  const std::size_t k = median_index(speed);
   m.compute_lone_s = lone[k], m.compute_alone_s = together[k], m.compute_alone_slowest_s = slowest[k];
-  m.rank_speed_low = m.rank_speed_high = lone[0] / together[0];
-  for (std::size_t i = 1; i < lone.size(); ++i) {
-    m.rank_speed_low = std::min(m.rank_speed_low, lone[i] / together[i]);
-    m.rank_speed_high = std::max(m.rank_speed_high, lone[i] / together[i]);
-  }
+  const auto [low, high] = std::minmax_element(speed.begin(), speed.end());
+  m.rank_speed_low = *low, m.rank_speed_high = *high;
 }
 
 }  // namespace

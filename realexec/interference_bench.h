@@ -5,9 +5,7 @@
 // multiply on one thread: dense arithmetic with cache traffic, like the convolution and GEMM
 // kernels of a training step, not a model's own kernels.
 #pragma once
-#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "realexec/backend.h"
 
@@ -27,8 +25,8 @@ struct InterferenceMeasurement {
   // mean over ranks.
   double compute_alone_s = 0, compute_beside_s = 0;
   double compute_alone_slowest_s = 0;  // the slowest rank's time alone (printed: how unequal the ranks' shares are)
-  // The lone and every-rank times are the median pair of kSpeedPairs; these are the lowest and
-  // highest ratio of the pairs (printed: how much the host moved while calibrate measured).
+  // The lone and every-rank times are the pair of kSpeedPairs whose ratio is the median
+  // (core/statistics.h median_index); these are the lowest and highest ratio of the pairs (printed: how much the host moved while calibrate measured).
   double rank_speed_low = 0, rank_speed_high = 0;
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
@@ -50,10 +48,6 @@ struct InterferenceMeasurement {
 
 // Pairs of (rank 0 alone, every rank at once) that calibrate times the compute load in.
 inline constexpr int kSpeedPairs = 5;
-
-// Of compute times measured in pairs, the index of the pair whose ratio lone / together is the
-// median (the lower one of an even count; equal ratios stay in their order). 0 when there are none.
-std::size_t median_speed_pair(const std::vector<double>& lone_s, const std::vector<double>& together_s);
 
 // Collective over every rank; rank 0's figures are the ones reported: its lone time, the compute
 // times averaged over ranks, and its allreduce times (a collective ends together on every rank).

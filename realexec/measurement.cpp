@@ -6,9 +6,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <numeric>
 #include <set>
 #include <stdexcept>
+
+#include "core/statistics.h"
 
 namespace redsim::realexec {
 namespace {
@@ -178,10 +179,7 @@ Measured assemble(const Plan& plan, const std::vector<RankReport>& reports) {
     const Timeline tl = step_timeline(plan, reports, s, m.shared_clock);
     m.step_times_s.push_back(tl.last_end_s() / std::max(1, plan.steps));
   }
-  std::vector<std::size_t> order(steps);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return m.step_times_s[a] < m.step_times_s[b]; });
-  m.median_step = static_cast<int>(order[(steps - 1) / 2]);
+  m.median_step = static_cast<int>(median_index(m.step_times_s));
   m.timeline = step_timeline(plan, reports, static_cast<std::size_t>(m.median_step), m.shared_clock);
   return m;
 }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/statistics.h"
 #include "realexec/buffer_pattern.h"
 #include "realexec/exec_layout.h"
 #include "realexec/half.h"
@@ -395,17 +396,19 @@ TEST_CASE("calibrate splits an allreduce's time beside compute into a rate and a
 }
 
 TEST_CASE("calibrate's rank speed is the median pair's, so one slow moment of the host does not set it", "[realexec][interference]") {
-  using redsim::realexec::median_speed_pair;
-  // Ratios lone / together: 0.5, 0.431 (a slow moment while every rank ran), 0.49, 0.55, 0.48.
+  using redsim::median_index;
+  // Ratios lone / together of five pairs: 0.431 is a slow moment while every rank ran.
   const std::vector<double> lone{0.4, 0.409, 0.49, 0.44, 0.48};
   const std::vector<double> together{0.8, 0.949, 1.0, 0.8, 1.0};
+  std::vector<double> speed;
+  for (std::size_t i = 0; i < lone.size(); ++i) speed.push_back(lone[i] / together[i]);
   // Sorted: 0.431 (1), 0.48 (4), 0.49 (2), 0.5 (0), 0.55 (3): the median is pair 2.
-  CHECK(median_speed_pair(lone, together) == 2);
-  // An even count takes the lower middle: 0.431, 0.49, 0.5, 0.55 -> 0.49 (pair 2).
-  CHECK(median_speed_pair({0.4, 0.409, 0.49, 0.44}, {0.8, 0.949, 1.0, 0.8}) == 2);
+  CHECK(median_index(speed) == 2);
+  // An even count takes the lower middle: 0.5, 0.431, 0.49, 0.55 -> 0.49 (pair 2).
+  CHECK(median_index({0.5, 0.409 / 0.949, 0.49, 0.55}) == 2);
   // Equal ratios stay in their order (the middle of three is pair 1); one pair is its own median;
   // none gives 0.
-  CHECK(median_speed_pair({1, 2, 3}, {2, 4, 6}) == 1);
-  CHECK(median_speed_pair({0.4}, {0.9}) == 0);
-  CHECK(median_speed_pair({}, {}) == 0);
+  CHECK(median_index({0.5, 0.5, 0.5}) == 1);
+  CHECK(median_index({0.4 / 0.9}) == 0);
+  CHECK(median_index({}) == 0);
 }
