@@ -10,6 +10,7 @@ usage: test_capture.py REDSIM_BINARY SOURCE_DIR
 - a user module (module:factory) with a frozen, an unused and a root-owned parameter, with Adam.
 - a two-layer MLP's activation_bytes and input_bytes per layer, from its shapes (what autograd saves in forward),
   and resnet18's total against what the profiler sees forward leave allocated.
+- the steadiness warning on hand-computed step spreads.
 - without PyTorch (python3 -S hides Debian's dist-packages) and with bad arguments: exit
   status 2 and a one-line reason.
 Fails, saying what to install, when PyTorch is not there.
@@ -378,6 +379,21 @@ def test_processes(capture, d):
         check(not os.path.exists(bad), "%s wrote its output" % " ".join(extra))
 
 
+def test_unsteady_warning(src):
+    """The capture's steadiness warning: a range of un-hooked steps over 10% of their median warns.
+    By hand: 100, 100, 125 ms has median 100 and range 25 (25%); 100, 102, 104 ms range 4 of 102
+    (3.9%); 100 and 110 ms range 10 of 105 (9.5%, under); 100 and 112 ms range 12 of 106 (11.3%)."""
+    sys.path.insert(0, os.path.join(src, "traces", "capture"))
+    from capture_lib.assemble import unsteady_warning
+    w = unsteady_warning([0.100, 0.100, 0.125])
+    check(w is not None and "25%" in w and "100.0-125.0 ms" in w, "100, 100, 125 ms: %r" % w)
+    check(unsteady_warning([0.100, 0.102, 0.104]) is None, "100, 102, 104 ms should not warn")
+    check(unsteady_warning([0.100, 0.110]) is None, "100, 110 ms (9.5%) should not warn")
+    w = unsteady_warning([0.100, 0.112])
+    check(w is not None and "11%" in w, "100, 112 ms: %r" % w)
+    check(unsteady_warning([0.100]) is None, "one step cannot spread")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -399,6 +415,7 @@ def main():
         test_checkpointed_forward_matches_allocator(src)
         test_errors(capture, d)
         test_processes(capture, d)
+    test_unsteady_warning(src)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

@@ -4,6 +4,25 @@ import statistics
 
 from .common import PROG, cpu_name, fail, trace_dtype
 
+# Un-hooked steps that spread wider than this around their median get a warning: on a steady
+# device they stay within a few per cent; on a shared CPU host five captures ten seconds apart
+# spread ±9% (bench/validate/README.md, "The noise floor of one capture against one job").
+UNSTEADY_SPREAD = 0.10
+
+
+def unsteady_warning(step_s):
+    """A warning when the measured steps' range exceeds UNSTEADY_SPREAD of their median, else None."""
+    if len(step_s) < 2:
+        return None
+    mid = statistics.median(step_s)
+    lo, hi = min(step_s), max(step_s)
+    if mid <= 0 or (hi - lo) <= UNSTEADY_SPREAD * mid:
+        return None
+    return ("the un-hooked steps ranged over %.0f%% of their median (%.1f-%.1f ms): this machine's speed moved "
+            "during the capture, and a capture at another moment may differ as much (capture again and compare)"
+            % (100.0 * (hi - lo) / mid, lo * 1e3, hi * 1e3))
+
+
 def attribute(iteration, nlayers, owner_of_param):
     """Per-layer forward and backward seconds of one hooked iteration, and gradient-ready times.
 
@@ -100,6 +119,10 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     plain_bwd = mean([it["backward"] for it in plain])
     plain_opt = mean([it["optimizer"] for it in plain])
     bwd_tail = mean([p["bwd_tail"] for p in per_iter])
+    step_s = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
+    unsteady = unsteady_warning(step_s)
+    if unsteady:
+        warnings.append(unsteady)
 
     fwd_scale = bwd_scale = 1.0
     if not args.no_rescale:
@@ -232,7 +255,7 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     }
     # Each measured un-hooked iteration's step, so that --processes can take the slowest copy's
     # step iteration by iteration (capture_lib/copies.py).
-    raw["per_iteration_step_s"] = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
+    raw["per_iteration_step_s"] = step_s
     raw["scale"] = {"forward": fwd_scale, "backward": bwd_scale}
     raw["layers"] = [
         {
