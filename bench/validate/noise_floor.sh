@@ -20,6 +20,7 @@ mkdir -p "$O" || exit 2
 BIN=${BUILD:-build}/cli/redsim
 date -u; uptime
 if [ -n "$CLUSTER" ]; then
+  case "$CLUSTER" in *[!A-Za-z0-9_./-]*) echo "noise_floor.sh: CLUSTER: expected a path of letters, digits and _./-" >&2; exit 2;; esac
   [ -f "$CLUSTER" ] || { echo "noise_floor.sh: CLUSTER: no such file" >&2; exit 2; }
   CL=$CLUSTER; CS=${COMPUTE_SCALE:?noise_floor.sh: COMPUTE_SCALE is needed with CLUSTER}
 else
