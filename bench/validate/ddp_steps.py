@@ -227,7 +227,7 @@ class RankRun:
             model=args.model, model_name=None, input_shape=",".join(map(str, args.shape)), batch_size=args.batch_size,
             input_dtype="float", vocab=30522, dtype="float32", loss="ce", optimizer=args.optimizer, warmup=1,
             iters=args.capture_iters, device="cpu", threads=self.threads, seed=args.seed, no_rescale=False,
-            out=args.trace_out, raw_out=None)
+            out=args.trace_out, raw_out=None, shared_cores=True)
         try:
             self.trace, _raw, warnings, _totals = capture.run(cap_args)
         except capture.CaptureError as e:

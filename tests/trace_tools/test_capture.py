@@ -392,6 +392,12 @@ def test_unsteady_warning(src):
     w = unsteady_warning([0.100, 0.112])
     check(w is not None and "11%" in w, "100, 112 ms: %r" % w)
     check(unsteady_warning([0.100]) is None, "one step cannot spread")
+    # Only a process alone is judged: copies and a job's ranks share the cores by design.
+    from argparse import Namespace
+    from capture_lib.assemble import alone
+    check(alone(Namespace(copy_sync=None)), "a plain capture is alone")
+    check(not alone(Namespace(copy_sync="/tmp/sync")), "a copy of --processes is not alone")
+    check(not alone(Namespace(copy_sync=None, shared_cores=True)), "a job's rank capturing at once is not alone")
 
 
 def main():

@@ -23,6 +23,13 @@ def unsteady_warning(step_s):
             % (100.0 * (hi - lo) / mid, lo * 1e3, hi * 1e3))
 
 
+def alone(args):
+    """Whether this capture ran as a process alone. A copy of --processes N, or a rank of a job
+    capturing at once (shared_cores), time-slices the cores with the others: its steps spread by
+    design, and its times are rescaled to the copies' or the job's afterwards."""
+    return not getattr(args, "copy_sync", None) and not getattr(args, "shared_cores", False)
+
+
 def attribute(iteration, nlayers, owner_of_param):
     """Per-layer forward and backward seconds of one hooked iteration, and gradient-ready times.
 
@@ -120,7 +127,7 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     plain_opt = mean([it["optimizer"] for it in plain])
     bwd_tail = mean([p["bwd_tail"] for p in per_iter])
     step_s = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
-    unsteady = unsteady_warning(step_s)
+    unsteady = unsteady_warning(step_s) if alone(args) else None
     if unsteady:
         warnings.append(unsteady)
 
