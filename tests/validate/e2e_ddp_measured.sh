@@ -69,11 +69,13 @@ for r in ranks:
     assert 0 < r["hook_bytes"] <= P // 2 and r["hook_bytes"] % 2 == 0, r
     assert r["peak_rss_bytes"] > r["rss_before_model_bytes"] > 0, r
     # --allocator-peak: the profiled step began with the gradients freed and left exactly one new
-    # set (P bytes) allocated, besides what a callback freed on a Gloo thread (the fp16 copies,
-    # at most half of P); at Adam's step all the state above was allocated at once.
+    # set (P bytes) allocated, besides what a callback freed on a Gloo thread: the fp16 copies (half
+    # of P) and a little bookkeeping (once 38,400 bytes more, CI 2026-11-29), well short of a full set
+    # of gradients (P), which is what this tells apart; at Adam's step all the state above was
+    # allocated at once.
     a = r["allocator"]
     assert a["net_bytes"] - a["unseen_free_bytes"] == P, a
-    assert 0 <= a["unseen_free_bytes"] <= P // 2, a
+    assert 0 <= a["unseen_free_bytes"] <= P // 2 + P // 100, a
     assert a["peak_bytes"] >= 5 * P, a  # params, grads and buckets (P each), Adam's two moments (2P)
 PY
 v --measured "$tmp/fp16.json" --strategy bucketed --bucket-mb 25 --comm-hook fp16 --max-error 1000 ||
