@@ -26,7 +26,8 @@ struct InterferenceMeasurement {
   double compute_alone_s = 0, compute_beside_s = 0;
   double compute_alone_slowest_s = 0;  // the slowest rank's time alone (printed: how unequal the ranks' shares are)
   // The lone and every-rank times are the pair of kSpeedPairs whose ratio is the median
-  // (core/statistics.h median_index); these are the lowest and highest ratio of the pairs (printed: how much the host moved while calibrate measured).
+  // (core/statistics.h median_index); these are the lowest and highest ratio of the pairs
+  // (printed: how much the host moved while calibrate measured).
   double rank_speed_low = 0, rank_speed_high = 0;
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
