@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/knob_options.h"
+#include "collectives/cluster_subset.h"
 #include "cli/timeline_flows.h"
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
@@ -33,6 +34,7 @@ struct SimulateOptions {
   bool sim_log = false;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::string layout;
   std::string timeline_ranks;
 };
 
@@ -99,7 +101,7 @@ void run_simulate(const SimulateOptions& o) {
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   auto trace = load_trace(o.trace_file);
-  auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
+  auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   auto knobs = resolve_knobs(o.knobs);
   check_knobs_for_trace(o.knobs, knobs, trace);
@@ -146,6 +148,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
   add_compute_scale_option(cmd, opts->compute_scale);
+  add_layout_option(cmd, opts->layout);
   cmd->add_option("--out", opts->out_file,
                   "write the result JSON here (summary, knobs, and the timeline folded: each op's distinct records "
                   "with the ranks they stand for)");

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/knob_options.h"
+#include "collectives/cluster_subset.h"
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -52,6 +53,7 @@ struct TuneCliOptions {
   int top = 3;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::string layout;
   std::string out_file;
   std::string report_file;
   std::string emit_dir;
@@ -235,7 +237,7 @@ void print_sections(const std::vector<tune::TargetSection>& sections, const std:
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
   auto trace = load_trace(o.trace_file);
-  auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
+  auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   const tune::TuneConstraints c = constraints(o);
   tune::check_strategies(c);
@@ -318,6 +320,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_compute_scale_option(cmd, o->compute_scale);
+  add_layout_option(cmd, o->layout);
   o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
                                   "device memory per rank for model state (and activations, when the trace gives them), decimal GB "
                                   "(10^9 bytes); settings whose "

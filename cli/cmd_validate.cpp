@@ -38,6 +38,7 @@ struct ValidateOptions {
   std::string svg_file;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::string layout;
 };
 
 // The simulator, for validate/: the fidelity asked for, resolved per plan.
@@ -82,7 +83,7 @@ int run_validate(const ValidateOptions& o) {
                          {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
-  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error};
+  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout};
   const Predictor predict = simulator(o.fidelity);
   if (o.matrix_file.empty() && !o.trace_file.empty()) check_knobs_for_trace(o.knobs, base.knobs, load_trace(o.trace_file));
   if (o.matrix_file.empty()) {
@@ -126,6 +127,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
+  add_layout_option(cmd, opts->layout);
   cmd->add_option("--measured", opts->measured_file,
                   "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "
                   "step_times_s (seconds), or an array of step times in seconds (e.g. from PyTorch DDP); omit to "

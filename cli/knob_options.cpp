@@ -383,6 +383,12 @@ void add_compute_scale_option(CLI::App* cmd, std::string& value) {
                   "neither the cluster's device nor its speedup_reference); default: from the devices");
 }
 
+void add_layout_option(CLI::App* cmd, std::string& value) {
+  cmd->add_option("--layout", value,
+                  "use part of the cluster: N (its first N ranks: up to one node's devices, or whole nodes) or "
+                  "NODESxDEVICES (e.g. 1x2: two devices of one node), as the run you compare with or size used it");
+}
+
 std::optional<double> parse_compute_scale(const std::string& value) {
   if (value.empty()) return std::nullopt;
   std::size_t used = 0;

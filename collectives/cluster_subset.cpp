@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -31,14 +32,14 @@ ClusterSpec part_of_node(const ClusterSpec& c, int d) {
 
 }  // namespace
 
-ClusterSpec cluster_subset(const ClusterSpec& c, int ranks) {
+ClusterSpec cluster_subset(const ClusterSpec& c, int ranks, const std::string& option) {
   const int d = c.devices_per_node, world = c.world_size();
   if (ranks == world) return c;
   if (ranks < 1 || ranks > world)
-    throw InputError("", "", "--ranks: expected 1 to " + std::to_string(world) + " (the cluster's ranks), got " + std::to_string(ranks));
+    throw InputError("", "", option + ": expected 1 to " + std::to_string(world) + " (the cluster's ranks), got " + std::to_string(ranks));
   if (ranks < d) return part_of_node(c, ranks);
   if (ranks % d != 0)
-    throw InputError("", "", "--ranks: expected at most one node's " + std::to_string(d) + " devices or a multiple of " +
+    throw InputError("", "", option + ": expected at most one node's " + std::to_string(d) + " devices or a multiple of " +
                                  std::to_string(d) + " (whole nodes), got " + std::to_string(ranks));
   ClusterSpec s = c;
   s.nodes = ranks / d;
@@ -58,6 +59,35 @@ ClusterSpec cluster_layout(const ClusterSpec& c, int nodes, int devices_per_node
   if (s.inter.topology == InterTopology::fat_tree) s.inter.nodes_per_leaf = std::min(c.inter.nodes_per_leaf, nodes);
   s.name = c.name + " (" + std::to_string(nodes) + " x " + std::to_string(devices_per_node) + ")";
   return s;
+}
+
+namespace {
+
+// A whole number from 1 to 1e6 written in plain digits, or nothing.
+std::optional<int> small_count(const std::string& s) {
+  if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int v = std::stoi(s);
+  if (v < 1) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+ClusterSpec cluster_part(const ClusterSpec& c, const std::string& layout) {
+  if (layout.empty()) return c;
+  const auto x = layout.find('x');
+  if (x == std::string::npos) {
+    if (const auto n = small_count(layout)) return cluster_subset(c, *n, "--layout");
+  } else if (const auto nodes = small_count(layout.substr(0, x)), devices = small_count(layout.substr(x + 1));
+             nodes && devices) {
+    try {
+      return cluster_layout(c, *nodes, *devices);
+    } catch (const InputError& e) {
+      throw InputError("", "", std::string("--layout: expected ") + e.what());
+    }
+  }
+  throw InputError("", "", "--layout: expected N (the cluster's first N ranks) or NODESxDEVICES (e.g. 1x2: two devices of "
+                           "one node), got \"" + layout + "\"");
 }
 
 ClusterSpec group_cluster(const ClusterSpec& c, int group_size, int group_stride) {

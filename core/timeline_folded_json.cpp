@@ -233,7 +233,8 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
   RankedTimeline out;
   out.world_size = static_cast<int>(node.at("world_size").positive_integer());
   if (out.world_size != plan.world_size)
-    node.at("world_size").fail("the simulated plan's " + std::to_string(plan.world_size) + " ranks");
+    node.at("world_size").fail("the simulated plan's " + std::to_string(plan.world_size) +
+                               " ranks (validate --layout simulates the part of the cluster a run used)");
   const bool strides = node.at("version").integer() >= 3;
   out.ranks = read_ranges(node.at("ranks_included"), out.world_size, strides, true);
   if (out.ranks.empty()) node.at("ranks_included").fail("at least one rank");
@@ -241,7 +242,7 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
   for (std::size_t i = 0; i < out.ranks.size(); ++i) row_of[static_cast<std::size_t>(out.ranks[i])] = static_cast<int>(i);
   const JsonIn ops = node.at("ops");
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
-    ops.fail(std::to_string(plan.ops.size()) + " ops (the plan's op count) — were the same trace and knobs used?");
+    ops.fail(std::to_string(plan.ops.size()) + " ops (the plan's op count): were the same trace and knobs used?");
   out.timeline = Timeline::folded(node.string_or("source", "measured"), static_cast<int>(out.ranks.size()), plan.ops.size());
   const auto items = ops.items();
   for (std::size_t i = 0; i < items.size(); ++i) read_op(items[i], i, row_of, out.ranks.size(), strides, out.timeline);

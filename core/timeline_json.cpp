@@ -91,7 +91,7 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
     throw InputError(ops.file(), ops.path(),
                      "expected " + std::to_string(plan.ops.size()) +
-                         " ops (the plan's op count) — were the same trace and knobs measured?");
+                         " ops (the plan's op count): were the same trace and knobs measured?");
   const auto items = ops.items();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const JsonIn& o = items[i];
@@ -118,7 +118,7 @@ RankedTimeline timeline_from_json(const JsonIn& node, const Plan& plan) {
     throw InputError(node.file(), world ? world->path() : ranks.path(),
                      "the measured timeline has " + std::to_string(out.world_size) +
                          " ranks but the simulated plan has " + std::to_string(plan.world_size) +
-                         ": was it measured on this cluster?");
+                         ": was it measured on this cluster? (validate --layout simulates the part of it a run used)");
   out.timeline = Timeline(node.string_or("source", "measured"), static_cast<int>(rows.size()), plan.ops.size());
   std::set<int> seen;
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <exception>
 
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
@@ -9,7 +10,9 @@
 #include "core/knobs_json.h"
 #include "core/result_json.h"
 #include "core/trace_json.h"
+#include "collectives/cluster_subset.h"
 #include "strategies/strategy.h"
+#include "validate/measured_framework_ops.h"
 
 namespace redsim {
 
@@ -26,12 +29,44 @@ void check_case(const ValidateCase& c) {
     throw InputError("", "", "--measured takes a measurement from a file: give neither --ranks nor --testbed");
   if (c.measured_file.empty() && (c.run.ranks > 0) == !c.run.testbed.empty())
     throw InputError("", "", "give exactly one of --measured FILE, --ranks N (local run) or --testbed nodes=K,...");
+  // A run validate starts uses the whole cluster file (redsim run reads it itself).
+  if (!c.layout.empty() && measure)
+    throw InputError("", "", "--layout: compares with a --measured file only; --ranks and --testbed run on the whole cluster");
+}
+
+// A measured file of the plan, or else of the plan less its framework ops (a profile imported by
+// `trace import --kineto` has none; validate/measured_framework_ops.h); the first error otherwise.
+MeasuredRun read_measured(const ValidateCase& c, const ModelTrace& trace, const ClusterSpec& cluster, const Plan& plan,
+                          const Notes& notes) {
+  std::exception_ptr first;
+  try {
+    return read_measured_run(c.measured_file, plan);
+  } catch (const InputError&) {
+    first = std::current_exception();
+  }
+  ClusterSpec bare = cluster;
+  bare.framework.bucket_overhead_us = 0;
+  bare.framework.bucket_copy = false;
+  const Plan without = make_strategy(c.knobs.strategy)->plan(trace, bare, c.knobs);
+  const auto index = ops_without_framework(plan, without);
+  if (!index || without.ops.size() == plan.ops.size()) std::rethrow_exception(first);
+  MeasuredRun m;
+  try {
+    m = read_measured_run(c.measured_file, without);
+  } catch (const InputError&) {
+    std::rethrow_exception(first);
+  }
+  if (!m.timeline) std::rethrow_exception(first);
+  m.timeline->timeline = with_framework_ops(m.timeline->timeline, plan, *index);
+  notes("redsim validate: the measured timeline has no framework ops (the cluster's per-bucket costs): each is "
+        "compared as taking no time where the op before it ended");
+  return m;
 }
 
 // The measurement and where it came from.
-std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ClusterSpec& cluster, const Plan& plan,
-                                            const Notes& notes) {
-  if (!c.measured_file.empty()) return {read_measured_run(c.measured_file, plan), c.measured_file};
+std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTrace& trace, const ClusterSpec& cluster,
+                                            const Plan& plan, const Notes& notes) {
+  if (!c.measured_file.empty()) return {read_measured(c, trace, cluster, plan, notes), c.measured_file};
   auto m = measure_with_redsim_run(c.run, c.trace_file, c.cluster_file, cluster, c.knobs, plan,
                                    [&](const std::string& what) { notes("redsim validate: measuring with " + what); });
   return {std::move(m), measurement_source(c.run)};
@@ -41,11 +76,11 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const Cluster
 
 CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
   const auto trace = load_trace(c.trace_file);
-  const auto cluster = cluster_for_trace(trace, c.trace_file, load_cluster(c.cluster_file), c.cluster_file,
-                                         c.run.compute_scale);
   check_case(c);
+  const auto cluster = cluster_for_trace(trace, c.trace_file, cluster_part(load_cluster(c.cluster_file), c.layout),
+                                         c.cluster_file, c.run.compute_scale);
   const Plan plan = make_strategy(c.knobs.strategy)->plan(trace, cluster, c.knobs);
-  const auto [m, measured_from] = measure(c, cluster, plan, notes);
+  const auto [m, measured_from] = measure(c, trace, cluster, plan, notes);
   if (m.buffer_scale != 1.0) {
     char scale[32];
     std::snprintf(scale, sizeof scale, "%g", m.buffer_scale);

@@ -24,6 +24,7 @@ struct ValidateCase {
   std::string measured_file;  // the measurement from a file, or else
   RunMeasurement run;         // one validate runs (run.ranks > 0 or a run.testbed)
   double max_error = 0.10;    // largest acceptable |step error|
+  std::string layout;         // --layout: the part of the cluster the measured run used ("" = all)
 };
 
 struct Prediction {

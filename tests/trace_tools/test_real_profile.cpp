@@ -1,0 +1,87 @@
+// A real PyTorch profile (tests/data/profiles/README.md): HolisticTraceAnalysis's DDP steps of
+// rank 0 of 2 on A100s, imported, calibrated from and validated against, as a user would with their
+// own. The numbers checked come from the model and from DDP's rules, not from redsim's output.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/trace_json.h"
+#include "tool_runner.h"
+
+using namespace redsim;
+using namespace redsim::testing;
+using nlohmann::json;
+
+namespace {
+const std::string kProfile = std::string(REDSIM_SOURCE_DIR) + "/tests/data/profiles/hta_resnet50_ddp_2xa100_rank0.json.gz";
+const std::string kA100 = std::string(REDSIM_SOURCE_DIR) + "/configs/dgx-a100.json";
+// torchvision's resnet50: 25,557,032 parameters (its model card, ResNet50_Weights.IMAGENET1K_V1).
+constexpr std::int64_t kResnet50Params = 25'557'032;
+// Its classifier, fc = Linear(2048, 1000): weight and bias.
+constexpr std::int64_t kFcParams = 2048 * 1000 + 1000;
+}  // namespace
+
+TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and validates on part of a preset",
+          "[trace_tools][import][real]") {
+  TempDir dir;
+  auto r = run_redsim("trace import --kineto " + quote(kProfile) + " --out " + quote(dir / "t.json") + " --measured " +
+                          quote(dir / "m.json"),
+                      dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("rank 0 of 2") && Catch::Contains("NVIDIA A100-PG509-200") &&
+                        Catch::Contains("mean of steps 4-6") && Catch::Contains("5 gradient allreduces"));
+
+  // Every gradient is reduced once: the buckets hold the whole model.
+  const ModelTrace t = load_trace(dir / "t.json");
+  std::int64_t params = 0;
+  for (const auto& p : t.params) params += p.numel;
+  CHECK(params == kResnet50Params);
+  CHECK(t.reference_device == "NVIDIA A100-PG509-200");
+
+  // DDP fills buckets in reverse registration order, and its first bucket closes at 1 MiB: the
+  // classifier comes first, and its 8 MB weight closes the bucket alone with its bias.
+  const json m = json::parse(read_file(dir / "m.json"));
+  std::vector<std::int64_t> bytes;
+  for (const auto& c : m["summary"]["collectives"])
+    if (c["kind"] == "allreduce") bytes.push_back(c["bytes"]);
+  REQUIRE(bytes.size() == 5);
+  CHECK(bytes.front() == kFcParams * 4);
+  CHECK(m["measurement"]["step_times_s"].size() == 3);
+  CHECK(m["cluster"]["world_size"] == 2);
+
+  // calibrate from the profile, on the 8-GPU preset the 2-rank job fits on.
+  r = run_redsim("calibrate --from-profile " + quote(kProfile) + " --cluster " + quote(kA100) + " --out " +
+                     quote(dir / "fit.json"),
+                 dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("15 gradient buckets in 3 step(s)"));  // 5 buckets x 3 steps
+  const json fit = json::parse(read_file(dir / "fit.json"));
+  CHECK(fit["framework"]["bucket_overhead_us"].get<double>() > 0);
+
+  // The profile's 2 ranks against the preset's 8: validate says how to compare them.
+  const std::string v = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
+                        " --measured " + quote(dir / "m.json") + " --compute-scale 1 --cluster ";
+  r = run_redsim(v + quote(dir / "fit.json"), dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("$.timeline.world_size") && Catch::Contains("--layout"));
+
+  // On two devices of the node, with the fitted per-bucket cost (framework ops the profile lacks).
+  r = run_redsim(v + quote(dir / "fit.json") + " --layout 1x2 --max-error 1 --out " + quote(dir / "v.json"), dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("(1 x 2)") && Catch::Contains("no framework ops") &&
+                        Catch::Contains("op start error"));
+  const json val = json::parse(read_file(dir / "v.json"));
+  CHECK(val["cluster"]["world_size"] == 2);
+  CHECK(val["measured"]["has_timeline"] == true);
+  CHECK(val["measured"]["steps"] == 3);
+  // --layout takes a measured file only: validate's own runs use the whole cluster file.
+  r = run_redsim("validate --trace " + quote(dir / "t.json") + " --cluster " + quote(kA100) +
+                     " --compute-scale 1 --layout 1x2 --ranks 2",
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--layout: compares with a --measured file only"));
+}
