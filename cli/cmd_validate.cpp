@@ -148,7 +148,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--out", opts->out_file, "write the comparison JSON here");
   cmd->add_option("--matrix", opts->matrix_file,
                   "JSON array of cases (objects with any of trace, cluster, measured, ranks, testbed, strategy, "
-                  "bucket_mb, label overriding the command line); writes --table and --svg");
+                  "bucket_mb, layout, label overriding the command line); writes --table and --svg");
   cmd->add_option("--table", opts->table_file, "with --matrix: write the text table here");
   cmd->add_option("--svg", opts->svg_file, "with --matrix: write an SVG scatter plot of predicted vs measured here");
   cmd->callback([opts] {

@@ -22,7 +22,7 @@ std::string fmt(const char* format, double v) {
 }
 
 ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
-  c.allow_only({"trace", "cluster", "measured", "ranks", "testbed", "strategy", "bucket_mb", "label"});
+  c.allow_only({"trace", "cluster", "measured", "ranks", "testbed", "strategy", "bucket_mb", "layout", "label"});
   ValidateCase v = base;
   v.trace_file = c.string_or("trace", v.trace_file);
   v.cluster_file = c.string_or("cluster", v.cluster_file);
@@ -44,6 +44,7 @@ ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
     if (!(m > 0) || m > 1024.0 * 1024.0) mb->fail("a positive size in MiB (at most 1 TiB)");
     v.knobs.bucket_cap_bytes = std::llround(m * 1048576.0);
   }
+  v.layout = c.string_or("layout", v.layout);
   v.label = c.string_or("label", "");
   return v;
 }

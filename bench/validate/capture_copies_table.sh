@@ -8,24 +8,24 @@
 # Every rank of the testbed shares this machine's cores, so the copies are NODES x RANKS_PER_NODE.
 # A PostLocalSGD step is an H-step window over H (H = 4), so it gets more timed steps: 16 give 4
 # windows to take the median of, where 8 gave 2. resnet50 takes about 12 minutes more.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
+me=capture_copies_table.sh
+. bench/validate/testbed_args.sh
 O=${OUT:-/tmp/capture_copies}
-case "$O" in *[!A-Za-z0-9_./-]*|"") echo "capture_copies_table.sh: OUT: expected a path of letters, digits and _./-, got '$O'" >&2; exit 2;; esac
+need_path OUT "$O"
 mkdir -p "$O" || exit 2
 N=${NODES:-4}; R=${RANKS_PER_NODE:-1}
-case "$N$R" in *[!0-9]*|"") echo "capture_copies_table.sh: NODES and RANKS_PER_NODE: expected whole numbers" >&2; exit 2;; esac
+need_whole "NODES and RANKS_PER_NODE" "$N" "$R"
 W=$((N * R))
 MODELS=${MODELS:-resnet18 mobilenet_v3_large}
-case "$MODELS" in *[!a-z0-9_\ ]*|"") echo "capture_copies_table.sh: MODELS: expected torchvision model names separated by spaces" >&2; exit 2;; esac
+case "$MODELS" in *[!a-z0-9_\ ]*|"") echo "$me: MODELS: expected torchvision model names separated by spaces" >&2; exit 2;; esac
 S=${STEPS:-8}; SL=${LOCALSGD_STEPS:-16}
-case "$S$SL" in *[!0-9]*|"") echo "capture_copies_table.sh: STEPS and LOCALSGD_STEPS: expected whole numbers" >&2; exit 2;; esac
+need_whole "STEPS and LOCALSGD_STEPS" "$S" "$SL"
 date -u; uptime
 # calibrate writes its interference terms into tb41-i.json; tb41.json is the same without them.
-${BUILD:-build}/cli/redsim calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 \
-  --write-interference --out $O/tb41-i.json > $O/calibrate.log 2>&1
+RS=$(calibrate_rank_speed "$O/tb41-i.json" "$O/calibrate.log" "$N" "$R") || exit 1
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("interference",None); json.dump(c,open(sys.argv[2],"w"),indent=1)' \
   $O/tb41-i.json $O/tb41.json
-RS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
 echo "rank speed $RS"; date -u; uptime
 # The host's speed for this model, alone and as W copies at once (slowest copy per pass), printed
 # at the plain capture and before each job: a shared host that slows between the capture and a job
@@ -39,11 +39,8 @@ for m in $MODELS; do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $m --input-shape 3,64,64 --batch-size 8 --threads 1 --processes $W --out $O/conc-$m.json > $O/cap-conc-$m.log 2>&1
   for v in "bucketed 25" "bucketed 1" "localsgd 25" "accumulate 25"; do
     set -- $v; var=$1; b=$2; tag=$m-$var-$b
-    steps=$S; extra="--strategy $var --bucket-mb $b"
-    case $var in
-      localsgd) steps=$SL; extra="$extra --localsgd-period 4";;
-      accumulate) extra="$extra --microbatches 4";;
-    esac
+    variant_knobs "$var" "$b" "$S" "$SL"
+    extra=$knobs
     echo "$tag host before the job: $(probe $m)"
     realexec/testbed run --nodes $N --ranks-per-node $R --rate 400mbit -- /usr/bin/python3 bench/validate/ddp_steps.py \
       --model $m --batch-size 8 --input-shape 3,64,64 --variant $var --bucket-mb $b --warmup 2 --steps $steps \

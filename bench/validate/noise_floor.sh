@@ -7,35 +7,32 @@
 #     [CLUSTER=FILE COMPUTE_SCALE=X] bench/validate/noise_floor.sh
 # Without CLUSTER, calibrate runs first and its rank speed is the compute scale, as in
 # capture_copies_table.sh. Rows: captures; columns: jobs; the diagonal is each capture's own next job.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
+me=noise_floor.sh
+. bench/validate/testbed_args.sh
 O=${OUT:-/tmp/noise_floor}
-case "$O" in *[!A-Za-z0-9_./-]*|"") echo "noise_floor.sh: OUT: expected a path of letters, digits and _./-, got '$O'" >&2; exit 2;; esac
+need_path OUT "$O"
 M=${MODEL:-mobilenet_v3_large}
-case "$M" in *[!a-z0-9_]*|"") echo "noise_floor.sh: MODEL: expected a torchvision model name" >&2; exit 2;; esac
+case "$M" in *[!a-z0-9_]*|"") echo "$me: MODEL: expected a torchvision model name" >&2; exit 2;; esac
 N=${NODES:-4}; R=${RANKS_PER_NODE:-1}; K=${REPEATS:-5}; B=${BUCKET_MB:-25}; V=${VARIANT:-bucketed}
-case "$N$R$K$B" in *[!0-9]*|"") echo "noise_floor.sh: NODES, RANKS_PER_NODE, REPEATS and BUCKET_MB: expected whole numbers" >&2; exit 2;; esac
-case "$V" in bucketed|accumulate|localsgd) ;; *) echo "noise_floor.sh: VARIANT: expected bucketed, accumulate or localsgd" >&2; exit 2;; esac
-[ "$K" -ge 2 ] || { echo "noise_floor.sh: REPEATS: expected at least 2" >&2; exit 2; }
+need_whole "NODES, RANKS_PER_NODE, REPEATS and BUCKET_MB" "$N" "$R" "$K" "$B"
+case "$V" in bucketed|accumulate|localsgd) ;; *) echo "$me: VARIANT: expected bucketed, accumulate or localsgd" >&2; exit 2;; esac
+[ "$K" -ge 2 ] || { echo "$me: REPEATS: expected at least 2" >&2; exit 2; }
 mkdir -p "$O" || exit 2
 BIN=${BUILD:-build}/cli/redsim
 date -u; uptime
 if [ -n "$CLUSTER" ]; then
-  case "$CLUSTER" in *[!A-Za-z0-9_./-]*) echo "noise_floor.sh: CLUSTER: expected a path of letters, digits and _./-" >&2; exit 2;; esac
-  [ -f "$CLUSTER" ] || { echo "noise_floor.sh: CLUSTER: no such file" >&2; exit 2; }
+  need_path CLUSTER "$CLUSTER"
+  [ -f "$CLUSTER" ] || { echo "$me: CLUSTER: no such file" >&2; exit 2; }
   CL=$CLUSTER; CS=${COMPUTE_SCALE:?noise_floor.sh: COMPUTE_SCALE is needed with CLUSTER}
+  case "$CS" in *[!0-9.]*|"") echo "$me: COMPUTE_SCALE: expected a number, got '$CS'" >&2; exit 2;; esac
 else
   CL=$O/cluster.json
-  $BIN calibrate --testbed nodes=$N,ranks-per-node=$R,rate=400mbit --max-bytes 16777216 \
-    --write-interference --out $CL > $O/calibrate.log 2>&1 || { echo "noise_floor.sh: calibrate failed, see $O/calibrate.log" >&2; exit 1; }
-  CS=$(grep -o "a rank computes at [0-9.]*" $O/calibrate.log | awk '{print $5}')
+  CS=$(calibrate_rank_speed "$CL" "$O/calibrate.log" "$N" "$R") || exit 1
 fi
-case "$CS" in *[!0-9.]*|"") echo "noise_floor.sh: COMPUTE_SCALE: expected a number, got '$CS'" >&2; exit 2;; esac
 echo "cluster $CL, compute scale $CS"
-extra="--strategy $V --bucket-mb $B"; steps=8
-case $V in
-  localsgd) extra="$extra --localsgd-period 4"; steps=16;;
-  accumulate) extra="$extra --microbatches 4";;
-esac
+variant_knobs "$V" "$B" 8 16
+extra=$knobs
 for i in $(seq 1 $K); do
   /usr/bin/python3 traces/capture/redsim_capture.py --model $M --input-shape 3,64,64 --batch-size 8 --threads 1 \
     --out $O/plain-$i.json > $O/cap-$i.log 2>&1 || { echo "noise_floor.sh: capture $i failed, see $O/cap-$i.log" >&2; exit 1; }

@@ -78,6 +78,20 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   CHECK(val["cluster"]["world_size"] == 2);
   CHECK(val["measured"]["has_timeline"] == true);
   CHECK(val["measured"]["steps"] == 3);
+  // A --matrix case may name its own layout; a bad one is named by the case.
+  write_file(dir / "matrix.json", R"([{"layout": "1x2", "label": "two of eight"}])");
+  write_file(dir / "bad-matrix.json", R"([{"layout": "1x2"}, {"layout": "1x9"}])");
+  const std::string vm = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
+                         " --measured " + quote(dir / "m.json") + " --compute-scale 1 --max-error 1 --cluster " +
+                         quote(kA100) + " --matrix ";
+  r = run_redsim(vm + quote(dir / "matrix.json"), dir);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("two of eight"));
+  r = run_redsim(vm + quote(dir / "bad-matrix.json"), dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("bad-matrix.json: $[1]") && Catch::Contains("--layout: expected a layout within"));
+
   // --layout takes a measured file only: validate's own runs use the whole cluster file.
   r = run_redsim("validate --trace " + quote(dir / "t.json") + " --cluster " + quote(kA100) +
                      " --compute-scale 1 --layout 1x2 --ranks 2",
