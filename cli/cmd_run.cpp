@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
+#include "collectives/cluster_subset.h"
 #include "cli/run_memory.h"
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
@@ -58,6 +59,7 @@ struct RunOptions {
   double timeout_s = 60;
   std::string buffer_scale = "auto";
   std::string compute_scale;
+  std::string layout;
 };
 
 // The output files are written by rank 0 after the run: check now that they can be.
@@ -264,8 +266,8 @@ void run_run(const RunOptions& o) {
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
   const auto trace = load_trace(o.trace_file);
-  const auto cluster = cluster_for_trace(trace, o.trace_file, load_cluster(o.cluster_file), o.cluster_file,
-                                         parse_compute_scale(o.compute_scale));
+  const auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout),
+                                         o.cluster_file, parse_compute_scale(o.compute_scale));
   const auto knobs = resolve_knobs(o.knobs);
   check_knobs_for_trace(o.knobs, knobs, trace);
   if (knobs.strategy == "all")
@@ -336,10 +338,11 @@ void add_run_command(CLI::App& app) {
                                     "SLURM_*)");
   cmd->add_option("--trace", opts->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", opts->cluster_file,
-                  "cluster JSON (configs/README.md); its world size must equal the number of ranks")
+                  "cluster JSON (configs/README.md); its world size (of --layout's part) must equal the number of ranks")
       ->required();
   add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
+  add_layout_option(cmd, opts->layout);
   cmd->add_option("--steps", opts->steps, "measured steps (the reported timeline is the median step's)")
       ->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "warm-up steps before measuring (run and verified, not reported)")

@@ -229,7 +229,7 @@ FittedParam fit_collective(const Observations& obs, const AlonePredictor& alone,
   // Bridged by the model, an estimate above 10 says the model's size law does not fit these kernels.
   return summarise("$.interference.collective_slowdown", before, est, 1.0, 10.0,
                    alone_ratio.empty() ? "no NCCL kernel of known size ran alone (without compute beside it)"
-                                       : "no NCCL kernel of known size ran beside compute");
+                                       : "no NCCL kernel of known size ran beside compute for half its time or more");
 }
 
 FittedParam fit_overhead(const Observations& obs, const ClusterSpec& c) {

@@ -61,6 +61,10 @@ MeasuredRun measure_with_redsim_run(const RunMeasurement& how, const std::string
     args.push_back("--compute-scale");
     args.push_back(seconds_text(*how.compute_scale));
   }
+  if (!how.layout.empty()) {
+    args.push_back("--layout");
+    args.push_back(how.layout);
+  }
   starting(how.testbed.empty() ? "`redsim run` on " + std::to_string(how.ranks) + " local rank(s)"
                                : "`redsim run` in testbed " + how.testbed);
   const int rc = run_child(args);

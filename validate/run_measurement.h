@@ -23,6 +23,7 @@ struct RunMeasurement {
   int warmup = 2;
   double timeout_s = 120;
   std::optional<double> compute_scale;  // passed to redsim run as --compute-scale
+  std::string layout;                   // passed to redsim run as --layout ("" = the whole cluster)
 };
 
 // The child run ended with a non-zero status (2: it found the input bad).

@@ -29,9 +29,6 @@ void check_case(const ValidateCase& c) {
     throw InputError("", "", "--measured takes a measurement from a file: give neither --ranks nor --testbed");
   if (c.measured_file.empty() && (c.run.ranks > 0) == !c.run.testbed.empty())
     throw InputError("", "", "give exactly one of --measured FILE, --ranks N (local run) or --testbed nodes=K,...");
-  // A run validate starts uses the whole cluster file (redsim run reads it itself).
-  if (!c.layout.empty() && measure)
-    throw InputError("", "", "--layout: compares with a --measured file only; --ranks and --testbed run on the whole cluster");
 }
 
 // A measured file of the plan, or else of the plan less its framework ops (a profile imported by
@@ -67,7 +64,9 @@ MeasuredRun read_measured(const ValidateCase& c, const ModelTrace& trace, const 
 std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTrace& trace, const ClusterSpec& cluster,
                                             const Plan& plan, const Notes& notes) {
   if (!c.measured_file.empty()) return {read_measured(c, trace, cluster, plan, notes), c.measured_file};
-  auto m = measure_with_redsim_run(c.run, c.trace_file, c.cluster_file, cluster, c.knobs, plan,
+  RunMeasurement run = c.run;
+  run.layout = c.layout;  // the run reads the cluster file itself, and takes the same part of it
+  auto m = measure_with_redsim_run(run, c.trace_file, c.cluster_file, cluster, c.knobs, plan,
                                    [&](const std::string& what) { notes("redsim validate: measuring with " + what); });
   return {std::move(m), measurement_source(c.run)};
 }

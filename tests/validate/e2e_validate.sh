@@ -24,6 +24,19 @@ grep -q "verdict: " "$tmp/out" || fail "validate --ranks 2: no verdict printed"
 pred=$(jget "$tmp/self.json" 'd["comparison"]["predicted_step_s"]')
 echo "ok: validate --ranks 2 (exit $rc, predicted $pred s, error $(jget "$tmp/self.json" 'd["comparison"]["step_error"]'))"
 
+# 1b. Part of a larger cluster file (configs/local.json has 4 ranks): --layout 2 for validate and
+#     the run it starts, and for redsim run itself, which refuses the whole file on 2 ranks.
+four=$src/configs/local.json
+"$redsim" validate --trace "$trace" --cluster "$four" --layout 2 --ranks 2 --steps 2 --warmup 1 --out "$tmp/part.json" \
+  >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "validate --layout 2 --ranks 2: exit status $rc"
+[ "$(jget "$tmp/part.json" 'd["cluster"]["world_size"]')" = 2 ] || fail "validate --layout 2: not 2 ranks"
+"$redsim" run --ranks 2 --trace "$trace" --cluster "$four" --steps 1 --warmup 0 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 2 ] || fail "run --ranks 2 on a 4-rank cluster: expected exit 2, got $rc"
+"$redsim" run --ranks 2 --trace "$trace" --cluster "$four" --layout 1x2 --steps 1 --warmup 0 >"$tmp/out" 2>"$tmp/err" ||
+  fail "run --ranks 2 --layout 1x2"
+echo "ok: --layout 2 of configs/local.json's 4 ranks for validate --ranks 2 and redsim run"
+
 # 2. A redsim run result given with --measured (per-op comparison).
 "$redsim" run --ranks 2 --trace "$trace" --cluster "$cluster" --steps 3 --warmup 1 --out "$tmp/run.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "redsim run"
