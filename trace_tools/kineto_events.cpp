@@ -143,7 +143,10 @@ LaunchContext context_at(const std::vector<const Span*>& stack, const Span& rt) 
     const Span* op = *it;
     if (op->ts > rt.ts || op->end() < rt.ts) continue;
     if (starts_with(op->name, "autograd::engine::evaluate_function")) ctx.in_backward = true;
-    if (starts_with(op->name, "Optimizer.step#")) ctx.in_optimizer = true;
+    if (starts_with(op->name, "Optimizer.step#")) {
+      ctx.in_optimizer = true;
+      ctx.optimizer_entered = op->ts;
+    }
     if (ctx.size_op == nullptr && op->args != nullptr && is_comm_op_name(op->name)) {
       const auto& a = *op->args;
       if (a.contains("In msg nelems") || a.contains("Out msg nelems") || a.contains("Input Dims")) ctx.size_op = op;

@@ -34,6 +34,7 @@ struct LaunchContext {
   double ts = 0;                  // the launch (cudaLaunchKernel) began
   bool in_backward = false;       // inside autograd::engine::evaluate_function
   bool in_optimizer = false;      // inside Optimizer.step#...
+  double optimizer_entered = 0;   // when in_optimizer: the host entered that Optimizer.step (us)
   const Span* size_op = nullptr;  // innermost enclosing op that carries a message size
 };
 

@@ -263,7 +263,8 @@ std::string trace_source(const KinetoImport& imp, const std::string& file) {
       "intervalK whose backward_s is the backward compute between the previous bucket's gradient-ready time "
       "and bucket K's (the compute stream finished every kernel launched before the allreduce), on the GPU "
       "clock; backward_tail is the backward after the last bucket; forward_pass is the whole forward; "
-      "optimizer_s spans the optimizer step's kernels. Real parameter names, per-layer times and buffers "
+      "optimizer_s spans the optimizer step's kernels, from the host entering Optimizer.step where the GPU "
+      "had nothing left to run then. Real parameter names, per-layer times and buffers "
       "other than broadcast ones are not in a profiler trace.";
   source += imp.activation_bytes
                 ? " forward_pass's activation_bytes: what the GPU's allocator held more when backward began (the "

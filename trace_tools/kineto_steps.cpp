@@ -166,14 +166,30 @@ std::pair<double, double> span_of(const Kernels& ks, double fallback) {
   return {a, b};
 }
 
+// Where the optimizer's time begins. Its host work before its first kernel (the optimizer's
+// loops over its parameters) is on the step's path while the GPU has nothing else to run: from the
+// later of the host entering Optimizer.step and the end of every kernel before the first. In the
+// bundled A100 profile that is 5 ms of a 216 ms step (tests/data/profiles/README.md).
+double optimizer_start(const StepKernels& s, const Kernels& opt, double first_kernel) {
+  double entered = std::numeric_limits<double>::infinity();
+  for (const auto* k : opt)
+    if (k->launch && k->launch->in_optimizer) entered = std::min(entered, k->launch->optimizer_entered);
+  if (!(entered < first_kernel)) return first_kernel;
+  double busy_until = -std::numeric_limits<double>::infinity();
+  for (const auto* k : s.all)
+    if (k->ts() < first_kernel) busy_until = std::max(busy_until, k->end());
+  return std::min(first_kernel, std::max(entered, busy_until));
+}
+
 // Phase spans, the backward's busy time, and the step's origin: its first forward kernel, or
 // DDP's buffer broadcast before it.
-void phase_spans(const Phases& p, const Kernels& grads, StepResult& r) {
+void phase_spans(const StepKernels& s, const Phases& p, const Kernels& grads, StepResult& r) {
   std::tie(r.bwd_start, r.bwd_end) = span_of(p.bwd, 0);
   std::tie(r.fwd_start, r.fwd_end) = span_of(p.fwd, r.bwd_start);
   double last_comm_end = 0;
   for (const auto* k : grads) last_comm_end = std::max(last_comm_end, k->end());
   std::tie(r.opt_start, r.opt_end) = span_of(p.opt, std::max(r.bwd_end, last_comm_end));
+  if (!p.opt.empty()) r.opt_start = optimizer_start(s, p.opt, r.opt_start);
   for (const auto* k : p.bwd) r.bwd_busy += k->span->dur;
   r.origin = std::min(r.fwd_start, r.bwd_start);
   for (std::size_t i = 0; i < r.others.size(); ++i)
@@ -211,7 +227,7 @@ StepResult reconstruct_step(const KinetoEvents& ev, const StepWindow& w, std::ve
   const Phases phases = compute_phases(ev, s, grads, first_bwd_launch);
   other_collective_phases(s, grads, first_bwd_launch, r);
   if (phases.bwd.empty()) throw InputError(ev.file, ev.events_path, "no backward compute kernels in " + s.where);
-  phase_spans(phases, grads, r);
+  phase_spans(s, phases, grads, r);
   ready_times(s, grads, phases.bwd, r);
   return r;
 }

@@ -198,7 +198,8 @@ class Builder {
       if (c.phase == KPhase::optimizer)
         opt_first = std::min(opt_first, c.launch_us), opt_last = std::max(opt_last, c.launch_us);
     if (o_.launches && opt_first < 1e300)
-      cpu_op("Optimizer.step#SGD.step", base_ + opt_first - 5, opt_last - opt_first + 20, kMainTid);
+      cpu_op("Optimizer.step#SGD.step", base_ + opt_first - kOptimizerOpLeadUs, opt_last - opt_first + kOptimizerOpLeadUs + 15,
+             kMainTid);
   }
 
   void compute(const KCompute& c, int n) {

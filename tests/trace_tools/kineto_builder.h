@@ -62,6 +62,10 @@ struct KBuild {
   bool total_allocated = true;  // memory events carry "Total Allocated" (false: "Bytes" only)
 };
 
+// With launches, each step's Optimizer.step#SGD.step CPU op opens this long before the launch of
+// its first optimizer kernel (the host's work before it) and closes 20 us after its last.
+inline constexpr double kOptimizerOpLeadUs = 5;
+
 nlohmann::json build_kineto(const std::vector<KStep>& steps, const KBuild& options);
 
 // The scenario the tests use: 3 forward kernels, a buffer broadcast, 6 backward kernels, 3
