@@ -111,7 +111,11 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
                                      : std::string(" not in the profile (record it with profile_memory=True)"))
             << "\n"
             << "step:       " << ms(summary.step_time_s) << " (first kernel to last), exposed communication "
-            << ms(summary.exposed_comm_s) << "\n";
+            << ms(summary.exposed_comm_s) << "\n"
+            << "gradients:  "
+            << (imp.grad_tensors > 0 ? with_commas(imp.grad_tensors) + " tensors (AccumulateGrad ops a step)"
+                                     : std::string("tensors not in the profile (no AccumulateGrad ops)"))
+            << "\n";
   if (imp.taken_out.slowdown > 1)
     std::cout << "alone:      " << ms(imp.taken_out.total_s()) << " per step taken out of compute that ran beside "
               << "NCCL kernels (compute slowdown " << fmt("%.4g", imp.taken_out.slowdown) << ")\n";

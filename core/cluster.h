@@ -63,6 +63,10 @@ struct DeviceSpec {
 struct FrameworkSpec {
   double bucket_overhead_us = 0;
   bool bucket_copy = false;
+  // Host time per gradient tensor of DDP's copy of the reduced buckets back into the gradients,
+  // after the last allreduce and before the optimizer: one copy launched per tensor, so a
+  // host-bound step pays it per tensor whatever the bytes (fitted by calibrate --from-profile).
+  double copy_out_us_per_tensor = 0;
 };
 
 // How compute and communication slow each other on one device (NCCL kernels take SMs and

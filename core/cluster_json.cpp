@@ -82,10 +82,13 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
 
 void read_framework(const JsonIn& f, ClusterSpec& c) {
   f.expect_object();
-  f.allow_only({"bucket_overhead_us", "bucket_copy"});
+  f.allow_only({"bucket_overhead_us", "bucket_copy", "copy_out_us_per_tensor"});
   c.framework.bucket_overhead_us = f.nonnegative_number_or("bucket_overhead_us", 0.0);
   if (c.framework.bucket_overhead_us > 1e6) f.at("bucket_overhead_us").fail("at most 1e6 us (one second) per bucket");
   c.framework.bucket_copy = f.boolean_or("bucket_copy", false);
+  c.framework.copy_out_us_per_tensor = f.nonnegative_number_or("copy_out_us_per_tensor", 0.0);
+  if (c.framework.copy_out_us_per_tensor > 1e4)
+    f.at("copy_out_us_per_tensor").fail("at most 1e4 us (10 ms) per gradient tensor");
   if (c.framework.bucket_copy && !(c.bucket_copy_GBps() > 0))
     f.at("bucket_copy").fail(
         "$.device.copy_GBps or $.device.memory_GBps > 0 (the copies run at the device's copy bandwidth), or false");
@@ -285,8 +288,10 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.device.copy_GBps > 0) j["device"]["copy_GBps"] = c.device.copy_GBps;
   if (c.device.fresh_copy_GBps > 0) j["device"]["fresh_copy_GBps"] = c.device.fresh_copy_GBps;
   for (const auto& [t, GBps] : c.device.reduce_GBps_by_dtype) j["device"]["reduce_GBps_by_dtype"][std::string(dtype_name(t))] = GBps;
-  if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy)
+  if (c.framework.bucket_overhead_us > 0 || c.framework.bucket_copy || c.framework.copy_out_us_per_tensor > 0) {
     j["framework"] = {{"bucket_overhead_us", c.framework.bucket_overhead_us}, {"bucket_copy", c.framework.bucket_copy}};
+    if (c.framework.copy_out_us_per_tensor > 0) j["framework"]["copy_out_us_per_tensor"] = c.framework.copy_out_us_per_tensor;
+  }
   if (c.interference.active())
     j["interference"] = {{"compute_slowdown", c.interference.compute_slowdown},
                          {"collective_slowdown", c.interference.collective_slowdown},

@@ -40,6 +40,10 @@ struct TraceParam {
   // tensor.shape when the trace knows it (its product is numel; [] is a 0-dim scalar). PowerSGD
   // views a gradient as shape[0] x numel / shape[0], so its compressed sizes depend on it.
   std::optional<std::vector<std::int64_t>> shape;
+  // The gradient tensors this parameter stands for: 1 for a real one; a synthetic parameter of an
+  // imported profile (one per bucket) stands for its bucket's share of the job's. DDP copies each
+  // out of its bucket separately (framework.copy_out_us_per_tensor).
+  std::int64_t tensors = 1;
 
   std::int64_t bytes() const { return numel * dtype_size_bytes(dtype); }
   bool reduced() const { return trainable && !excluded; }

@@ -119,7 +119,7 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
 
   std::map<std::string, std::size_t> param_index;
   for (const auto& p : j.at("params").nonempty_items()) {
-    p.allow_only({"name", "numel", "shape", "dtype", "layer", "trainable", "excluded"});
+    p.allow_only({"name", "numel", "shape", "dtype", "layer", "trainable", "excluded", "tensors"});
     TraceParam param;
     param.name = p.at("name").nonempty_string();
     param.numel = tensor_numel(p.at("numel"));
@@ -132,6 +132,8 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
     param.layer = it->second;
     param.trainable = p.boolean_or("trainable", true);
     param.excluded = p.boolean_or("excluded", false);
+    param.tensors = p.positive_integer_or("tensors", 1);
+    if (param.tensors > 1'000'000) p.at("tensors").fail("at most 1,000,000 gradient tensors for one parameter");
     if (param.reduced() && !dtype_is_float(param.dtype))
       p.at("dtype").fail("a floating-point dtype for a reduced parameter (mark integer tensors as buffers)");
     if (!param_index.emplace(param.name, t.params.size()).second) p.at("name").fail("a unique parameter name");
@@ -183,6 +185,7 @@ json trace_to_json(const ModelTrace& t) {
     if (p.shape) e["shape"] = *p.shape;
     if (!p.trainable) e["trainable"] = false;
     if (p.excluded) e["excluded"] = true;
+    if (p.tensors != 1) e["tensors"] = p.tensors;
     params.push_back(std::move(e));
   }
   j["params"] = std::move(params);

@@ -25,6 +25,7 @@ std::vector<GradBucket> assign_buckets_by_size(const ModelTrace& trace, const st
     o.bucket.params.push_back(order[pos]);
     o.bucket.bytes += p.bytes();
     o.bucket.numel += p.numel;
+    o.bucket.tensors += p.tensors;
     o.bucket.size_limit_bytes = limits[o.limit_index];
     if (o.bucket.bytes >= o.bucket.size_limit_bytes) {
       closed.push_back(std::move(o.bucket));

@@ -22,6 +22,7 @@ struct GradBucket {
   std::vector<std::size_t> params;  // indices into ModelTrace::params, in bucket order
   std::int64_t bytes = 0;           // in the parameters' own dtype, as DDP sizes them
   std::int64_t numel = 0;
+  std::int64_t tensors = 0;  // the gradient tensors its parameters stand for (TraceParam::tensors)
   std::int64_t size_limit_bytes = 0;
   DType dtype = DType::fp32;
 };

@@ -23,7 +23,7 @@ DType promoted_dtype(const ModelTrace& trace, const std::vector<std::size_t>& pa
 GradBucket bucket_of(const ModelTrace& trace, std::vector<std::size_t> params) {
   GradBucket b;
   b.dtype = promoted_dtype(trace, params);
-  for (auto p : params) b.numel += trace.params[p].numel;
+  for (auto p : params) b.numel += trace.params[p].numel, b.tensors += trace.params[p].tensors;
   b.bytes = b.numel * dtype_size_bytes(b.dtype);
   b.size_limit_bytes = b.bytes;
   b.params = std::move(params);

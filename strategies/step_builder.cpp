@@ -22,10 +22,11 @@ double bucket_prep_s(const ClusterSpec& cluster, const GradBucket& bucket) {
 }
 
 double bucket_copy_out_s(const ClusterSpec& cluster, const std::vector<GradBucket>& buckets) {
-  if (!cluster.framework.bucket_copy) return 0;
-  double bytes = 0;
-  for (const auto& b : buckets) bytes += static_cast<double>(b.bytes);
-  return 2.0 * bytes / bucket_copy_Bps(cluster);  // read the bucket, write the gradient
+  double bytes = 0, tensors = 0;
+  for (const auto& b : buckets) bytes += static_cast<double>(b.bytes), tensors += static_cast<double>(b.tensors);
+  // Read the bucket, write the gradient; and the host's launch of each tensor's copy.
+  const double copy_s = cluster.framework.bucket_copy ? 2.0 * bytes / bucket_copy_Bps(cluster) : 0.0;
+  return copy_s + tensors * cluster.framework.copy_out_us_per_tensor * 1e-6;
 }
 
 std::size_t bucket_last_layer(const ModelTrace& trace, const GradBucket& bucket) {

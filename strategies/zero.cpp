@@ -26,6 +26,7 @@ std::vector<GradBucket> zero_reduce_buckets(const ModelTrace& trace, std::int64_
     cur.params.push_back(i);
     cur.bytes += p.bytes();
     cur.numel += p.numel;
+    cur.tensors += p.tensors;
     cur.size_limit_bytes = cap_bytes;
   }
   if (!cur.params.empty()) out.push_back(std::move(cur));

@@ -16,6 +16,15 @@ double step_s(const Plan& plan, const ClusterSpec& c, Fidelity f) {
   return summarize(plan, simulate(plan, c, SimOptions{false, f})).step_time_s;
 }
 
+// DDP with 2 MiB buckets (the first too) and no buffer broadcast.
+Knobs two_mib_buckets() {
+  Knobs k;
+  k.bucket_cap_bytes = 2 * 1024 * 1024;
+  k.first_bucket_cap_bytes = 2 * 1024 * 1024;
+  k.broadcast_buffers = false;
+  return k;
+}
+
 int framework_ops(const Plan& plan) {
   int n = 0;
   for (const auto& op : plan.ops) n += op.kind == OpKind::framework ? 1 : 0;
@@ -30,10 +39,7 @@ TEST_CASE("framework costs add B x overhead + 4 x bytes / memory bandwidth to a 
   // behind backward and take no time after it.
   auto trace = testing::uniform_trace(8, 262'144, 1e-3, 2e-3, 1e-3);
   auto cluster = testing::ideal_star(2, 1e15, 0);
-  Knobs k;
-  k.bucket_cap_bytes = 2 * 1024 * 1024;
-  k.first_bucket_cap_bytes = 2 * 1024 * 1024;
-  k.broadcast_buffers = false;
+  const Knobs k = two_mib_buckets();
   const auto buckets = ddp_buckets(trace, k);
   const double B = static_cast<double>(buckets.size());
   double bytes = 0;
@@ -160,4 +166,33 @@ TEST_CASE("PeriodicModelAverager's torch.cat over glibc's 32 MiB mmap ceiling ru
     CHECK((step_s(fresh_plan, fresh, f) - step_s(warm_plan, cluster, f)) * 2 ==
           Approx(2 * over_bytes / 0.5e9 - 2 * over_bytes / 2e9).epsilon(1e-6));
   }
+}
+
+TEST_CASE("DDP's copy back out of the buckets costs copy_out_us_per_tensor for every gradient tensor",
+          "[strategies][framework]") {
+  // 8 real parameters and 4 synthetic ones standing for 10 tensors each (an imported profile's).
+  auto trace = testing::uniform_trace(8, 262'144, 1e-3, 2e-3, 1e-3);
+  auto cluster = testing::ideal_star(2, 1e15, 0);
+  const Knobs k = two_mib_buckets();
+  auto costly = cluster;
+  costly.framework.copy_out_us_per_tensor = 25;
+  const auto plain = make_strategy("bucketed")->plan(trace, cluster, k);
+  const auto with = make_strategy("bucketed")->plan(trace, costly, k);
+  CHECK(framework_ops(with) == 1);  // the copy-out alone: no per-bucket cost is modelled
+  auto standing = trace;
+  for (std::size_t i = 0; i < standing.params.size(); i += 2) standing.params[i].tensors = 10;
+  const auto synthetic = make_strategy("bucketed")->plan(standing, costly, k);
+  for (Fidelity f : {Fidelity::exact, Fidelity::scalable}) {
+    INFO((f == Fidelity::exact ? "exact" : "scalable"));
+    // After the last allreduce and before the optimizer: 8 tensors, then 4 x 10 + 4 x 1.
+    CHECK(step_s(with, costly, f) - step_s(plain, cluster, f) == Approx(8 * 25e-6).epsilon(1e-6));
+    CHECK(step_s(synthetic, costly, f) - step_s(plain, cluster, f) == Approx(44 * 25e-6).epsilon(1e-6));
+  }
+  // With bucket_copy the bytes' time adds to it: 2 x bytes / bandwidth for the copy out.
+  costly.framework.bucket_copy = true;
+  costly.device.memory_GBps = 1000;
+  const auto both = make_strategy("bucketed")->plan(trace, costly, k);
+  const double bytes = 8.0 * 262'144 * 4;
+  CHECK(step_s(both, costly, Fidelity::exact) - step_s(plain, cluster, Fidelity::exact) ==
+        Approx(8 * 25e-6 + 4.0 * bytes / 1000e9).epsilon(1e-6));
 }

@@ -204,3 +204,30 @@ TEST_CASE("a trace's activation bytes: every layer or none, summed, round-trippe
   CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
              Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation_bytes of at most 2^50"));
 }
+
+TEST_CASE("a parameter's gradient tensors and the copy-out's cost per tensor round-trip, bounded", "[core][json]") {
+  auto j = tiny_trace();
+  j["params"][0]["tensors"] = 40;
+  auto t = trace_from_json(j, "t.json");
+  CHECK(t.params[0].tensors == 40);
+  CHECK(t.params[1].tensors == 1);  // the default: a real parameter is one tensor
+  CHECK(trace_to_json(trace_from_json(trace_to_json(t), "again.json")) == trace_to_json(t));
+  CHECK_FALSE(trace_to_json(t)["params"][1].contains("tensors"));  // written only when not 1
+  for (const json& bad : {json(0), json(1.5), json("2"), json(1'000'001)}) {
+    INFO(bad.dump());
+    j["params"][0]["tensors"] = bad;
+    CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }), Catch::StartsWith("bad.json: $.params[0].tensors: "));
+  }
+
+  auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":1,"devices_per_node":1,
+    "device":{"name":"g"},"framework":{"copy_out_us_per_tensor":93.8}})");
+  auto ok = cluster_from_json(c, "c.json");
+  CHECK(ok.framework.copy_out_us_per_tensor == 93.8);
+  CHECK(cluster_to_json(cluster_from_json(cluster_to_json(ok), "again.json")) == cluster_to_json(ok));
+  for (const json& bad : {json(-1), json("5"), json(1e4 + 1)}) {
+    INFO(bad.dump());
+    c["framework"]["copy_out_us_per_tensor"] = bad;
+    CHECK_THAT(error_of([&] { cluster_from_json(c, "bad.json"); }),
+               Catch::StartsWith("bad.json: $.framework.copy_out_us_per_tensor: "));
+  }
+}

@@ -130,6 +130,9 @@ HostEvents index_spans(KinetoEvents& out) {
       host.cpu_ops_by_thread[{s.pid, s.tid}].push_back(&s);
       out.any_backward_op = out.any_backward_op || starts_with(s.name, "autograd::engine::evaluate_function");
       out.any_optimizer_op = out.any_optimizer_op || starts_with(s.name, "Optimizer.step#");
+      if (starts_with(s.name, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"))
+        out.accumulate_grad_ts.push_back(s.ts);
+      if (s.name == "torch.distributed.ddp.reducer::copy_bucket_to_grad") out.copy_out_ts.push_back(s.ts);
     }
   }
   return host;

@@ -81,6 +81,10 @@ struct KinetoEvents {
   std::vector<MemoryEvent> memory;  // in trace order
   bool any_backward_op = false;   // autograd::engine::evaluate_function CPU ops exist
   bool any_optimizer_op = false;  // Optimizer.step#... CPU ops exist
+  // Host ops that count DDP's gradient tensors, by start time (us): autograd's AccumulateGrad, one
+  // per parameter whose gradient is accumulated, and the reducer's copy_bucket_to_grad, one per
+  // tensor copied back out of its bucket (none with gradient_as_bucket_view=True).
+  std::vector<double> accumulate_grad_ts, copy_out_ts;
 
   KinetoEvents() = default;
   KinetoEvents(const KinetoEvents&) = delete;  // kernels point into spans

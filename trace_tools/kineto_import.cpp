@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -82,6 +83,29 @@ void average_phases(const std::vector<StepResult>& steps, KinetoImport& imp) {
   double busy = 0;
   for (const auto& r : steps) busy += r.bwd_busy;
   imp.backward_busy_s = busy / static_cast<double>(steps.size()) * kSPerUs;
+  imp.grad_tensors = steps.front().grad_tensors;
+}
+
+// 10b. `tensors` gradient tensors over parameters of these bytes: one each, the rest in proportion
+// to the bytes by largest remainder (ties to the earlier), so that they add up exactly.
+std::vector<std::int64_t> spread_tensors(std::int64_t tensors, const std::vector<std::int64_t>& bytes) {
+  std::vector<std::int64_t> out(bytes.size(), 1);
+  const auto n = static_cast<std::int64_t>(bytes.size());
+  double total = 0;
+  for (auto b : bytes) total += static_cast<double>(b);
+  if (tensors <= n || !(total > 0)) return out;
+  const auto rest = static_cast<double>(tensors - n);
+  std::vector<std::pair<double, std::size_t>> remainder;
+  std::int64_t given = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const double share = rest * static_cast<double>(bytes[i]) / total;
+    const auto whole = static_cast<std::int64_t>(std::floor(share));
+    out[i] += whole, given += whole;
+    remainder.push_back({-(share - static_cast<double>(whole)), i});
+  }
+  std::sort(remainder.begin(), remainder.end());
+  for (std::int64_t k = 0; k < tensors - n - given; ++k) out[remainder[static_cast<std::size_t>(k)].second] += 1;
+  return out;
 }
 
 // 7b. The compute slowdown taken out of each layer (KinetoImportOptions::compute_slowdown).
@@ -316,6 +340,10 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
     p.layer = 2 + (K - 1 - k);
     t.params.push_back(std::move(p));
   }
+  std::vector<std::int64_t> bytes;
+  for (const auto& p : t.params) bytes.push_back(p.bytes());
+  const auto tensors = spread_tensors(imp.grad_tensors, bytes);
+  for (std::size_t i = 0; i < t.params.size(); ++i) t.params[i].tensors = tensors[i];
   t.grad_ready_order = derive_grad_ready_order(t);
   std::size_t nbuf = 0;
   for (const auto& c : imp.other_collectives)

@@ -81,6 +81,10 @@ struct KinetoImport {
   // profiler's memory events (profile_memory=True); nullopt without them. Mean over the steps.
   std::optional<std::int64_t> activation_bytes;
   bool sizes_known = false;           // every bucket's message size was found
+  // Gradient tensors per step (autograd's AccumulateGrad ops; the first imported step's), spread
+  // over the synthetic parameters in proportion to their bytes (TraceParam::tensors); 0: the
+  // profile records no such ops, and each synthetic parameter stands for one tensor.
+  std::int64_t grad_tensors = 0;
   int rank = 0;                       // distributedInfo.rank, 0 if absent
   int world_size = 0;                 // Group size / distributedInfo.world_size; 0 if unknown
   std::string device;                 // the GPU the kernels ran on

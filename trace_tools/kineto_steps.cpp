@@ -229,6 +229,11 @@ StepResult reconstruct_step(const KinetoEvents& ev, const StepWindow& w, std::ve
   if (phases.bwd.empty()) throw InputError(ev.file, ev.events_path, "no backward compute kernels in " + s.where);
   phase_spans(s, phases, grads, r);
   ready_times(s, grads, phases.bwd, r);
+  const auto in_window = [&](const std::vector<double>& ts) {
+    return static_cast<std::int64_t>(std::count_if(ts.begin(), ts.end(), [&](double t) { return t >= w.ts && t <= w.end; }));
+  };
+  r.grad_tensors = in_window(ev.accumulate_grad_ts);
+  r.copied_out = in_window(ev.copy_out_ts);
   return r;
 }
 

@@ -20,6 +20,9 @@ struct StepResult {
   double origin = 0;  // us: the first forward kernel, or the forward collective before it
   double fwd_start = 0, fwd_end = 0, bwd_start = 0, bwd_end = 0, opt_start = 0, opt_end = 0;
   double bwd_busy = 0;
+  // Host ops in the step's window: gradients accumulated (AccumulateGrad) and copied back out of
+  // DDP's buckets (copy_bucket_to_grad); 0 where the profile records none.
+  std::int64_t grad_tensors = 0, copied_out = 0;
   double last_end = -std::numeric_limits<double>::infinity();  // the step's last kernel ended
   std::vector<BucketObs> buckets;
   std::vector<const Kernel*> others;  // NCCL kernels that are not gradient buckets

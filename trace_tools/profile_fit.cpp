@@ -36,10 +36,17 @@ struct BucketGap {
   double gap_us;
   std::int64_t bytes;
 };
+// After a step's last gradient allreduce and backward kernel, until the optimizer's time begins:
+// DDP copying each of `tensors` gradients back out of its bucket (`bytes` in all).
+struct CopyOutTail {
+  double gap_us;
+  std::int64_t tensors, bytes;
+};
 struct Observations {
   std::vector<ComputeObs> compute;
   std::vector<CommObs> comm;
   std::vector<BucketGap> gaps;
+  std::vector<CopyOutTail> tails;
 };
 
 std::optional<OpKind> kind_of(const std::string& collective) {
@@ -114,6 +121,20 @@ void observe_kernels(const kineto::KinetoEvents& ev, int world, std::int64_t clu
                                         "2+ ranks are left out of the collective fit");
 }
 
+// A step whose host copied gradients back out of DDP's buckets (copy_bucket_to_grad ops) and then
+// ran an optimizer: the time between, per tensor the step accumulated.
+void observe_tail(const kineto::StepResult& step, Observations& obs) {
+  if (step.copied_out <= 0 || step.grad_tensors <= 0 || !(step.opt_end > step.opt_start)) return;
+  double comm_end = step.bwd_end;
+  std::int64_t bytes = 0;
+  for (const auto& b : step.buckets) {
+    comm_end = std::max(comm_end, b.kernel->end());
+    const DType dt = b.kernel->dtype.dtype.value_or(DType::fp32);
+    bytes += b.kernel->numel ? *b.kernel->numel * dtype_size_bytes(dt) : 0;
+  }
+  obs.tails.push_back({std::max(0.0, step.opt_start - comm_end), step.grad_tensors, bytes});
+}
+
 // Per bucket: from its gradients being ready to its allreduce kernel starting, unless the
 // communication stream was still busy with the previous collective then.
 void observe_buckets(const kineto::KinetoEvents& ev, Observations& obs, ProfileFit& fit) {
@@ -126,6 +147,7 @@ void observe_buckets(const kineto::KinetoEvents& ev, Observations& obs, ProfileF
       continue;
     }
     fit.steps += 1;
+    observe_tail(step, obs);
     for (const auto& b : step.buckets) {
       fit.buckets += 1;
       double busy_until = -1e300;
@@ -151,9 +173,9 @@ void observe_file(const std::string& file, std::int64_t cluster_ranks, Observati
 }
 
 // The median of the estimates, clamped to [lo, hi], with its quartiles; unfitted without any.
-FittedParam summarise(std::string name, double before, const std::vector<double>& est, double lo, double hi,
+ProfileParam summarise(std::string name, double before, const std::vector<double>& est, double lo, double hi,
                       const std::string& none) {
-  FittedParam p{std::move(name), before, before, false, static_cast<int>(est.size()), 0, 0, none};
+  ProfileParam p{std::move(name), before, before, false, static_cast<int>(est.size()), 0, 0, none};
   if (est.empty()) return p;
   p.fitted = true;
   p.note.clear();
@@ -182,7 +204,7 @@ std::optional<double> slowdown(double alone_us, double dur_us, double phi) {
   return phi / denom;
 }
 
-FittedParam fit_compute(const Observations& obs, double before) {
+ProfileParam fit_compute(const Observations& obs, double before) {
   std::map<std::string, std::vector<double>> alone;
   for (const auto& c : obs.compute)
     if (c.phi <= kAloneMaxOverlap) alone[c.key].push_back(c.dur_us);
@@ -196,7 +218,7 @@ FittedParam fit_compute(const Observations& obs, double before) {
                    "no compute kernel ran both alone and beside an NCCL kernel (same name, grid and block)");
 }
 
-FittedParam fit_collective(const Observations& obs, const AlonePredictor& alone, double before) {
+ProfileParam fit_collective(const Observations& obs, const AlonePredictor& alone, double before) {
   std::vector<CollectiveQuery> queries;
   for (const auto& c : obs.comm) queries.push_back(c.query);
   std::sort(queries.begin(), queries.end());
@@ -232,7 +254,7 @@ FittedParam fit_collective(const Observations& obs, const AlonePredictor& alone,
                                        : "no NCCL kernel of known size ran beside compute for half its time or more");
 }
 
-FittedParam fit_overhead(const Observations& obs, const ClusterSpec& c) {
+ProfileParam fit_overhead(const Observations& obs, const ClusterSpec& c) {
   std::vector<double> est;
   for (const auto& g : obs.gaps) {
     double us = g.gap_us - c.launch_us(OpKind::allreduce);
@@ -242,6 +264,19 @@ FittedParam fit_overhead(const Observations& obs, const ClusterSpec& c) {
   }
   return summarise("$.framework.bucket_overhead_us", c.framework.bucket_overhead_us, est, 0.0, 1e6,
                    "no gradient bucket whose allreduce started with its stream free");
+}
+
+ProfileParam fit_copy_out(const Observations& obs, const ClusterSpec& c) {
+  std::vector<double> est;
+  for (const auto& t : obs.tails) {
+    double us = t.gap_us;
+    // The copies' bytes, read and written, at the bandwidth bucket_copy prices them at.
+    if (c.framework.bucket_copy) us -= 2.0 * static_cast<double>(t.bytes) / (c.bucket_copy_GBps() * 1e3);
+    est.push_back(us / static_cast<double>(t.tensors));
+  }
+  return summarise("$.framework.copy_out_us_per_tensor", c.framework.copy_out_us_per_tensor, est, 0.0, 1e4,
+                   "no step copied gradients back out of DDP's buckets before an optimizer (copy_bucket_to_grad "
+                   "and AccumulateGrad host ops; none with gradient_as_bucket_view=True)");
 }
 
 }  // namespace
@@ -254,10 +289,12 @@ ProfileFit fit_profiles(const ClusterSpec& base, const std::vector<std::string>&
   fit.params.push_back(fit_compute(obs, base.interference.compute_slowdown));
   fit.params.push_back(fit_collective(obs, alone, base.interference.collective_slowdown));
   fit.params.push_back(fit_overhead(obs, base));
+  fit.params.push_back(fit_copy_out(obs, base));
   fit.cluster = base;
   fit.cluster.interference.compute_slowdown = fit.params[0].after;
   fit.cluster.interference.collective_slowdown = fit.params[1].after;
   fit.cluster.framework.bucket_overhead_us = fit.params[2].after;
+  fit.cluster.framework.copy_out_us_per_tensor = fit.params[3].after;
   return fit;
 }
 

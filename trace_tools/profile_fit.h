@@ -38,7 +38,9 @@ using AlonePredictor = std::function<std::vector<double>(const std::vector<Colle
 inline constexpr double kAloneMaxOverlap = 0.05;
 inline constexpr double kBesideMinOverlap = 0.5;
 
-struct FittedParam {
+// One fitted value (named apart from validate/nccl_tests_fit.h's FittedParam: one name for two
+// types in one namespace broke the program once both were linked, stop 46).
+struct ProfileParam {
   std::string name;  // the cluster file's JSON path
   double before = 0, after = 0;
   bool fitted = false;
@@ -49,14 +51,14 @@ struct FittedParam {
 
 struct ProfileFit {
   ClusterSpec cluster;  // the base cluster with the fitted values
-  std::vector<FittedParam> params;
+  std::vector<ProfileParam> params;
   int files = 0, steps = 0, compute_kernels = 0, nccl_kernels = 0, buckets = 0;
   std::vector<std::string> warnings;
 };
 
 // Reads every file (InputError naming the file and JSON path for a malformed one), fits and
-// returns the cluster with compute_slowdown, collective_slowdown and bucket_overhead_us replaced
-// where the profiles have evidence; the rest of `base` is kept.
+// returns the cluster with compute_slowdown, collective_slowdown, bucket_overhead_us and
+// copy_out_us_per_tensor replaced where the profiles have evidence; the rest of `base` is kept.
 ProfileFit fit_profiles(const ClusterSpec& base, const std::vector<std::string>& files, const AlonePredictor& alone);
 
 }  // namespace redsim

@@ -104,6 +104,14 @@ class Builder {
     for (const auto& c : s.compute) compute(c, n++);
     for (const auto& c : s.comm) comm(c);
     for (const auto& m : s.memory) memory(m);
+    if (o_.launches) {
+      for (int i = 0; i < s.accumulate_grads; ++i)
+        cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+               base_ + s.accumulate_at_us + 1e-3 * i, 5e-4, kAutogradTid);
+      for (int i = 0; i < s.copies_out; ++i)
+        cpu_op("torch.distributed.ddp.reducer::copy_bucket_to_grad", base_ + s.copy_out_at_us + 1e-3 * i, 5e-4,
+               kAutogradTid);
+    }
     base_ += s.length_us + 500;
   }
 

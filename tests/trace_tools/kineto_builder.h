@@ -44,6 +44,13 @@ struct KStep {
   std::vector<KCompute> compute;
   std::vector<KComm> comm;
   std::vector<KMemory> memory;  // in time order; "Total Allocated" is their running sum per device
+  // Host ops on the autograd thread (with launches only): autograd's AccumulateGrad, one per
+  // gradient tensor, at accumulate_at_us, besides the one around each backward allreduce's launch
+  // (DDP's hook fires in the AccumulateGrad of a bucket's last gradient); DDP's copy_bucket_to_grad,
+  // one per tensor copied back out of its bucket, at copy_out_at_us (1 ns apart, 0.5 ns long: they
+  // enclose no launch).
+  int accumulate_grads = 0, copies_out = 0;
+  double accumulate_at_us = 520, copy_out_at_us = 1975;
 };
 
 // Where the message sizes are: on the NCCL kernel's args (PyTorch >= 2.1), on the

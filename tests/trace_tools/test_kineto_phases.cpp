@@ -3,6 +3,8 @@
 // optimizer's host work before its first kernel).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
+#include <string>
 
 #include "kineto_builder.h"
 #include "trace_tools/kineto_import.h"
@@ -89,4 +91,29 @@ TEST_CASE("the optimizer's host work before its first kernel counts while the GP
   gpu_only.launches = false;
   const KinetoImport d = import_kineto(build_kineto({idle}, gpu_only), "t.json", {});
   CHECK(d.optimizer_end_s - d.optimizer_start_s == Approx(100e-6).margin(kEps));
+}
+
+TEST_CASE("the profile's gradient tensors are spread over the synthetic parameters by their bytes",
+          "[trace_tools][import]") {
+  KStep s = example_step(1, 0);
+  s.accumulate_grads = 47;  // and one around each of the 3 allreduce launches
+  const KinetoImport imp = import_kineto(build_kineto({s}, KBuild{}), "t.json", {});
+  CHECK(imp.grad_tensors == 50);
+  // One each, and the other 47 in proportion to 1 MiB, 25 MiB and 4000 bytes: 1.81, 45.19 and
+  // 0.01, so 1 and 45 whole, and the last one to the largest remainder (bucket 0's 0.81).
+  std::map<std::string, std::int64_t> tensors;
+  std::int64_t sum = 0;
+  for (const auto& p : imp.trace.params) tensors[p.name] = p.tensors, sum += p.tensors;
+  CHECK(sum == 50);
+  CHECK(tensors == std::map<std::string, std::int64_t>{{"bucket0", 3}, {"bucket1", 46}, {"bucket2", 1}});
+  // As many tensors as buckets (the AccumulateGrad around each launch): one each.
+  const KinetoImport three = import_kineto(build_kineto({example_step(1, 0)}, KBuild{}), "t.json", {});
+  CHECK(three.grad_tensors == 3);
+  for (const auto& p : three.trace.params) CHECK(p.tensors == 1);
+  // A GPU-only trace has no host ops: each synthetic parameter stands for one tensor.
+  KBuild gpu_only;
+  gpu_only.launches = false;
+  const KinetoImport bare = import_kineto(build_kineto({s}, gpu_only), "t.json", {});
+  CHECK(bare.grad_tensors == 0);
+  for (const auto& p : bare.trace.params) CHECK(p.tensors == 1);
 }

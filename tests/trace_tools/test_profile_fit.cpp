@@ -69,7 +69,7 @@ std::vector<double> predict(const std::vector<CollectiveQuery>& qs) {
   return us;
 }
 
-const FittedParam& param(const ProfileFit& f, const std::string& name) {
+const ProfileParam& param(const ProfileFit& f, const std::string& name) {
   for (const auto& p : f.params)
     if (p.name == name) return p;
   FAIL("no parameter " << name);
@@ -256,4 +256,41 @@ TEST_CASE("redsim calibrate --from-profile writes a cluster that simulates, and 
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("bad.json") && Catch::Contains("$.traceEvents"));
   CHECK_FALSE(std::filesystem::exists(dir / "x.json"));
+}
+
+TEST_CASE("DDP's copy back out of its buckets is fitted per gradient tensor", "[trace_tools][calibrate]") {
+  // example_step: the last allreduce ends at 1970 us. Here the host enters Optimizer.step 200 us
+  // later (kOptimizerOpLeadUs before its first launch, moved to 2175), after copying 50 gradients
+  // out of their buckets: 4 us a tensor.
+  auto tail_step = [](std::int64_t n, int copies) {
+    KStep s = example_step(n, 0);
+    s.accumulate_grads = 47;  // and one around each of the 3 allreduce launches: 50 tensors
+    s.copies_out = copies;
+    for (auto& c : s.compute)
+      if (c.phase == KPhase::optimizer) c.launch_us += 175, c.start_us += 175;
+    return s;
+  };
+  const auto file = write_trace(build_kineto({tail_step(1, 50), tail_step(2, 50)}, KBuild{}), "redsim_fit_tail.json");
+  auto cluster = ideal_star(8, 1e11, 0);
+  const ProfileFit fit = fit_profiles(cluster, {file}, predict);
+  const ProfileParam& t = param(fit, "$.framework.copy_out_us_per_tensor");
+  CHECK(t.fitted);
+  CHECK(t.evidence == 2);
+  CHECK(t.after == Approx(200.0 / 50).margin(1e-6));
+  CHECK(fit.cluster.framework.copy_out_us_per_tensor == t.after);
+
+  // With bucket_copy the copies' bytes (read and written at memory_GBps) come off first.
+  cluster.framework.bucket_copy = true;
+  cluster.device.memory_GBps = 1000;
+  const double bytes = (262'144 + 6'553'600 + 1000) * 4.0;
+  const double copy_us = 2 * bytes / 1000e3;
+  CHECK(param(fit_profiles(cluster, {file}, predict), "$.framework.copy_out_us_per_tensor").after ==
+        Approx((200 - copy_us) / 50).margin(1e-6));
+
+  // No copy_bucket_to_grad ops (gradient_as_bucket_view=True): nothing to fit, and it says so.
+  const auto none = write_trace(build_kineto({tail_step(1, 0)}, KBuild{}), "redsim_fit_no_tail.json");
+  const ProfileParam& n = param(fit_profiles(ideal_star(8, 1e11, 0), {none}, predict), "$.framework.copy_out_us_per_tensor");
+  CHECK_FALSE(n.fitted);
+  CHECK(n.after == 0);
+  CHECK_THAT(n.note, Catch::Contains("copy_bucket_to_grad"));
 }

@@ -20,6 +20,9 @@ const std::string kA100 = std::string(REDSIM_SOURCE_DIR) + "/configs/dgx-a100.js
 constexpr std::int64_t kResnet50Params = 25'557'032;
 // Its classifier, fc = Linear(2048, 1000): weight and bias.
 constexpr std::int64_t kFcParams = 2048 * 1000 + 1000;
+// Its parameter tensors: 53 convolutions (the stem, 16 bottlenecks of 3 and 4 downsamples), each
+// without bias and followed by a batch norm's weight and bias, and fc's two.
+constexpr std::int64_t kResnet50Tensors = 53 + 2 * 53 + 2;
 }  // namespace
 
 TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and validates on part of a preset",
@@ -35,9 +38,10 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
 
   // Every gradient is reduced once: the buckets hold the whole model.
   const ModelTrace t = load_trace(dir / "t.json");
-  std::int64_t params = 0;
-  for (const auto& p : t.params) params += p.numel;
+  std::int64_t params = 0, tensors = 0;
+  for (const auto& p : t.params) params += p.numel, tensors += p.tensors;
   CHECK(params == kResnet50Params);
+  CHECK(tensors == kResnet50Tensors);  // autograd's AccumulateGrad ops, one a gradient
   CHECK(t.reference_device == "NVIDIA A100-PG509-200");
 
   // DDP fills buckets in reverse registration order, and its first bucket closes at 1 MiB: the
@@ -60,6 +64,7 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   CHECK_THAT(r.out, Catch::Contains("15 gradient buckets in 3 step(s)"));  // 5 buckets x 3 steps
   const json fit = json::parse(read_file(dir / "fit.json"));
   CHECK(fit["framework"]["bucket_overhead_us"].get<double>() > 0);
+  CHECK(fit["framework"]["copy_out_us_per_tensor"].get<double>() > 0);  // DDP's copy_bucket_to_grad, a tensor at a time
 
   // The profile's 2 ranks against the preset's 8: validate says how to compare them.
   const std::string v = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
