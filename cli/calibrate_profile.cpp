@@ -58,14 +58,14 @@ void print_fit(const ProfileFit& fit) {
             << " NCCL kernels, " << fit.buckets << " gradient buckets in " << fit.steps << " step(s)\n\n"
             << "  fitted                               before      after  estimates  quartiles        note\n";
   for (const auto& p : fit.params) {
-    char line[256];
+    char line[160];  // the columns; the note, of any length, follows
     if (p.fitted)
-      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %7.3f..%-7.3f  %s\n", p.name.c_str(), p.before,
-                    p.after, p.evidence, p.q1, p.q3, p.note.c_str());
+      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %7.3f..%-7.3f  ", p.name.c_str(), p.before, p.after,
+                    p.evidence, p.q1, p.q3);
     else
-      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %-16s  not fitted: %s\n", p.name.c_str(), p.before,
-                    p.after, p.evidence, "-", p.note.c_str());
-    std::cout << line;
+      std::snprintf(line, sizeof line, "  %-34s %8.3f  %9.3f  %9d  %-16s  not fitted: ", p.name.c_str(), p.before,
+                    p.after, p.evidence, "-");
+    std::cout << line << p.note << "\n";
   }
   for (const auto& w : fit.warnings) std::cout << "  note: " << w << "\n";
 }
