@@ -1,12 +1,14 @@
-// A real PyTorch profile (tests/data/profiles/README.md): HolisticTraceAnalysis's DDP steps of
-// rank 0 of 2 on A100s, imported, calibrated from and validated against, as a user would with their
-// own. The numbers checked come from the model and from DDP's rules, not from redsim's output.
+// Real PyTorch profiles (tests/data/profiles/README.md): HolisticTraceAnalysis's DDP steps of rank
+// 0 of 2 and rank 3 of 8 on A100s, imported, calibrated from and validated against, as a user
+// would with their own. The numbers checked come from the model, DDP's rules or the file's own
+// events counted here, not from redsim's output.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/trace_json.h"
+#include "trace_tools/kineto_import.h"
 #include "tool_runner.h"
 
 using namespace redsim;
@@ -96,4 +98,49 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   r = run_redsim(vm + quote(dir / "bad-matrix.json"), dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("bad-matrix.json: $[1]") && Catch::Contains("--layout: expected a layout within"));
+}
+
+TEST_CASE("a real profile of 8 A100s with other collectives beside DDP's imports, says what it leaves out, and validates",
+          "[trace_tools][import][real]") {
+  const std::string profile = std::string(REDSIM_SOURCE_DIR) + "/tests/data/profiles/hta_ddp_sendrecv_8xa100_rank3.json.gz";
+  // What the file holds, counted here: its NCCL kernels per profiler step, and whether DDP copied
+  // gradients back out of its buckets.
+  const json raw = json::parse(read_text_file_maybe_gzip(profile));
+  int steps = 0, sendrecv = 0, copies_out = 0;
+  for (const auto& e : raw["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    steps += name.rfind("ProfilerStep#", 0) == 0 && e.value("ph", "") == "X" ? 1 : 0;
+    sendrecv += e.value("cat", "") == "kernel" && name.rfind("ncclKernel_SendRecv", 0) == 0 ? 1 : 0;
+    copies_out += name == "torch.distributed.ddp.reducer::copy_bucket_to_grad" ? 1 : 0;
+  }
+  REQUIRE(steps == 6);
+  REQUIRE(sendrecv % steps == 0);
+
+  TempDir dir;
+  auto r = run_redsim("trace import --kineto " + quote(profile) + " --out " + quote(dir / "t.json") + " --measured " +
+                          quote(dir / "m.json"),
+                      dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("rank 3 of 8") && Catch::Contains("mean of steps 1009-1014") &&
+                        Catch::Contains("3 gradient allreduces"));
+  // The point-to-point kernels are not DDP's: left out, and said so on stderr.
+  CHECK_THAT(r.err, Catch::Contains(std::to_string(sendrecv / steps) + " NCCL collective(s) per step that are not "
+                                                                        "gradient buckets"));
+
+  r = run_redsim("calibrate --from-profile " + quote(profile) + " --cluster " + quote(kA100) + " --out " +
+                     quote(dir / "fit.json"),
+                 dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(copies_out == 0);  // gradient_as_bucket_view=True, or a PyTorch without the op
+  CHECK_THAT(r.out, Catch::Contains("$.framework.copy_out_us_per_tensor") && Catch::Contains("not fitted: no step copied"));
+
+  // The job's 8 ranks are the whole preset: no --layout.
+  r = run_redsim("validate --trace " + quote(dir / "t.json") + " --cluster " + quote(dir / "fit.json") + " --config " +
+                     quote(dir / "m.json") + " --measured " + quote(dir / "m.json") + " --compute-scale 1 --max-error 1",
+                 dir);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("op start error"));
 }
