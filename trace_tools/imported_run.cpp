@@ -22,6 +22,12 @@ ImportedRun imported_run(const KinetoImport& imp) {
   if (plan_buckets != imp.buckets.size())
     throw std::logic_error("trace import: the bucketed plan has " + std::to_string(plan_buckets) +
                            " allreduces for " + std::to_string(imp.buckets.size()) + " imported buckets");
+  // The channels NCCL ran each bucket on, where the profile says (its algorithm and protocol it
+  // does not: one kernel name serves several); the summary and timeline report them.
+  for (auto& op : r.plan.ops)
+    if (op.kind == OpKind::allreduce && op.bucket >= 0 && static_cast<std::size_t>(op.bucket) < imp.buckets.size() &&
+        imp.buckets[static_cast<std::size_t>(op.bucket)].channels > 0)
+      op.channels = imp.buckets[static_cast<std::size_t>(op.bucket)].channels;
   r.timeline = imported_timeline(r.plan, imp);
   r.summary = summarize(r.plan, r.timeline);
   return r;

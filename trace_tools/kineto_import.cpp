@@ -141,6 +141,15 @@ void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>
   }
 }
 
+// An NCCL kernel runs one block per channel: its grid's x, or 0 where the profile gives none.
+int grid_blocks(const Kernel& k) {
+  if (k.span->args == nullptr || !k.span->args->is_object()) return 0;
+  const auto it = k.span->args->find("grid");
+  if (it == k.span->args->end() || !it->is_array() || it->empty() || !(*it)[0].is_number_integer()) return 0;
+  const auto x = (*it)[0].get<std::int64_t>();
+  return x > 0 && x <= 1024 ? static_cast<int>(x) : 0;
+}
+
 // The buckets, as the first step names them and every step times them; returns how many show no dtype.
 std::size_t average_buckets(const std::vector<StepResult>& steps, KinetoImport& imp) {
   imp.sizes_known = true;
@@ -159,6 +168,7 @@ std::size_t average_buckets(const std::vector<StepResult>& steps, KinetoImport& 
     ib.ready_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].ready; });
     ib.start_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].kernel->ts(); });
     ib.end_s = mean_s(steps, [&](const StepResult& r) { return r.buckets[b].kernel->end(); });
+    ib.channels = grid_blocks(*k);
     imp.buckets.push_back(std::move(ib));
   }
   return unknown_dtype;

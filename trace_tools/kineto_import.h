@@ -52,6 +52,7 @@ struct ImportedBucket {
   double ready_s = 0;   // the compute stream finished every kernel launched before it
   double start_s = 0;   // the NCCL kernel ran from start_s to end_s
   double end_s = 0;
+  int channels = 0;  // the NCCL kernel's grid, one block per channel (the first step's); 0 unknown
 };
 
 // A collective other than a gradient allreduce (a buffer broadcast, a forward-time allreduce).

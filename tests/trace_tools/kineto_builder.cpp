@@ -263,8 +263,9 @@ class Builder {
       cpu_op(op, t - 2, 8, tid, dims);
       launch(t, tid, corr);
     }
-    kernel(nccl_kernel_name(c.collective, c.dtype), base_ + c.start_us, c.dur_us, kNcclStream, corr,
-           o_.sizes == SizeStyle::kernel_args ? meta : json::object());
+    json args = o_.sizes == SizeStyle::kernel_args ? meta : json::object();
+    if (c.channels > 0) args["grid"] = {c.channels, 1, 1};
+    kernel(nccl_kernel_name(c.collective, c.dtype), base_ + c.start_us, c.dur_us, kNcclStream, corr, std::move(args));
   }
 
   const KBuild& o_;

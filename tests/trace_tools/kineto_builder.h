@@ -27,6 +27,7 @@ struct KComm {
   std::int64_t numel = 0;
   std::string dtype = "Float";  // c10 ScalarType name, as Kineto writes it
   KPhase phase = KPhase::backward;
+  int channels = 0;  // the NCCL kernel's grid x, one block per channel; 0: the kernel has no grid arg
 };
 
 // One "[memory]" event (profile_memory=True): an allocation (bytes > 0) or a free, on the host's

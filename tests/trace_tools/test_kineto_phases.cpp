@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kineto_builder.h"
+#include "trace_tools/imported_run.h"
 #include "trace_tools/kineto_import.h"
 
 using namespace redsim;
@@ -116,4 +117,17 @@ TEST_CASE("the profile's gradient tensors are spread over the synthetic paramete
   const KinetoImport bare = import_kineto(build_kineto({s}, gpu_only), "t.json", {});
   CHECK(bare.grad_tensors == 0);
   for (const auto& p : bare.trace.params) CHECK(p.tensors == 1);
+}
+
+TEST_CASE("a bucket's channels are its NCCL kernel's grid, where the profile gives one", "[trace_tools][import]") {
+  KStep s = example_step(1, 0);
+  s.comm[1].channels = 16;  // bucket 0's allreduce (comm[0] is the buffer broadcast)
+  const KinetoImport imp = import_kineto(build_kineto({s}, KBuild{}), "t.json", {});
+  REQUIRE(imp.buckets.size() == 3);
+  CHECK(imp.buckets[0].channels == 16);
+  CHECK(imp.buckets[1].channels == 0);  // no grid: unknown
+  // The measured plan's ops carry it (the summary, the result JSON and the timeline read it there).
+  const ImportedRun run = imported_run(imp);
+  for (const auto& op : run.plan.ops)
+    if (op.kind == OpKind::allreduce) CHECK(op.channels == (op.bucket == 0 ? 16 : 1));
 }

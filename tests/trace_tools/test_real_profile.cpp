@@ -4,6 +4,7 @@
 // events counted here, not from redsim's output.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,15 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
     if (c["kind"] == "allreduce") bytes.push_back(c["bytes"]);
   REQUIRE(bytes.size() == 5);
   CHECK(bytes.front() == kFcParams * 4);
+  // NCCL runs a block per channel: the buckets' channels are their kernels' grid, read here.
+  std::set<int> grids;
+  const json raw = json::parse(read_text_file_maybe_gzip(kProfile));
+  for (const auto& e : raw["traceEvents"])
+    if (e.value("cat", "") == "kernel" && e.value("name", "").rfind("ncclKernel_AllReduce", 0) == 0)
+      grids.insert(e["args"]["grid"][0].get<int>());
+  REQUIRE(grids.size() == 1);
+  for (const auto& c : m["summary"]["collectives"])
+    if (c["kind"] == "allreduce") CHECK(c["channels"] == *grids.begin());
   CHECK(m["measurement"]["step_times_s"].size() == 3);
   CHECK(m["cluster"]["world_size"] == 2);
 
