@@ -26,14 +26,19 @@ constexpr std::int64_t kFcParams = 2048 * 1000 + 1000;
 // Its parameter tensors: 53 convolutions (the stem, 16 bottlenecks of 3 and 4 downsamples), each
 // without bias and followed by a batch norm's weight and bias, and fc's two.
 constexpr std::int64_t kResnet50Tensors = 53 + 2 * 53 + 2;
+
+// trace import of `profile` into dir/t.json, with its measured steps in dir/m.json.
+RunResult import_profile(const std::string& profile, const TempDir& dir) {
+  return run_redsim("trace import --kineto " + quote(profile) + " --out " + quote(dir / "t.json") + " --measured " +
+                        quote(dir / "m.json"),
+                    dir);
+}
 }  // namespace
 
 TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and validates on part of a preset",
           "[trace_tools][import][real]") {
   TempDir dir;
-  auto r = run_redsim("trace import --kineto " + quote(kProfile) + " --out " + quote(dir / "t.json") + " --measured " +
-                          quote(dir / "m.json"),
-                      dir);
+  auto r = import_profile(kProfile, dir);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("rank 0 of 2") && Catch::Contains("NVIDIA A100-PG509-200") &&
@@ -127,9 +132,7 @@ TEST_CASE("a real profile of 8 A100s with other collectives beside DDP's imports
   REQUIRE(sendrecv % steps == 0);
 
   TempDir dir;
-  auto r = run_redsim("trace import --kineto " + quote(profile) + " --out " + quote(dir / "t.json") + " --measured " +
-                          quote(dir / "m.json"),
-                      dir);
+  auto r = import_profile(profile, dir);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("rank 3 of 8") && Catch::Contains("mean of steps 1009-1014") &&
