@@ -9,8 +9,9 @@ using nlohmann::json;
 
 namespace {
 
-void add(Tally& n, std::int64_t numel, std::int64_t bytes) {
-  ++n.tensors;
+// `tensors`: 1, or what a synthetic parameter stands for (TraceParam::tensors).
+void add(Tally& n, std::int64_t numel, std::int64_t bytes, std::int64_t tensors = 1) {
+  n.tensors += static_cast<std::size_t>(tensors);
   n.numel += numel;
   n.bytes += bytes;
 }
@@ -19,11 +20,11 @@ json tally_json(const Tally& n) { return {{"tensors", n.tensors}, {"numel", n.nu
 
 void tally_tensors(const ModelTrace& t, TraceSummary& s) {
   for (const auto& p : t.params) {
-    add(s.params, p.numel, p.bytes());
-    add(s.by_dtype[std::string(dtype_name(p.dtype))], p.numel, p.bytes());
-    if (p.reduced()) add(s.reduced, p.numel, p.bytes());
-    if (!p.trainable) add(s.frozen, p.numel, p.bytes());
-    if (p.trainable && p.excluded) add(s.excluded, p.numel, p.bytes());
+    add(s.params, p.numel, p.bytes(), p.tensors);
+    add(s.by_dtype[std::string(dtype_name(p.dtype))], p.numel, p.bytes(), p.tensors);
+    if (p.reduced()) add(s.reduced, p.numel, p.bytes(), p.tensors);
+    if (!p.trainable) add(s.frozen, p.numel, p.bytes(), p.tensors);
+    if (p.trainable && p.excluded) add(s.excluded, p.numel, p.bytes(), p.tensors);
   }
   for (const auto& b : t.buffers) {
     add(s.buffers, b.numel, b.bytes());

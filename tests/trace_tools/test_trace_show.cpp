@@ -197,3 +197,16 @@ TEST_CASE("trace show totals: parameters and bytes by dtype, compute split, top 
   r = run_redsim("trace show " + quote(dir / "mixed.json") + " --bucket-order random", dir);
   CHECK(r.status == 2);
 }
+
+TEST_CASE("trace show counts the tensors a synthetic parameter stands for", "[trace_tools][show]") {
+  TempDir dir;
+  json t = mixed_trace();
+  t["params"][4]["tensors"] = 40;  // head.w (fp16) stands for 40 gradient tensors
+  write_file(dir / "standing.json", t.dump());
+  const json s = show_json(dir / "standing.json", "", dir, nullptr);
+  const auto& p = s["params"];
+  CHECK(p["all"]["tensors"] == 6 - 1 + 40);
+  CHECK(p["by_dtype"]["fp16"]["tensors"] == 40);
+  CHECK(p["reduced"]["tensors"] == 5 - 1 + 40);  // all but the frozen one
+  CHECK(p["all"]["numel"] == 300000 + 1000 + 512 + 512 + 700000 + 10);  // elements as they were
+}
