@@ -82,7 +82,7 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies = true)
 // divided by F whatever devices the trace and cluster name (core/compute_reference.h).
 void add_compute_scale_option(CLI::App* cmd, std::string& value);
 std::optional<double> parse_compute_scale(const std::string& value);
-// --layout N|NODESxDEVICES (simulate, tune, validate): the part of the cluster file to use, as a
+// --layout N|NODESxDEVICES (simulate, tune, run, validate): the part of the cluster file to use, as a
 // profiled or measured run used it (collectives/cluster_subset.h, cluster_part).
 void add_layout_option(CLI::App* cmd, std::string& value);
 // --optimizer-impl auto|for-loop|foreach|fused (simulate, run, validate and tune): `extra_help` is

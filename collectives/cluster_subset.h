@@ -15,7 +15,7 @@ ClusterSpec cluster_subset(const ClusterSpec& cluster, int ranks, const std::str
 // nccl-tests log says it ran). Throws InputError when the cluster has fewer of either.
 ClusterSpec cluster_layout(const ClusterSpec& cluster, int nodes, int devices_per_node);
 
-// `--layout` of simulate, tune and validate: "" (the whole cluster), "N" (its first N ranks, as
+// `--layout` of simulate, tune, run and validate: "" (the whole cluster), "N" (its first N ranks, as
 // cluster_subset) or "NODESxDEVICES" (as cluster_layout), e.g. "1x2" for two devices of one node:
 // the part of a cluster file a profiled or measured run used. Throws InputError naming --layout.
 ClusterSpec cluster_part(const ClusterSpec& cluster, const std::string& layout);

@@ -1,4 +1,4 @@
-// --layout (simulate, tune, validate): the part of a cluster file a profiled or measured run used,
+// --layout (simulate, tune, run, validate): the part of a cluster file a profiled or measured run used,
 // as the first N ranks or NODESxDEVICES; anything else is bad input naming --layout.
 #include <catch2/catch.hpp>
 #include <string>

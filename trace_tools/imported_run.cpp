@@ -24,10 +24,11 @@ ImportedRun imported_run(const KinetoImport& imp) {
                            " allreduces for " + std::to_string(imp.buckets.size()) + " imported buckets");
   // The channels NCCL ran each bucket on, where the profile says (its algorithm and protocol it
   // does not: one kernel name serves several); the summary and timeline report them.
-  for (auto& op : r.plan.ops)
-    if (op.kind == OpKind::allreduce && op.bucket >= 0 && static_cast<std::size_t>(op.bucket) < imp.buckets.size() &&
-        imp.buckets[static_cast<std::size_t>(op.bucket)].channels > 0)
-      op.channels = imp.buckets[static_cast<std::size_t>(op.bucket)].channels;
+  for (auto& op : r.plan.ops) {
+    const auto b = static_cast<std::size_t>(op.bucket);
+    if (op.kind == OpKind::allreduce && op.bucket >= 0 && b < imp.buckets.size() && imp.buckets[b].channels > 0)
+      op.channels = imp.buckets[b].channels;
+  }
   r.timeline = imported_timeline(r.plan, imp);
   r.summary = summarize(r.plan, r.timeline);
   return r;

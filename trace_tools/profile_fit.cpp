@@ -58,6 +58,12 @@ std::optional<OpKind> kind_of(const std::string& collective) {
   return std::nullopt;  // point-to-point and all-to-all: not modelled as collectives
 }
 
+// An NCCL kernel's message in bytes: its elements in its dtype (fp32 where the profile does not
+// say); 0 where the size is unknown.
+std::int64_t message_bytes(const Kernel& k) {
+  return k.numel ? *k.numel * dtype_size_bytes(k.dtype.dtype.value_or(DType::fp32)) : 0;
+}
+
 // The same kernel is the same code on the same launch shape.
 std::string kernel_key(const Kernel& k) {
   std::string key = k.span->name;
@@ -113,7 +119,7 @@ void observe_kernels(const kineto::KinetoEvents& ev, int world, std::int64_t clu
       continue;
     }
     const DType dt = k.dtype.dtype.value_or(DType::fp32);
-    obs.comm.push_back({{*kind, *k.numel * dtype_size_bytes(dt), dt, group}, k.span->dur, phi});
+    obs.comm.push_back({{*kind, message_bytes(k), dt, group}, k.span->dur, phi});
   }
   if (unsized > 0)
     kineto::warn_once(fit.warnings, ev.file + ": " + std::to_string(unsized) +
@@ -129,8 +135,7 @@ void observe_tail(const kineto::StepResult& step, Observations& obs) {
   std::int64_t bytes = 0;
   for (const auto& b : step.buckets) {
     comm_end = std::max(comm_end, b.kernel->end());
-    const DType dt = b.kernel->dtype.dtype.value_or(DType::fp32);
-    bytes += b.kernel->numel ? *b.kernel->numel * dtype_size_bytes(dt) : 0;
+    bytes += message_bytes(*b.kernel);
   }
   obs.tails.push_back({std::max(0.0, step.opt_start - comm_end), step.grad_tensors, bytes});
 }
@@ -156,9 +161,7 @@ void observe_buckets(const kineto::KinetoEvents& ev, Observations& obs, ProfileF
             k.ts() < b.kernel->ts())
           busy_until = std::max(busy_until, k.end());
       if (busy_until > b.ready) continue;  // queued behind another collective
-      const DType dt = b.kernel->dtype.dtype.value_or(DType::fp32);
-      const std::int64_t bytes = b.kernel->numel ? *b.kernel->numel * dtype_size_bytes(dt) : 0;
-      obs.gaps.push_back({b.kernel->ts() - b.ready, bytes});
+      obs.gaps.push_back({b.kernel->ts() - b.ready, message_bytes(*b.kernel)});
     }
   }
 }
