@@ -59,6 +59,7 @@ struct RunOptions {
   double timeout_s = 60;
   std::string buffer_scale = "auto";
   std::string compute_scale;
+  std::int64_t batch_size = 0;  // 0: the trace's own
   std::string layout;
 };
 
@@ -265,7 +266,7 @@ void run_run(const RunOptions& o) {
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
-  const auto trace = load_trace(o.trace_file);
+  const auto trace = load_trace_at(o.trace_file, o.batch_size);
   const auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout),
                                          o.cluster_file, parse_compute_scale(o.compute_scale));
   const auto knobs = resolve_knobs(o.knobs);
@@ -342,6 +343,7 @@ void add_run_command(CLI::App& app) {
       ->required();
   add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
+  add_batch_size_option(cmd, opts->batch_size);
   add_layout_option(cmd, opts->layout);
   cmd->add_option("--steps", opts->steps, "measured steps (the reported timeline is the median step's)")
       ->capture_default_str();

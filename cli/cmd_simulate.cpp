@@ -34,6 +34,7 @@ struct SimulateOptions {
   bool sim_log = false;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::int64_t batch_size = 0;  // 0: the trace's own
   std::string layout;
   std::string timeline_ranks;
 };
@@ -100,7 +101,7 @@ void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
-  auto trace = load_trace(o.trace_file);
+  auto trace = load_trace_at(o.trace_file, o.batch_size);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   auto knobs = resolve_knobs(o.knobs);
@@ -148,6 +149,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_knob_options(cmd, opts->knobs);
   add_compute_scale_option(cmd, opts->compute_scale);
+  add_batch_size_option(cmd, opts->batch_size);
   add_layout_option(cmd, opts->layout);
   cmd->add_option("--out", opts->out_file,
                   "write the result JSON here (summary, knobs, and the timeline folded: each op's distinct records "

@@ -57,12 +57,25 @@ void print_tally(const std::string& label, const Tally& n) {
             << with_commas(n.bytes) << " bytes (" << mib(n.bytes) << ")\n";
 }
 
+// The batch curve (curve_batch_sizes), as --batch-size reads it: forward + backward at each point.
+void print_batch_curve(const ModelTrace& t) {
+  if (t.curve_batch_sizes.empty()) return;
+  std::cout << "batch curve: forward + backward at";
+  for (std::size_t k = 0; k < t.curve_batch_sizes.size(); ++k) {
+    double s = 0;
+    for (const auto& l : t.layers) s += l.forward_s_by_batch[k] + l.backward_s_by_batch[k];
+    std::cout << (k ? "," : "") << " batch " << t.curve_batch_sizes[k] << " " << ms(s);
+  }
+  std::cout << " (--batch-size evaluates the layers between and beyond these)\n";
+}
+
 void print_tensors(const std::string& file, const ModelTrace& t, const TraceSummary& s) {
   std::cout << "trace:      " << file << "\n"
             << "model:      " << t.model << "\n"
             << "reference:  " << t.reference_device << ", batch " << t.batch_size_per_rank << " per rank\n"
-            << "source:     " << (t.source.empty() ? "(not stated)" : t.source) << "\n"
-            << "params:\n";
+            << "source:     " << (t.source.empty() ? "(not stated)" : t.source) << "\n";
+  print_batch_curve(t);
+  std::cout << "params:\n";
   print_tally("all", s.params);
   for (const auto& [name, n] : s.by_dtype) print_tally(name, n);
   print_tally("reduced", s.reduced);

@@ -53,6 +53,7 @@ struct TuneCliOptions {
   int top = 3;
   std::string fidelity = "auto";
   std::string compute_scale;
+  std::int64_t batch_size = 0;  // 0: the trace's own
   std::string layout;
   std::string out_file;
   std::string report_file;
@@ -236,7 +237,7 @@ void print_sections(const std::vector<tune::TargetSection>& sections, const std:
 
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
-  auto trace = load_trace(o.trace_file);
+  auto trace = load_trace_at(o.trace_file, o.batch_size);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   const tune::TuneConstraints c = constraints(o);
@@ -320,6 +321,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace_file, "model trace JSON (traces/README.md)")->required();
   cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_compute_scale_option(cmd, o->compute_scale);
+  add_batch_size_option(cmd, o->batch_size);
   add_layout_option(cmd, o->layout);
   o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
                                   "device memory per rank for model state (and activations, when the trace gives them), decimal GB "

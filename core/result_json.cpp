@@ -23,7 +23,11 @@ json inputs_members(const ResultInputs& in) {
                   {"world_size", c.world_size()},
                   {"device", c.device.name}};
   if (!in.cluster_file.empty()) cluster["file"] = in.cluster_file;
-  return {{"trace", {{"file", in.trace_file}, {"model", in.trace->model}, {"params", in.trace->param_count()}}},
+  return {{"trace",
+           {{"file", in.trace_file},
+            {"model", in.trace->model},
+            {"params", in.trace->param_count()},
+            {"batch_size_per_rank", in.trace->batch_size_per_rank}}},
           {"cluster", std::move(cluster)},
           {"engine", in.engine}};
 }

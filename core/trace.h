@@ -28,6 +28,10 @@ struct TraceLayer {
   // Bytes of the tensors its forward is given (each storage once), for batch_size_per_rank
   // samples: what a checkpointed block keeps of its first layer. Unknown when the trace does not say.
   std::optional<std::int64_t> input_bytes;
+  // The same times at each of ModelTrace::curve_batch_sizes (empty when the trace has no curve);
+  // the entry at batch_size_per_rank is forward_s / backward_s themselves.
+  std::vector<double> forward_s_by_batch;
+  std::vector<double> backward_s_by_batch;
 };
 
 struct TraceParam {
@@ -71,6 +75,10 @@ struct ModelTrace {
   std::vector<std::size_t> grad_ready_order;
   double optimizer_s = 0;
   std::vector<TraceBuffer> buffers;
+  // Batch sizes per rank the layer times were also measured at, increasing, batch_size_per_rank
+  // among them (redsim_capture.py --batch-sizes); empty: times for batch_size_per_rank only.
+  // core/trace_batch.h evaluates the layers at another batch from them.
+  std::vector<std::int64_t> curve_batch_sizes;
 
   std::int64_t param_count() const;
   std::int64_t reduced_bytes() const;

@@ -1,5 +1,7 @@
 #include "core/trace_json.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -69,6 +71,44 @@ struct LayerBytesField {
   }
 };
 
+// The batch sizes a trace's layer times were also measured at: at least two, increasing, each
+// 1 to 2^24, the trace's own batch_size_per_rank among them.
+std::vector<std::int64_t> read_curve_batch_sizes(const JsonIn& v, std::int64_t own_batch) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& e : v.items()) {
+    const std::int64_t b = e.positive_integer();
+    if (b > kMaxBatchSizePerRank) e.fail("a positive integer at most 2^24");
+    if (!sizes.empty() && b <= sizes.back()) e.fail("batch sizes in increasing order, each once");
+    sizes.push_back(b);
+  }
+  if (sizes.size() < 2) v.fail("at least two batch sizes (a curve), batch_size_per_rank among them");
+  if (std::find(sizes.begin(), sizes.end(), own_batch) == sizes.end())
+    v.fail("batch_size_per_rank (" + std::to_string(own_batch) + ") among the batch sizes");
+  return sizes;
+}
+
+// A layer's times at the trace's curve_batch_sizes (`key` is forward_s_by_batch or
+// backward_s_by_batch): given exactly when the trace has a curve, one per batch size, and at
+// batch_size_per_rank the layer's own time (the curve passes through the trace's numbers).
+std::vector<double> read_layer_curve(const JsonIn& l, const char* key, double own_s, const ModelTrace& t) {
+  const auto v = l.find(key);
+  if (t.curve_batch_sizes.empty()) {
+    if (v) v->fail(std::string("no ") + key + " (the trace gives no curve_batch_sizes)");
+    return {};
+  }
+  if (!v) l.fail(std::string("a member ") + key + " (the trace gives curve_batch_sizes)");
+  const auto items = v->items();
+  if (items.size() != t.curve_batch_sizes.size())
+    v->fail(std::to_string(t.curve_batch_sizes.size()) + " times, one per entry of $.curve_batch_sizes");
+  std::vector<double> times;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    times.push_back(op_time_s(items[i]));
+    if (t.curve_batch_sizes[i] == t.batch_size_per_rank && std::abs(times.back() - own_s) > 1e-9 * std::max(1.0, own_s))
+      items[i].fail("the layer's own time at batch_size_per_rank (" + std::to_string(own_s) + " s)");
+  }
+  return times;
+}
+
 // An explicit gradient-ready order: every trainable parameter once, by name.
 void read_grad_ready_order(const JsonIn& order, const std::map<std::string, std::size_t>& param_index, ModelTrace& t) {
   std::vector<bool> seen(t.params.size(), false);
@@ -90,7 +130,7 @@ void read_grad_ready_order(const JsonIn& order, const std::map<std::string, std:
 ModelTrace trace_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "model", "source", "reference_device", "batch_size_per_rank",
-                "layers", "params", "grad_ready_order", "optimizer_s", "buffers"});
+                "layers", "params", "grad_ready_order", "optimizer_s", "buffers", "curve_batch_sizes"});
   if (j.at("format").string() != "redsim-trace") j.at("format").fail("\"redsim-trace\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -101,16 +141,20 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
   t.batch_size_per_rank = j.at("batch_size_per_rank").positive_integer();
   if (t.batch_size_per_rank > kMaxBatchSizePerRank) j.at("batch_size_per_rank").fail("a positive integer at most 2^24");
   if (auto o = j.find("optimizer_s")) t.optimizer_s = op_time_s(*o);
+  if (auto c = j.find("curve_batch_sizes")) t.curve_batch_sizes = read_curve_batch_sizes(*c, t.batch_size_per_rank);
   std::int64_t model_bytes = 0;
 
   std::map<std::string, std::size_t> layer_index;
   LayerBytesField activations{"activation_bytes"}, inputs{"input_bytes"};
   for (const auto& l : j.at("layers").nonempty_items()) {
-    l.allow_only({"name", "forward_s", "backward_s", "activation_bytes", "input_bytes"});
+    l.allow_only({"name", "forward_s", "backward_s", "activation_bytes", "input_bytes", "forward_s_by_batch",
+                  "backward_s_by_batch"});
     TraceLayer layer;
     layer.name = l.at("name").nonempty_string();
     layer.forward_s = op_time_s(l.at("forward_s"));
     layer.backward_s = op_time_s(l.at("backward_s"));
+    layer.forward_s_by_batch = read_layer_curve(l, "forward_s_by_batch", layer.forward_s, t);
+    layer.backward_s_by_batch = read_layer_curve(l, "backward_s_by_batch", layer.backward_s, t);
     activations.read(l, layer.activation_bytes, t.layers.empty());
     inputs.read(l, layer.input_bytes, t.layers.empty());
     if (!layer_index.emplace(layer.name, t.layers.size()).second) l.at("name").fail("a unique layer name");
@@ -171,11 +215,16 @@ json trace_to_json(const ModelTrace& t) {
   j["reference_device"] = t.reference_device;
   j["batch_size_per_rank"] = t.batch_size_per_rank;
   j["optimizer_s"] = t.optimizer_s;
+  if (!t.curve_batch_sizes.empty()) j["curve_batch_sizes"] = t.curve_batch_sizes;
   json layers = json::array();
   for (const auto& l : t.layers) {
     json e = {{"name", l.name}, {"forward_s", l.forward_s}, {"backward_s", l.backward_s}};
     if (l.activation_bytes) e["activation_bytes"] = *l.activation_bytes;
     if (l.input_bytes) e["input_bytes"] = *l.input_bytes;
+    if (!t.curve_batch_sizes.empty()) {
+      e["forward_s_by_batch"] = l.forward_s_by_batch;
+      e["backward_s_by_batch"] = l.backward_s_by_batch;
+    }
     layers.push_back(std::move(e));
   }
   j["layers"] = std::move(layers);

@@ -19,7 +19,7 @@ ModelTrace tensors(const std::vector<std::pair<std::int64_t, DType>>& spec) {
   ModelTrace t;
   t.model = "tensors";
   t.reference_device = "none";
-  t.layers.push_back({"only", 0, 0, std::nullopt, std::nullopt});
+  t.layers.push_back({"only", 0, 0, std::nullopt, std::nullopt, {}, {}});
   for (std::size_t i = 0; i < spec.size(); ++i) {
     TraceParam p;
     p.name = "t" + std::to_string(i);

@@ -93,7 +93,7 @@ ModelTrace uniform_trace(int layers, std::int64_t numel, double forward_s, doubl
   t.batch_size_per_rank = 1;
   t.optimizer_s = optimizer_s;
   for (int l = 0; l < layers; ++l) {
-    t.layers.push_back({"l" + std::to_string(l), forward_s, backward_s, std::nullopt, std::nullopt});
+    t.layers.push_back({"l" + std::to_string(l), forward_s, backward_s, std::nullopt, std::nullopt, {}, {}});
     TraceParam p;
     p.name = "l" + std::to_string(l) + ".weight";
     p.numel = numel;

@@ -334,13 +334,13 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
   // The forward holds every activation; the other layers none (given for every layer or none).
   const auto none = imp.activation_bytes ? std::optional<std::int64_t>(0) : std::nullopt;
   t.layers.push_back(
-      {"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0, imp.activation_bytes, std::nullopt});
+      {"forward_pass", std::max(0.0, imp.forward_end_s - imp.forward_start_s - out.forward_s), 0.0, imp.activation_bytes, std::nullopt, {}, {}});
   t.layers.push_back(
-      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), none, std::nullopt});
+      {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), none, std::nullopt, {}, {}});
   for (std::size_t k = K; k-- > 0;) {
     const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
     t.layers.push_back(
-        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), none, std::nullopt});
+        {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), none, std::nullopt, {}, {}});
   }
   for (std::size_t k = K; k-- > 0;) {
     TraceParam p;

@@ -155,7 +155,7 @@ class TraceBuilder {
   void add_layer(const std::string& name, LayerWork work) {
     if (!layer_index_.emplace(name, t_.layers.size()).second)
       throw std::logic_error("model_zoo: duplicate layer " + name);
-    t_.layers.push_back({name, 0, 0, std::nullopt, std::nullopt});
+    t_.layers.push_back({name, 0, 0, std::nullopt, std::nullopt, {}, {}});
     work_.push_back(work);
   }
 

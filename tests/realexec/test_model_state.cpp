@@ -33,7 +33,7 @@ ModelTrace trace_of(DType dtype) {
   t.reference_device = "cpu";
   t.optimizer_s = 1e-4;
   for (int l = 0; l < kLayers; ++l) {
-    t.layers.push_back({"l" + std::to_string(l), 1e-4, 2e-4, std::nullopt, std::nullopt});
+    t.layers.push_back({"l" + std::to_string(l), 1e-4, 2e-4, std::nullopt, std::nullopt, {}, {}});
     TraceParam p;
     p.name = "l" + std::to_string(l) + ".weight";
     p.numel = kLayerElems;

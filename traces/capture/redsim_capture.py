@@ -34,12 +34,34 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 
 # The implementation lives in capture_lib/ next to this file (files under 500 lines); these names
 # stay importable from here (bench/validate/ddp_steps.py imports redsim_capture).
+from capture_lib.batch_curve import add_curve, measure_curve, parse_batch_sizes
 from capture_lib.common import PROG, CaptureError, build_model, import_torch, write_atomically  # noqa: F401
 from capture_lib.copies import CopySync, check_processes, run_copies
 from capture_lib.measure import run
+
+
+def capture(args, script):
+    """One capture at args.batch_size, written nowhere: (trace, raw or None, step totals). With
+    --processes the copies' raw file is written by run_copies itself."""
+    if args.processes == 1:
+        trace, raw, warnings, totals = run(args)
+        for w in warnings:
+            print("%s: warning: %s" % (PROG, w), file=sys.stderr)
+        return trace, raw, totals
+    with tempfile.TemporaryDirectory(prefix="redsim_capture.") as d:
+        final_out, args.out = args.out, os.path.join(d, "trace.json")
+        try:
+            trace, _ = run_copies(script, args)
+        finally:
+            args.out = final_out
+    totals = (sum(l["forward_s"] for l in trace["layers"]), sum(l["backward_s"] for l in trace["layers"]),
+              trace.get("optimizer_s", 0.0))
+    return trace, None, totals
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
@@ -51,6 +73,9 @@ def main(argv=None):
     ap.add_argument("--model-name", help="name written as the trace's model (default: --model)")
     ap.add_argument("--input-shape", default="3,224,224", help="shape of one sample, comma-separated (default 3,224,224)")
     ap.add_argument("--batch-size", type=int, default=32, help="samples per step (default 32)")
+    ap.add_argument("--batch-sizes",
+                    help="also time the model at these batch sizes (comma-separated) and record the layer times as "
+                    "the trace's batch curve, for redsim's --batch-size (one whole capture each)")
     ap.add_argument("--input-dtype", choices=["float", "int64"], default="float",
                     help="float: random normal inputs in the parameter dtype; int64: random token ids below --vocab")
     ap.add_argument("--vocab", type=int, default=30522, help="token ids are drawn below this, with --input-dtype int64")
@@ -76,19 +101,18 @@ def main(argv=None):
     try:
         if args.copy_sync:
             CopySync(args.copy_sync)  # checked before any work
+        sizes = parse_batch_sizes(args.batch_sizes, args.batch_size) if args.batch_sizes else None
         if args.processes != 1:
             device = args.device or ("cuda" if import_torch().cuda.is_available() else "cpu")
             check_processes(args, device.startswith("cpu"))
-            trace, _ = run_copies(os.path.abspath(__file__), args)
-            totals = (sum(l["forward_s"] for l in trace["layers"]), sum(l["backward_s"] for l in trace["layers"]),
-                      trace.get("optimizer_s", 0.0))
-        else:
-            trace, raw, warnings, totals = run(args)
-            for w in warnings:
-                print("%s: warning: %s" % (PROG, w), file=sys.stderr)
-            write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
-            if args.raw_out:
-                write_atomically(args.raw_out, json.dumps(raw, indent=1) + "\n")
+        measure = lambda a: capture(a, os.path.abspath(__file__))  # noqa: E731
+        others = measure_curve(args, sizes, lambda a: measure(a)[0], sys.stderr) if sizes else {}
+        trace, raw, totals = measure(args)
+        if sizes:
+            add_curve(trace, sizes, others, args.batch_size)
+        write_atomically(args.out, json.dumps(trace, indent=1) + "\n")
+        if args.raw_out and raw is not None:
+            write_atomically(args.raw_out, json.dumps(raw, indent=1) + "\n")
     except CaptureError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2

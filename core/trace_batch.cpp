@@ -1,0 +1,80 @@
+#include "core/trace_batch.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace redsim {
+namespace {
+
+// Adds `batch` to the curve (its times are already on the curve, so the curve is unchanged).
+void add_curve_point(ModelTrace& t, std::int64_t batch, const std::vector<double>& fwd_s, const std::vector<double>& bwd_s) {
+  const auto at = std::lower_bound(t.curve_batch_sizes.begin(), t.curve_batch_sizes.end(), batch);
+  if (at != t.curve_batch_sizes.end() && *at == batch) return;
+  const auto k = at - t.curve_batch_sizes.begin();
+  t.curve_batch_sizes.insert(at, batch);
+  for (std::size_t i = 0; i < t.layers.size(); ++i) {
+    auto& l = t.layers[i];
+    l.forward_s_by_batch.insert(l.forward_s_by_batch.begin() + k, fwd_s[i]);
+    l.backward_s_by_batch.insert(l.backward_s_by_batch.begin() + k, bwd_s[i]);
+  }
+}
+
+// Bytes saved for `own` samples scaled to `batch` samples, kept within the trace's limit.
+std::optional<std::int64_t> scale_bytes(std::optional<std::int64_t> bytes, std::int64_t own, std::int64_t batch,
+                                        std::int64_t& total, const std::string& file) {
+  if (!bytes) return bytes;
+  const double scaled = std::round(static_cast<double>(*bytes) * static_cast<double>(batch) / static_cast<double>(own));
+  if (scaled > static_cast<double>(kMaxModelBytes) || (total += static_cast<std::int64_t>(scaled)) > kMaxModelBytes)
+    throw InputError(file, "$.layers", "--batch-size " + std::to_string(batch) +
+                                           ": expected activation and input bytes of at most 2^50 over all layers at that batch");
+  return static_cast<std::int64_t>(scaled);
+}
+
+}  // namespace
+
+double curve_time_s(const std::vector<std::int64_t>& batch_sizes, const std::vector<double>& times_s, std::int64_t batch) {
+  const std::size_t n = batch_sizes.size();
+  if (n == 1) return times_s[0];
+  // The segment that holds `batch`, or the nearest one at either end.
+  std::size_t k = static_cast<std::size_t>(std::upper_bound(batch_sizes.begin(), batch_sizes.end(), batch) - batch_sizes.begin());
+  k = std::clamp<std::size_t>(k, 1, n - 1) - 1;
+  const double b0 = static_cast<double>(batch_sizes[k]), b1 = static_cast<double>(batch_sizes[k + 1]);
+  const double slope = (times_s[k + 1] - times_s[k]) / (b1 - b0);
+  return std::max(0.0, times_s[k] + slope * (static_cast<double>(batch) - b0));
+}
+
+ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std::string& file) {
+  const std::string opt = "--batch-size " + std::to_string(batch);
+  if (batch < 1 || batch > kMaxBatchSizePerRank)
+    throw InputError("", "", "--batch-size: expected a batch size per rank from 1 to 2^24, got " + std::to_string(batch));
+  if (batch == trace.batch_size_per_rank) return trace;
+  if (trace.curve_batch_sizes.empty())
+    throw InputError(file, "$.curve_batch_sizes",
+                     opt + ": the trace's times are for batch_size_per_rank " + std::to_string(trace.batch_size_per_rank) +
+                         " only; expected a batch curve (capture with redsim_capture.py --batch-sizes, or synthesise "
+                         "the trace at that batch with redsim trace synth --batch-size)");
+  ModelTrace t = trace;
+  std::vector<double> fwd_s, bwd_s;
+  std::int64_t activation_total = 0, input_total = 0;
+  for (std::size_t i = 0; i < t.layers.size(); ++i) {
+    auto& l = t.layers[i];
+    l.forward_s = curve_time_s(t.curve_batch_sizes, l.forward_s_by_batch, batch);
+    l.backward_s = curve_time_s(t.curve_batch_sizes, l.backward_s_by_batch, batch);
+    if (l.forward_s > kMaxOpTimeS || l.backward_s > kMaxOpTimeS)
+      throw InputError(file, "$.layers[" + std::to_string(i) + "]",
+                       opt + ": expected layer times of at most 3600 s at that batch (the curve gives more)");
+    fwd_s.push_back(l.forward_s);
+    bwd_s.push_back(l.backward_s);
+    l.activation_bytes = scale_bytes(l.activation_bytes, trace.batch_size_per_rank, batch, activation_total, file);
+    l.input_bytes = scale_bytes(l.input_bytes, trace.batch_size_per_rank, batch, input_total, file);
+  }
+  add_curve_point(t, batch, fwd_s, bwd_s);
+  t.source += (t.source.empty() ? "" : "; ") + std::string("layer times evaluated at batch ") + std::to_string(batch) +
+              " per rank from the curve measured at " + std::to_string(trace.curve_batch_sizes.size()) + " batch sizes";
+  t.batch_size_per_rank = batch;
+  return t;
+}
+
+}  // namespace redsim

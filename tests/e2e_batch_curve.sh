@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# --batch-size end to end: a trace captured at several batch sizes (curve_batch_sizes) simulated,
+# tuned and run at another; compute follows the curve, a trace without one is refused (exit 2).
+# usage: e2e_batch_curve.sh REDSIM_BINARY SOURCE_DIR
+set -u
+redsim=$1
+src=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/redsim-batch.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok   $1"; fi; }
+cluster=$src/tests/data/ideal_star_4.json
+
+# tiny_trace.json (batch 8: forward 2.5 ms, backward 5 ms, optimizer 0.5 ms) with a curve: every
+# layer takes 0.6x its time at 4 samples and 1.8x at 16.
+python3 - "$src/tests/data/tiny_trace.json" "$tmp/curved.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["curve_batch_sizes"] = [4, 8, 16]
+for l in t["layers"]:
+    for k in ("forward_s", "backward_s"):
+        l[k + "_by_batch"] = [l[k] * 0.6, l[k], l[k] * 1.8]
+json.dump(t, open(sys.argv[2], "w"))
+PY
+
+compute_s() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['trace']['batch_size_per_rank'], round(r['summary']['compute_time_s'], 9))" "$1"; }
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 4 --out "$tmp/b4.json" >/dev/null
+# 0.6 x 7.5 ms + 0.5 ms.
+check "batch 4: the curve's point" "[ \"\$(compute_s '$tmp/b4.json')\" = '4 0.005' ]"
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 12 --out "$tmp/b12.json" >/dev/null
+# Half way from 8 to 16: 1.4 x 7.5 ms + 0.5 ms.
+check "batch 12: between the points" "[ \"\$(compute_s '$tmp/b12.json')\" = '12 0.011' ]"
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --out "$tmp/own.json" >/dev/null
+check "no --batch-size: the trace's own" "[ \"\$(compute_s '$tmp/own.json')\" = '8 0.008' ]"
+# Accumulation of 2 micro-batches of 4: each micro-batch costs the curve's 4.5 ms, not half of 7.5.
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 4 --strategy accumulate \
+  --microbatches 2 --out "$tmp/acc.json" >/dev/null
+check "accumulate: micro-batches at the curve's cost" "[ \"\$(compute_s '$tmp/acc.json')\" = '4 0.0095' ]"
+
+"$redsim" tune --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 4 --strategies bucketed \
+  --out "$tmp/tuned.json" >"$tmp/tune.txt" 2>&1
+check "tune --batch-size" "[ $? -eq 0 ] && [ -s '$tmp/tuned.json' ]"
+
+"$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$cluster" --batch-size 4 >"$tmp/out.txt" 2>"$tmp/err.txt"
+rc=$?
+check "no curve: exit 2" "[ $rc -eq 2 ]"
+check "no curve: one line naming file and path" "[ \$(wc -l <'$tmp/err.txt') -eq 1 ] && grep -q 'tiny_trace.json: \\\$.curve_batch_sizes: --batch-size 4' '$tmp/err.txt'"
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 0 >/dev/null 2>&1
+check "batch 0: exit 2" "[ $? -eq 2 ]"
+exit $fail
