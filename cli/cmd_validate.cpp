@@ -39,6 +39,7 @@ struct ValidateOptions {
   std::string fidelity = "auto";
   std::string compute_scale;
   std::string layout;
+  std::int64_t batch_size = 0;  // 0: the trace's own
 };
 
 // The simulator, for validate/: the fidelity asked for, resolved per plan.
@@ -83,7 +84,7 @@ int run_validate(const ValidateOptions& o) {
                          {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
-  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout};
+  ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout, o.batch_size};
   const Predictor predict = simulator(o.fidelity);
   if (o.matrix_file.empty() && !o.trace_file.empty()) check_knobs_for_trace(o.knobs, base.knobs, load_trace(o.trace_file));
   if (o.matrix_file.empty()) {
@@ -128,6 +129,7 @@ void add_validate_command(CLI::App& app) {
   add_knob_options(cmd, opts->knobs, false);
   add_compute_scale_option(cmd, opts->compute_scale);
   add_layout_option(cmd, opts->layout);
+  add_batch_size_option(cmd, opts->batch_size);
   cmd->add_option("--measured", opts->measured_file,
                   "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "
                   "step_times_s (seconds), or an array of step times in seconds (e.g. from PyTorch DDP); omit to "
@@ -148,7 +150,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--out", opts->out_file, "write the comparison JSON here");
   cmd->add_option("--matrix", opts->matrix_file,
                   "JSON array of cases (objects with any of trace, cluster, measured, ranks, testbed, strategy, "
-                  "bucket_mb, layout, label overriding the command line); writes --table and --svg");
+                  "bucket_mb, layout, batch_size, label overriding the command line); writes --table and --svg");
   cmd->add_option("--table", opts->table_file, "with --matrix: write the text table here");
   cmd->add_option("--svg", opts->svg_file, "with --matrix: write an SVG scatter plot of predicted vs measured here");
   cmd->callback([opts] {

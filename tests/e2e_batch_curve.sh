@@ -41,6 +41,20 @@ check "accumulate: micro-batches at the curve's cost" "[ \"\$(compute_s '$tmp/ac
   --out "$tmp/tuned.json" >"$tmp/tune.txt" 2>&1
 check "tune --batch-size" "[ $? -eq 0 ] && [ -s '$tmp/tuned.json' ]"
 
+# validate plans at the batch too (and passes it to a run it starts): against a measured file here.
+echo '[0.01, 0.01, 0.01]' >"$tmp/measured.json"
+"$redsim" validate --measured "$tmp/measured.json" --cluster "$cluster" --trace "$tmp/curved.json" --batch-size 4 \
+  --max-error 1 --out "$tmp/v.json" >/dev/null 2>&1
+check "validate --batch-size: the plan at batch 4" "python3 -c \"import json,sys; v=json.load(open('$tmp/v.json')); s=json.load(open('$tmp/b4.json')); sys.exit(not (v['trace']['batch_size_per_rank'] == 4 and v['comparison']['predicted_step_s'] == s['summary']['step_time_s']))\""
+echo '[{"label": "b4", "batch_size": 4}, {"label": "own"}]' >"$tmp/cases.json"
+"$redsim" validate --measured "$tmp/measured.json" --cluster "$cluster" --trace "$tmp/curved.json" --matrix "$tmp/cases.json" \
+  --max-error 1 --table "$tmp/t.txt" >/dev/null 2>&1
+check "validate --matrix: a case's batch_size" "[ -s '$tmp/t.txt' ] && grep -q b4 '$tmp/t.txt'"
+echo '[{"batch_size": 0}]' >"$tmp/bad_cases.json"
+"$redsim" validate --measured "$tmp/measured.json" --cluster "$cluster" --trace "$tmp/curved.json" --matrix "$tmp/bad_cases.json" \
+  --table "$tmp/t2.txt" >/dev/null 2>"$tmp/bad.txt"
+check "validate --matrix: batch_size 0 is exit 2 naming its path" "[ $? -eq 2 ] && grep -q 'bad_cases.json: \\\$\[0\].batch_size' '$tmp/bad.txt'"
+
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$cluster" --batch-size 4 >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 check "no curve: exit 2" "[ $rc -eq 2 ]"

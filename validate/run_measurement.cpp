@@ -65,6 +65,10 @@ MeasuredRun measure_with_redsim_run(const RunMeasurement& how, const std::string
     args.push_back("--layout");
     args.push_back(how.layout);
   }
+  if (how.batch_size > 0) {
+    args.push_back("--batch-size");
+    args.push_back(std::to_string(how.batch_size));
+  }
   starting(how.testbed.empty() ? "`redsim run` on " + std::to_string(how.ranks) + " local rank(s)"
                                : "`redsim run` in testbed " + how.testbed);
   const int rc = run_child(args);

@@ -24,6 +24,7 @@ struct RunMeasurement {
   double timeout_s = 120;
   std::optional<double> compute_scale;  // passed to redsim run as --compute-scale
   std::string layout;                   // passed to redsim run as --layout ("" = the whole cluster)
+  std::int64_t batch_size = 0;          // passed to redsim run as --batch-size (0 = the trace's own)
 };
 
 // The child run ended with a non-zero status (2: it found the input bad).

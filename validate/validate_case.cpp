@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/knobs_json.h"
 #include "core/result_json.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "collectives/cluster_subset.h"
 #include "strategies/strategy.h"
@@ -65,6 +66,7 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTr
   if (!c.measured_file.empty()) return {read_measured(c, trace, cluster, plan, notes), c.measured_file};
   RunMeasurement run = c.run;
   run.layout = c.layout;  // the run reads the cluster file itself, and takes the same part of it
+  run.batch_size = c.batch_size;  // and the trace, at the same batch
   auto m = measure_with_redsim_run(run, c.trace_file, c.cluster_file, cluster, c.knobs, plan,
                                    [&](const std::string& what) { notes("redsim validate: measuring with " + what); });
   return {std::move(m), measurement_source(c.run)};
@@ -73,7 +75,8 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTr
 }  // namespace
 
 CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
-  const auto trace = load_trace(c.trace_file);
+  const auto trace = c.batch_size > 0 ? trace_at_batch(load_trace(c.trace_file), c.batch_size, c.trace_file)
+                                      : load_trace(c.trace_file);
   check_case(c);
   const auto cluster = cluster_for_trace(trace, c.trace_file, cluster_part(load_cluster(c.cluster_file), c.layout),
                                          c.cluster_file, c.run.compute_scale);
@@ -93,7 +96,7 @@ CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const 
   res.label = c.label.empty() ? plan.strategy + " " + trace.model + " " + cluster.name : c.label;
   res.out = {{"format", "redsim-validation"},
              {"version", 1},
-             {"trace", {{"file", c.trace_file}, {"model", trace.model}}},
+             {"trace", {{"file", c.trace_file}, {"model", trace.model}, {"batch_size_per_rank", trace.batch_size_per_rank}}},
              {"cluster", {{"file", c.cluster_file}, {"name", cluster.name}, {"world_size", cluster.world_size()}}},
              {"knobs", knobs_to_json(c.knobs)},
              {"simulator", predicted.simulator},

@@ -25,6 +25,7 @@ struct ValidateCase {
   RunMeasurement run;         // one validate runs (run.ranks > 0 or a run.testbed)
   double max_error = 0.10;    // largest acceptable |step error|
   std::string layout;         // --layout: the part of the cluster the measured run used ("" = all)
+  std::int64_t batch_size = 0;  // --batch-size: the trace evaluated at this batch per rank (0 = its own)
 };
 
 struct Prediction {

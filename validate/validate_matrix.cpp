@@ -7,6 +7,7 @@
 
 #include "core/join.h"
 #include "core/json_in.h"
+#include "core/trace.h"
 #include "strategies/strategy.h"
 
 namespace redsim {
@@ -22,7 +23,7 @@ std::string fmt(const char* format, double v) {
 }
 
 ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
-  c.allow_only({"trace", "cluster", "measured", "ranks", "testbed", "strategy", "bucket_mb", "layout", "label"});
+  c.allow_only({"trace", "cluster", "measured", "ranks", "testbed", "strategy", "bucket_mb", "layout", "batch_size", "label"});
   ValidateCase v = base;
   v.trace_file = c.string_or("trace", v.trace_file);
   v.cluster_file = c.string_or("cluster", v.cluster_file);
@@ -45,6 +46,10 @@ ValidateCase read_case(const JsonIn& c, const ValidateCase& base) {
     v.knobs.bucket_cap_bytes = std::llround(m * 1048576.0);
   }
   v.layout = c.string_or("layout", v.layout);
+  if (auto b = c.find("batch_size")) {
+    v.batch_size = b->positive_integer();
+    if (v.batch_size > kMaxBatchSizePerRank) b->fail("a batch size per rank from 1 to 2^24");
+  }
   v.label = c.string_or("label", "");
   return v;
 }

@@ -13,8 +13,8 @@
 namespace redsim {
 
 // A JSON array of objects with any of trace, cluster, measured, ranks, testbed, strategy,
-// bucket_mb, layout and label; what a case leaves out is the base case's. InputError naming the file and
-// JSON path for anything else.
+// bucket_mb, layout, batch_size and label; what a case leaves out is the base case's. InputError
+// naming the file and JSON path for anything else.
 std::vector<ValidateCase> read_matrix(const std::string& file, const ValidateCase& base);
 
 struct MatrixSummary {
