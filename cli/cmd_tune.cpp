@@ -24,6 +24,7 @@
 #include "tune/emitters.h"
 #include "tune/parallel.h"
 #include "tune/merged_result.h"
+#include "tune/micro_batch_search.h"
 #include "tune/report_svg.h"
 #include "tune/search_space.h"
 #include "tune/target_emitters.h"
@@ -54,6 +55,7 @@ struct TuneCliOptions {
   std::string fidelity = "auto";
   std::string compute_scale;
   std::int64_t batch_size = 0;  // 0: the trace's own
+  std::int64_t samples_per_rank = 0;  // > 0: search the micro-batch size (and so M) for these samples a step
   std::string layout;
   std::string out_file;
   std::string report_file;
@@ -240,8 +242,11 @@ void run_tune(const TuneCliOptions& o) {
   auto trace = load_trace_at(o.trace_file, o.batch_size);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
-  const tune::TuneConstraints c = constraints(o);
-  tune::check_strategies(c);
+  const tune::TuneConstraints c0 = constraints(o);
+  if (o.samples_per_rank > 0 && (o.batch_size > 0 || o.microbatches != 1))
+    throw InputError("", "", "--samples-per-rank chooses the micro-batch size and M itself: expected it without "
+                             "--batch-size and --microbatches");
+  if (o.samples_per_rank == 0) tune::check_strategies(c0);
   check_search_options(o);
   check_outputs(o);
 
@@ -257,16 +262,25 @@ void run_tune(const TuneCliOptions& o) {
   opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<tune::TargetSection> sections;
-  std::vector<std::string> skipped;
+  std::vector<tune::MicroBatchSearch> runs;
   try {
-    sections = search_targets(trace, cluster, c, opt, o, *progress, skipped);
+    runs = tune::search_micro_batches(
+        trace, o.samples_per_rank, o.trace_file, c0,
+        [&](const ModelTrace& t, const tune::TuneConstraints& c, std::vector<std::string>& skipped) {
+          return search_targets(t, cluster, c, opt, o, *progress, skipped);
+        },
+        [&] { progress->done(); });
   } catch (...) {
     progress->done();  // the error goes on a line of its own
     throw;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress->done();
+  const tune::MicroBatchSearch& chosen = tune::fastest(runs);
+  trace = chosen.trace;
+  const tune::TuneConstraints& c = chosen.c;
+  const auto& sections = chosen.sections;
+  const auto& skipped = chosen.skipped;
 
   // tuned.json is the fastest framework's search; the table and the plot show every target's
   // (the fastest framework's alone when the targets' grids resolved --fidelity auto apart).
@@ -288,6 +302,7 @@ void run_tune(const TuneCliOptions& o) {
     j["target"] = sections[main].target;
     j["targets_searched"] = nlohmann::json::array();
     for (const auto& s : sections) j["targets_searched"].push_back(s.target);
+    if (o.samples_per_rank > 0) j["micro_batch_search"] = tune::micro_batch_json(runs, chosen);
     tuned = j.dump(1) + "\n";
   }
   const bool merge = sections.size() > 1 && tune::same_fidelity(searched);
@@ -298,6 +313,7 @@ void run_tune(const TuneCliOptions& o) {
   std::cout << "fastest framework: " << sections[main].target << "\n";
   tune::print_ranked_table(std::cout, all, in_all, o.top, wall, opt.threads);
   print_sections(sections, skipped);
+  tune::print_micro_batches(std::cout, runs, chosen);
   tune::print_step_model_error(std::cout, model_error);
   if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";
@@ -322,6 +338,10 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--cluster", o->cluster_file, "cluster JSON (configs/README.md)")->required();
   add_compute_scale_option(cmd, o->compute_scale);
   add_batch_size_option(cmd, o->batch_size);
+  cmd->add_option("--samples-per-rank", o->samples_per_rank,
+                  "samples per rank per optimizer step: also search the micro-batch size (each batch size the trace "
+                  "was measured at that divides this, M = samples / micro-batch), as DeepSpeed's autotuner does")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 36));
   add_layout_option(cmd, o->layout);
   o->memory_opt = cmd->add_option("--memory-per-device-gb", o->memory_per_device_gb,
                                   "device memory per rank for model state (and activations, when the trace gives them), decimal GB "

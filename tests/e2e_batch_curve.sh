@@ -55,6 +55,38 @@ echo '[{"batch_size": 0}]' >"$tmp/bad_cases.json"
   --table "$tmp/t2.txt" >/dev/null 2>"$tmp/bad.txt"
 check "validate --matrix: batch_size 0 is exit 2 naming its path" "[ $? -eq 2 ] && grep -q 'bad_cases.json: \\\$\[0\].batch_size' '$tmp/bad.txt'"
 
+# tune --samples-per-rank 16: the micro-batch searched over the measured sizes (4 x 4, 8 x 2,
+# 16 x 1). With 100 MB of activations a layer at batch 8, batch 16 needs 600 MB and cannot fit in
+# 0.5 GB (500,000,000 bytes), so it is reported and the choice is among the other two.
+python3 - "$tmp/curved.json" "$tmp/curved_act.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for l in t["layers"]:
+    l["activation_bytes"] = 100000000
+json.dump(t, open(sys.argv[2], "w"))
+PY
+"$redsim" tune --trace "$tmp/curved_act.json" --cluster "$cluster" --samples-per-rank 16 --memory-per-device-gb 0.5 \
+  --target deepspeed --out "$tmp/mb.json" --emit-dir "$tmp/mb" >"$tmp/mb.txt" 2>&1
+check "tune --samples-per-rank runs" "[ $? -eq 0 ]"
+python3 - "$tmp/mb.json" "$tmp/mb/deepspeed_config.json" <<'PY' && echo "ok   micro-batch search: sizes, memory, choice and the DeepSpeed batch" || { echo "FAIL: micro-batch search"; fail=1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+runs = j["micro_batch_search"]
+assert [(r["batch_size_per_rank"], r["microbatches"]) for r in runs] == [(4, 4), (8, 2), (16, 1)], runs
+assert "no setting fits" in runs[2]["not_tuned"], runs[2]
+chosen = [r for r in runs if r.get("chosen")]
+assert len(chosen) == 1 and chosen[0]["best_step_s"] == min(r["best_step_s"] for r in runs[:2]), runs
+ds = json.load(open(sys.argv[2]))
+assert ds["train_micro_batch_size_per_gpu"] == chosen[0]["batch_size_per_rank"], ds
+assert ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] == 16, ds
+assert ds["train_batch_size"] == 16 * 4, ds
+PY
+check "micro-batch table printed" "grep -q '16 x 1 .*no setting fits' '$tmp/mb.txt' && grep -q '<- chosen' '$tmp/mb.txt'"
+"$redsim" tune --trace "$tmp/curved.json" --cluster "$cluster" --samples-per-rank 6 >/dev/null 2>"$tmp/err6.txt"
+check "--samples-per-rank 6: no measured size divides it, exit 2" "[ $? -eq 2 ] && grep -q 'curved.json: \\\$.curve_batch_sizes: --samples-per-rank 6' '$tmp/err6.txt'"
+"$redsim" tune --trace "$tmp/curved.json" --cluster "$cluster" --samples-per-rank 16 --batch-size 4 >/dev/null 2>&1
+check "--samples-per-rank with --batch-size: exit 2" "[ $? -eq 2 ]"
+
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$cluster" --batch-size 4 >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 check "no curve: exit 2" "[ $rc -eq 2 ]"
