@@ -16,6 +16,7 @@ usage: test_capture.py REDSIM_BINARY SOURCE_DIR
 Fails, saying what to install, when PyTorch is not there.
 """
 
+import importlib
 import json
 import os
 import re
@@ -400,19 +401,37 @@ def test_unsteady_warning(src):
     check(not alone(Namespace(copy_sync=None, shared_cores=True)), "a job's rank capturing at once is not alone")
 
 
-def main():
+def test_args(doc, modules):
+    """(redsim, source dir, capture script) from the command line, or an exit status: 2 for bad
+    usage, 1 when a module the test needs (PyTorch, ...) cannot be imported, saying what to install."""
     if len(sys.argv) != 3:
-        print(__doc__)
+        print(doc)
         return 2
-    redsim, src = sys.argv[1], sys.argv[2]
-    capture = os.path.join(src, "traces", "capture", "redsim_capture.py")
     try:
-        import torch  # noqa: F401
-        import torchvision  # noqa: F401
+        for m in modules:
+            importlib.import_module(m)
     except Exception as e:
-        print("FAIL: PyTorch is not importable by %s (%s): install Debian's python3-torch and python3-torchvision "
-              "(./setup.sh installs them) to run the capture test" % (sys.executable, e))
+        print("FAIL: %s is not importable by %s (%s): install Debian's python3-torch and python3-torchvision "
+              "(./setup.sh installs them) to run the capture test" % (", ".join(modules), sys.executable, e))
         return 1
+    redsim, src = sys.argv[1], sys.argv[2]
+    return redsim, src, os.path.join(src, "traces", "capture", "redsim_capture.py")
+
+
+def finish(what):
+    """The exit status: 1 with the count of failed checks, else 0."""
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all %s checks passed" % what)
+    return 0
+
+
+def main():
+    args = test_args(__doc__, ["torch", "torchvision"])
+    if isinstance(args, int):
+        return args
+    redsim, src, capture = args
     with tempfile.TemporaryDirectory() as d:
         test_resnet18(redsim, src, capture, d)
         test_user_module(redsim, capture, d)
@@ -422,11 +441,7 @@ def main():
         test_errors(capture, d)
         test_processes(capture, d)
     test_unsteady_warning(src)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all capture checks passed")
-    return 0
+    return finish("capture")
 
 
 if __name__ == "__main__":

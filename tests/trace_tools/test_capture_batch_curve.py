@@ -13,11 +13,12 @@ usage: test_capture_batch_curve.py REDSIM_BINARY SOURCE_DIR
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-failures = []
+# The capture test's check/run helpers and failure list (test_capture.py beside this file).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_capture import check, finish, run, test_args  # noqa: E402
 
 USER_MODEL = '''
 import torch
@@ -35,16 +36,6 @@ class Net(torch.nn.Module):
 def build():
     return Net()
 '''
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
 
 
 def compute_s(redsim, trace, cluster, batch, d):
@@ -83,17 +74,10 @@ def check_curve(redsim, src, path, d, what):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    redsim, src = sys.argv[1], sys.argv[2]
-    capture = os.path.join(src, "traces", "capture", "redsim_capture.py")
-    try:
-        import torch  # noqa: F401
-    except Exception as e:
-        print("FAIL: PyTorch is not importable by %s (%s): install Debian's python3-torch (./setup.sh does)"
-              % (sys.executable, e))
-        return 1
+    args = test_args(__doc__, ["torch"])
+    if isinstance(args, int):
+        return args
+    redsim, src, capture = args
     with tempfile.TemporaryDirectory() as d:
         model = os.path.join(d, "net.py")
         with open(model, "w") as f:
@@ -120,11 +104,7 @@ def main():
             check(r.returncode == 2 and len(lines) == 1 and words in lines[0],
                   "--batch-sizes %s gave %d: %r" % (value, r.returncode, r.stderr[-300:]))
             check(not os.path.exists(bad), "--batch-sizes %s wrote its output" % value)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all batch-curve capture checks passed")
-    return 0
+    return finish("batch-curve capture")
 
 
 if __name__ == "__main__":
