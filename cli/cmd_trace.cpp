@@ -11,6 +11,7 @@
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "trace_tools/imported_run.h"
@@ -47,6 +48,7 @@ struct SynthArgs {
   int seq_len = 0;
   std::string param_dtype;
   std::string attention = "flash";
+  std::string batch_sizes;  // --batch-sizes: also synthesise at these, as the trace's batch curve
   // Set after parsing: which options were given (the rest take the model's defaults).
   CLI::Option *batch_opt = nullptr, *name_opt = nullptr, *peak_opt = nullptr, *mem_opt = nullptr,
               *eff_opt = nullptr, *seq_opt = nullptr, *dtype_opt = nullptr, *kernel_opt = nullptr;
@@ -68,6 +70,20 @@ void run_synth(const SynthArgs& a) {
   }
   o.flash_attention = a.attention == "flash";
   ModelTrace t = synthesize_trace(o);
+  if (!a.batch_sizes.empty()) {
+    // The same model at the other batch sizes; the roofline is exact at each, the curve between.
+    std::vector<ModelTrace> others;
+    for (const auto b : parse_batch_sizes(a.batch_sizes, t.batch_size_per_rank)) {
+      if (b == t.batch_size_per_rank) continue;
+      SynthOptions ob = o;
+      ob.batch_size_per_rank = b;
+      others.push_back(synthesize_trace(ob));
+    }
+    attach_batch_curve(t, others);
+    std::string listed;
+    for (const auto b : t.curve_batch_sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(b);
+    t.source += " Layer times also synthesised at batch sizes " + listed + " per rank (curve_batch_sizes).";
+  }
   write_file_atomically(a.out_file, trace_to_json(t).dump(1) + "\n");
   double fwd_s = 0, bwd_s = 0;
   for (const auto& l : t.layers) {
@@ -228,6 +244,9 @@ void add_synth(CLI::App& trace) {
                   "and the dropped ones)")
       ->check(CLI::IsMember({"flash", "eager"}))
       ->default_str("flash");
+  cmd->add_option("--batch-sizes", a->batch_sizes,
+                  "also synthesise the layers at these batch sizes (comma-separated) and write them as the trace's "
+                  "batch curve, for --batch-size and tune --samples-per-rank");
   cmd->callback([a] { run_synth(*a); });
 }
 

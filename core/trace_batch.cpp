@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -33,6 +34,68 @@ std::optional<std::int64_t> scale_bytes(std::optional<std::int64_t> bytes, std::
 }
 
 }  // namespace
+
+void attach_batch_curve(ModelTrace& trace, const std::vector<ModelTrace>& others) {
+  std::vector<const ModelTrace*> points{&trace};
+  for (const auto& o : others) {
+    if (o.layers.size() != trace.layers.size())
+      throw std::invalid_argument("attach_batch_curve: the traces have different layers");
+    for (std::size_t i = 0; i < o.layers.size(); ++i)
+      if (o.layers[i].name != trace.layers[i].name)
+        throw std::invalid_argument("attach_batch_curve: layer " + o.layers[i].name + " is not " + trace.layers[i].name);
+    points.push_back(&o);
+  }
+  std::sort(points.begin(), points.end(),
+            [](const ModelTrace* a, const ModelTrace* b) { return a->batch_size_per_rank < b->batch_size_per_rank; });
+  std::vector<std::int64_t> sizes;
+  for (const auto* p : points) {
+    if (!sizes.empty() && sizes.back() == p->batch_size_per_rank)
+      throw std::invalid_argument("attach_batch_curve: two traces at batch " + std::to_string(sizes.back()));
+    sizes.push_back(p->batch_size_per_rank);
+  }
+  std::vector<std::vector<double>> fwd(trace.layers.size()), bwd(trace.layers.size());
+  for (const auto* p : points)
+    for (std::size_t i = 0; i < trace.layers.size(); ++i) {
+      fwd[i].push_back(p->layers[i].forward_s);
+      bwd[i].push_back(p->layers[i].backward_s);
+    }
+  trace.curve_batch_sizes = std::move(sizes);
+  for (std::size_t i = 0; i < trace.layers.size(); ++i) {
+    trace.layers[i].forward_s_by_batch = std::move(fwd[i]);
+    trace.layers[i].backward_s_by_batch = std::move(bwd[i]);
+  }
+}
+
+std::vector<std::int64_t> parse_batch_sizes(const std::string& text, std::int64_t own) {
+  std::vector<std::int64_t> sizes{own};
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size())
+      throw InputError("", "", "--batch-sizes: expected comma-separated positive integers, got \"" + text + "\"");
+    if (v < 1 || v > kMaxBatchSizePerRank)
+      throw InputError("", "", "--batch-sizes: expected batch sizes from 1 to 2^24, got " + item);
+    sizes.push_back(v);
+    at = end + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.size() < 2)
+    throw InputError("", "", "--batch-sizes: expected at least one batch size other than --batch-size (" +
+                                 std::to_string(own) + ")");
+  if (sizes.size() > 16)
+    throw InputError("", "", "--batch-sizes: expected at most 16 batch sizes with --batch-size, got " +
+                                 std::to_string(sizes.size()));
+  return sizes;
+}
 
 double curve_time_s(const std::vector<std::int64_t>& batch_sizes, const std::vector<double>& times_s, std::int64_t batch) {
   const std::size_t n = batch_sizes.size();

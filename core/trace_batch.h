@@ -23,4 +23,13 @@ double curve_time_s(const std::vector<std::int64_t>& batch_sizes, const std::vec
 // batch without a curve, or outside 1 to 2^24, is an InputError naming `file` and what to do.
 ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std::string& file);
 
+// Gives `trace` a batch curve from traces of the same model at other batch sizes (the same layers in
+// the same order; std::invalid_argument otherwise): curve_batch_sizes is its own batch and theirs,
+// increasing, and each layer's times at each.
+void attach_batch_curve(ModelTrace& trace, const std::vector<ModelTrace>& others);
+
+// "--batch-sizes 8,16": comma-separated batch sizes per rank, each 1 to 2^24, with `own` added;
+// increasing, at least two and at most 16 (each is a whole capture or synthesis). InputError otherwise.
+std::vector<std::int64_t> parse_batch_sizes(const std::string& text, std::int64_t own);
+
 }  // namespace redsim

@@ -87,6 +87,18 @@ check "--samples-per-rank 6: no measured size divides it, exit 2" "[ $? -eq 2 ] 
 "$redsim" tune --trace "$tmp/curved.json" --cluster "$cluster" --samples-per-rank 16 --batch-size 4 >/dev/null 2>&1
 check "--samples-per-rank with --batch-size: exit 2" "[ $? -eq 2 ]"
 
+# trace synth --batch-sizes: the curve's points are what synth gives at each batch by itself.
+"$redsim" trace synth --model resnet50 --batch-size 64 --batch-sizes 8,32 --out "$tmp/synth_curve.json" >/dev/null
+"$redsim" trace synth --model resnet50 --batch-size 8 --out "$tmp/synth8.json" >/dev/null
+python3 - "$tmp/synth_curve.json" "$tmp/synth8.json" <<'PY' && echo "ok   synth --batch-sizes: the points are synth's own" || { echo "FAIL: synth curve"; fail=1; }
+import json, sys
+c, b8 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert c["curve_batch_sizes"] == [8, 32, 64] and c["batch_size_per_rank"] == 64, c["curve_batch_sizes"]
+for l, m in zip(c["layers"], b8["layers"]):
+    assert l["forward_s_by_batch"][0] == m["forward_s"] and l["backward_s_by_batch"][0] == m["backward_s"], l["name"]
+    assert l["forward_s_by_batch"][2] == l["forward_s"], l["name"]
+PY
+
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$cluster" --batch-size 4 >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 check "no curve: exit 2" "[ $rc -eq 2 ]"

@@ -1,6 +1,7 @@
 // A trace evaluated at another batch size from its measured curve (core/trace_batch.h): the
 // closed form of a piecewise-linear curve, the trace it gives, and the reader's checks.
 #include <functional>
+#include <stdexcept>
 
 #include <catch2/catch.hpp>
 
@@ -109,4 +110,31 @@ TEST_CASE("the reader checks a batch curve", "[core][trace][json]") {
              Catch::StartsWith("bad.json: $.layers[0].forward_s_by_batch: expected no forward_s_by_batch"));
   CHECK_THAT(fails([](json& j) { j["layers"][0]["forward_s_by_batch"][2] = -1; }),
              Catch::StartsWith("bad.json: $.layers[0].forward_s_by_batch[2]: "));
+}
+
+TEST_CASE("attach_batch_curve orders the points and keeps each trace's times", "[core][trace]") {
+  const auto t = trace_from_json(curved_trace(), "c.json");
+  ModelTrace own = trace_at_batch(t, 8, "c.json"), at4 = trace_at_batch(t, 4, "c.json"), at16 = trace_at_batch(t, 16, "c.json");
+  for (auto* x : {&own, &at4, &at16}) {
+    x->curve_batch_sizes.clear();
+    for (auto& l : x->layers) l.forward_s_by_batch.clear(), l.backward_s_by_batch.clear();
+  }
+  attach_batch_curve(own, {at16, at4});
+  CHECK(own.curve_batch_sizes == std::vector<std::int64_t>{4, 8, 16});
+  CHECK(own.layers[0].forward_s_by_batch == std::vector<double>{0.006, 0.010, 0.018});
+  CHECK(own.layers[1].backward_s_by_batch == std::vector<double>{0.001, 0.004, 0.012});
+  CHECK(trace_to_json(trace_from_json(trace_to_json(own), "again.json")) == trace_to_json(own));
+  auto other = at4;
+  other.layers[1].name = "x";
+  CHECK_THROWS_AS(attach_batch_curve(own, {other}), std::invalid_argument);
+}
+
+TEST_CASE("--batch-sizes lists are checked", "[core][trace]") {
+  CHECK(parse_batch_sizes("16,4,16", 8) == std::vector<std::int64_t>{4, 8, 16});
+  CHECK_THAT(error_of([] { parse_batch_sizes("8", 8); }), Catch::Contains("other than --batch-size (8)"));
+  CHECK_THAT(error_of([] { parse_batch_sizes("2,,4", 8); }), Catch::Contains("comma-separated positive integers"));
+  CHECK_THAT(error_of([] { parse_batch_sizes("4x", 8); }), Catch::Contains("comma-separated positive integers"));
+  CHECK_THAT(error_of([] { parse_batch_sizes("0", 8); }), Catch::Contains("from 1 to 2^24, got 0"));
+  CHECK_THAT(error_of([] { parse_batch_sizes("1,2,3,4,5,6,7,9,10,11,12,13,14,15,16,17", 8); }),
+             Catch::Contains("at most 16"));
 }
