@@ -29,7 +29,8 @@ std::string collective_choice_text(const PlanOp& op) {
 void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs,
                    const Plan& plan, const StepSummary& s) {
   out << "redsim simulate: " << plan.strategy << " | " << trace.model << " (" << trace.param_count()
-      << " params, " << human_bytes(static_cast<double>(trace.reduced_bytes())) << " of gradients) on " << cluster.name
+      << " params, " << human_bytes(static_cast<double>(trace.reduced_bytes())) << " of gradients, batch "
+      << trace.batch_size_per_rank << " per rank) on " << cluster.name
       << " (" << cluster.nodes << " x " << cluster.devices_per_node << " = " << cluster.world_size() << " ranks)\n";
   out << "knobs: bucket " << human_bytes(static_cast<double>(knobs.bucket_cap_bytes)) << ", first bucket "
       << human_bytes(static_cast<double>(knobs.first_bucket_cap_bytes)) << ", order " << bucket_order_name(knobs.bucket_order)
