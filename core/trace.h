@@ -17,6 +17,7 @@ inline constexpr std::size_t kMaxTensorDims = 16;                          // a 
 inline constexpr std::int64_t kMaxModelBytes = std::int64_t{1} << 50;       // 1 PiB of params and buffers
 inline constexpr std::int64_t kMaxBatchSizePerRank = std::int64_t{1} << 24;  // 16,777,216 samples
 inline constexpr double kMaxOpTimeS = 3600;                                   // one layer, one hour
+inline constexpr std::size_t kMaxCurveBatchSizes = 16;  // curve_batch_sizes: each is a whole capture
 
 struct TraceLayer {
   std::string name;

@@ -91,7 +91,7 @@ std::vector<std::int64_t> parse_batch_sizes(const std::string& text, std::int64_
   if (sizes.size() < 2)
     throw InputError("", "", "--batch-sizes: expected at least one batch size other than --batch-size (" +
                                  std::to_string(own) + ")");
-  if (sizes.size() > 16)
+  if (sizes.size() > kMaxCurveBatchSizes)
     throw InputError("", "", "--batch-sizes: expected at most 16 batch sizes with --batch-size, got " +
                                  std::to_string(sizes.size()));
   return sizes;

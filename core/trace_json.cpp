@@ -82,6 +82,7 @@ std::vector<std::int64_t> read_curve_batch_sizes(const JsonIn& v, std::int64_t o
     sizes.push_back(b);
   }
   if (sizes.size() < 2) v.fail("at least two batch sizes (a curve), batch_size_per_rank among them");
+  if (sizes.size() > kMaxCurveBatchSizes) v.fail("at most 16 batch sizes");
   if (std::find(sizes.begin(), sizes.end(), own_batch) == sizes.end())
     v.fail("batch_size_per_rank (" + std::to_string(own_batch) + ") among the batch sizes");
   return sizes;

@@ -97,6 +97,11 @@ TEST_CASE("the reader checks a batch curve", "[core][trace][json]") {
              Catch::StartsWith("bad.json: $.curve_batch_sizes: expected batch_size_per_rank (8) among"));
   CHECK_THAT(fails([](json& j) { j["curve_batch_sizes"] = {8, 4, 16}; }),
              Catch::StartsWith("bad.json: $.curve_batch_sizes[1]: expected batch sizes in increasing order"));
+  CHECK_THAT(fails([](json& j) {
+               j["curve_batch_sizes"] = json::array();
+               for (int b = 1; b <= 17; ++b) j["curve_batch_sizes"].push_back(b);
+             }),
+             Catch::StartsWith("bad.json: $.curve_batch_sizes: expected at most 16 batch sizes"));
   CHECK_THAT(fails([](json& j) { j["curve_batch_sizes"] = {8}; }),
              Catch::StartsWith("bad.json: $.curve_batch_sizes: expected at least two batch sizes"));
   CHECK_THAT(fails([](json& j) { j["layers"][1]["forward_s_by_batch"] = {0.002, 0.002}; }),
