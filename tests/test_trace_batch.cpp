@@ -134,7 +134,7 @@ TEST_CASE("attach_batch_curve orders the points and keeps each trace's times", "
   CHECK_THROWS_AS(attach_batch_curve(own, {other}), std::invalid_argument);
 }
 
-TEST_CASE("--batch-sizes lists are checked", "[core][trace]") {
+TEST_CASE("the lists of --batch-sizes are checked", "[core][trace]") {
   CHECK(parse_batch_sizes("16,4,16", 8) == std::vector<std::int64_t>{4, 8, 16});
   CHECK_THAT(error_of([] { parse_batch_sizes("8", 8); }), Catch::Contains("other than --batch-size (8)"));
   CHECK_THAT(error_of([] { parse_batch_sizes("2,,4", 8); }), Catch::Contains("comma-separated positive integers"));
