@@ -237,6 +237,40 @@ void print_sections(const std::vector<tune::TargetSection>& sections, const std:
   for (const auto& e : skipped) std::cout << "  " << e << "\n";
 }
 
+tune::TuneOptions search_options(const TuneCliOptions& o, const std::shared_ptr<Progress>& progress) {
+  tune::TuneOptions opt;
+  opt.method = o.exhaustive ? tune::SearchMethod::exhaustive : tune::SearchMethod::guided;
+  opt.threads = o.threads > 0 ? o.threads : tune::default_threads();
+  opt.prune_margin = o.prune_margin;
+  opt.max_simulations = o.max_simulations;
+  opt.sim.fidelity = parse_fidelity(o.fidelity);
+  // One cache for every target's search: a setting is simulated once however many targets run it.
+  opt.cache = std::make_shared<tune::SimCache>();
+  opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
+  return opt;
+}
+
+// Every target's search, at each micro-batch size with --samples-per-rank; the progress line ends
+// before an error is printed or the report begins.
+std::vector<tune::MicroBatchSearch> run_searches(const ModelTrace& trace, const ClusterSpec& cluster,
+                                                 const tune::TuneConstraints& c0, const tune::TuneOptions& opt,
+                                                 const TuneCliOptions& o, Progress& progress) {
+  std::vector<tune::MicroBatchSearch> runs;
+  try {
+    runs = tune::search_micro_batches(
+        trace, o.samples_per_rank, o.trace_file, c0,
+        [&](const ModelTrace& t, const tune::TuneConstraints& c, std::vector<std::string>& skipped) {
+          return search_targets(t, cluster, c, opt, o, progress, skipped);
+        },
+        [&] { progress.done(); });
+  } catch (...) {
+    progress.done();  // the error goes on a line of its own
+    throw;
+  }
+  progress.done();
+  return runs;
+}
+
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
   auto trace = load_trace_at(o.trace_file, o.batch_size);
@@ -250,32 +284,11 @@ void run_tune(const TuneCliOptions& o) {
   check_search_options(o);
   check_outputs(o);
 
-  tune::TuneOptions opt;
-  opt.method = o.exhaustive ? tune::SearchMethod::exhaustive : tune::SearchMethod::guided;
-  opt.threads = o.threads > 0 ? o.threads : tune::default_threads();
-  opt.prune_margin = o.prune_margin;
-  opt.max_simulations = o.max_simulations;
-  opt.sim.fidelity = parse_fidelity(o.fidelity);
-  // One cache for every target's search: a setting is simulated once however many targets run it.
-  opt.cache = std::make_shared<tune::SimCache>();
   auto progress = std::make_shared<Progress>();
-  opt.on_progress = [progress](const tune::TuneProgress& p) { (*progress)(p); };
-
+  const tune::TuneOptions opt = search_options(o, progress);
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<tune::MicroBatchSearch> runs;
-  try {
-    runs = tune::search_micro_batches(
-        trace, o.samples_per_rank, o.trace_file, c0,
-        [&](const ModelTrace& t, const tune::TuneConstraints& c, std::vector<std::string>& skipped) {
-          return search_targets(t, cluster, c, opt, o, *progress, skipped);
-        },
-        [&] { progress->done(); });
-  } catch (...) {
-    progress->done();  // the error goes on a line of its own
-    throw;
-  }
+  const auto runs = run_searches(trace, cluster, c0, opt, o, *progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  progress->done();
   const tune::MicroBatchSearch& chosen = tune::fastest(runs);
   trace = chosen.trace;
   const tune::TuneConstraints& c = chosen.c;
@@ -313,7 +326,7 @@ void run_tune(const TuneCliOptions& o) {
   std::cout << "fastest framework: " << sections[main].target << "\n";
   tune::print_ranked_table(std::cout, all, in_all, o.top, wall, opt.threads);
   print_sections(sections, skipped);
-  tune::print_micro_batches(std::cout, runs, chosen);
+  if (o.samples_per_rank > 0) tune::print_micro_batches(std::cout, runs, chosen);
   tune::print_step_model_error(std::cout, model_error);
   if (!o.no_snippets) print_snippets(snippets);
   std::cout << "\n";

@@ -68,7 +68,6 @@ const MicroBatchSearch& fastest(const std::vector<MicroBatchSearch>& runs) {
 }
 
 void print_micro_batches(std::ostream& out, const std::vector<MicroBatchSearch>& runs, const MicroBatchSearch& chosen) {
-  if (runs.size() < 2 && chosen.c.microbatches == 1 && chosen.trace.curve_batch_sizes.empty()) return;
   out << "\nmicro-batch size (samples per rank per step = micro-batch x M):\n";
   for (const auto& r : runs) {
     std::string size = std::to_string(r.trace.batch_size_per_rank) + " x " + std::to_string(r.c.microbatches);

@@ -48,7 +48,7 @@ std::vector<MicroBatchSearch> search_micro_batches(const ModelTrace& trace, std:
 // The fastest searched size (the smallest on a tie); InputError when none could be searched.
 const MicroBatchSearch& fastest(const std::vector<MicroBatchSearch>& runs);
 
-// "micro-batch size" block of tune's report; nothing when no micro-batch was searched.
+// The "micro-batch size" block of tune's report: one line per size searched, the choice marked.
 void print_micro_batches(std::ostream& out, const std::vector<MicroBatchSearch>& runs, const MicroBatchSearch& chosen);
 
 // tuned.json's micro_batch_search: per size its batch, M and best_step_s or not_tuned; the chosen one marked.
