@@ -81,6 +81,7 @@ assert ds["train_micro_batch_size_per_gpu"] == chosen[0]["batch_size_per_rank"],
 assert ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] == 16, ds
 assert ds["train_batch_size"] == 16 * 4, ds
 PY
+check "the tuned config's hint gives the chosen batch" "grep -q 'redsim simulate --config .*mb.json --batch-size [48] ' '$tmp/mb.txt'"
 check "micro-batch table printed" "grep -q '16 x 1 .*no setting fits' '$tmp/mb.txt' && grep -q '<- chosen' '$tmp/mb.txt'"
 "$redsim" tune --trace "$tmp/curved.json" --cluster "$cluster" --samples-per-rank 6 >/dev/null 2>"$tmp/err6.txt"
 check "--samples-per-rank 6: no measured size divides it, exit 2" "[ $? -eq 2 ] && grep -q 'curved.json: \\\$.curve_batch_sizes: --samples-per-rank 6' '$tmp/err6.txt'"
