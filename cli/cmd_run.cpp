@@ -28,6 +28,7 @@
 #include "core/step_summary.h"
 #include "core/chrome_trace.h"
 #include "core/timeline_json.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "realexec/exec_layout.h"

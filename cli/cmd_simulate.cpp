@@ -17,6 +17,7 @@
 #include "core/rank_set.h"
 #include "core/chrome_trace.h"
 #include "core/timeline_json.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "sim/sim_engine.h"
 #include "strategies/strategy.h"

@@ -20,6 +20,7 @@
 #include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/join.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "tune/emitters.h"
 #include "tune/parallel.h"

@@ -6,8 +6,6 @@
 #include "core/join.h"
 #include "core/json_in.h"
 #include "core/knobs_json.h"
-#include "core/trace_batch.h"
-#include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/checkpointing.h"
 #include "strategies/strategy.h"
@@ -390,11 +388,6 @@ void add_batch_size_option(CLI::App* cmd, std::int64_t& value) {
                   "samples per rank per micro-batch: the trace's layer times evaluated at this batch from the curve it "
                   "was captured with (redsim_capture.py --batch-sizes; traces/README.md); default: the trace's own")
       ->check(CLI::Range(std::int64_t{1}, kMaxBatchSizePerRank));
-}
-
-ModelTrace load_trace_at(const std::string& file, std::int64_t batch_size) {
-  auto trace = load_trace(file);
-  return batch_size > 0 ? trace_at_batch(trace, batch_size, file) : trace;
 }
 
 void add_layout_option(CLI::App* cmd, std::string& value) {

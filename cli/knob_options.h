@@ -82,11 +82,9 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies = true)
 // divided by F whatever devices the trace and cluster name (core/compute_reference.h).
 void add_compute_scale_option(CLI::App* cmd, std::string& value);
 std::optional<double> parse_compute_scale(const std::string& value);
-// --batch-size N (simulate, tune, run): the trace's layers evaluated at N samples per rank from its
-// batch curve (core/trace_batch.h); 0 keeps the trace's own batch. load_trace_at reads the trace
-// and applies it, throwing InputError for a batch the trace cannot give.
+// --batch-size N (simulate, tune, run, validate): the trace's layers evaluated at N samples per rank
+// from its batch curve (core/trace_batch.h, load_trace_at); 0 keeps the trace's own batch.
 void add_batch_size_option(CLI::App* cmd, std::int64_t& value);
-ModelTrace load_trace_at(const std::string& file, std::int64_t batch_size);
 // --layout N|NODESxDEVICES (simulate, tune, run, validate): the part of the cluster file to use, as a
 // profiled or measured run used it (collectives/cluster_subset.h, cluster_part).
 void add_layout_option(CLI::App* cmd, std::string& value);

@@ -5,20 +5,21 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/trace_json.h"
 
 namespace redsim {
 namespace {
 
-// Adds `batch` to the curve (its times are already on the curve, so the curve is unchanged).
-void add_curve_point(ModelTrace& t, std::int64_t batch, const std::vector<double>& fwd_s, const std::vector<double>& bwd_s) {
+// Adds `batch` to the curve with each layer's time there, the layer's forward_s and backward_s
+// (they lie on the curve, so the curve is unchanged).
+void add_curve_point(ModelTrace& t, std::int64_t batch) {
   const auto at = std::lower_bound(t.curve_batch_sizes.begin(), t.curve_batch_sizes.end(), batch);
   if (at != t.curve_batch_sizes.end() && *at == batch) return;
   const auto k = at - t.curve_batch_sizes.begin();
   t.curve_batch_sizes.insert(at, batch);
-  for (std::size_t i = 0; i < t.layers.size(); ++i) {
-    auto& l = t.layers[i];
-    l.forward_s_by_batch.insert(l.forward_s_by_batch.begin() + k, fwd_s[i]);
-    l.backward_s_by_batch.insert(l.backward_s_by_batch.begin() + k, bwd_s[i]);
+  for (auto& l : t.layers) {
+    l.forward_s_by_batch.insert(l.forward_s_by_batch.begin() + k, l.forward_s);
+    l.backward_s_by_batch.insert(l.backward_s_by_batch.begin() + k, l.backward_s);
   }
 }
 
@@ -119,7 +120,6 @@ ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std
                          " only; expected a batch curve (capture with redsim_capture.py --batch-sizes, or synthesise "
                          "the trace at that batch with redsim trace synth --batch-size)");
   ModelTrace t = trace;
-  std::vector<double> fwd_s, bwd_s;
   std::int64_t activation_total = 0, input_total = 0;
   for (std::size_t i = 0; i < t.layers.size(); ++i) {
     auto& l = t.layers[i];
@@ -128,16 +128,19 @@ ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std
     if (l.forward_s > kMaxOpTimeS || l.backward_s > kMaxOpTimeS)
       throw InputError(file, "$.layers[" + std::to_string(i) + "]",
                        opt + ": expected layer times of at most 3600 s at that batch (the curve gives more)");
-    fwd_s.push_back(l.forward_s);
-    bwd_s.push_back(l.backward_s);
     l.activation_bytes = scale_bytes(l.activation_bytes, trace.batch_size_per_rank, batch, activation_total, file);
     l.input_bytes = scale_bytes(l.input_bytes, trace.batch_size_per_rank, batch, input_total, file);
   }
-  add_curve_point(t, batch, fwd_s, bwd_s);
+  add_curve_point(t, batch);
   t.source += (t.source.empty() ? "" : "; ") + std::string("layer times evaluated at batch ") + std::to_string(batch) +
               " per rank from the curve measured at " + std::to_string(trace.curve_batch_sizes.size()) + " batch sizes";
   t.batch_size_per_rank = batch;
   return t;
+}
+
+ModelTrace load_trace_at(const std::string& file, std::int64_t batch) {
+  auto trace = load_trace(file);
+  return batch > 0 ? trace_at_batch(trace, batch, file) : trace;
 }
 
 }  // namespace redsim

@@ -75,8 +75,7 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTr
 }  // namespace
 
 CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
-  const auto trace = c.batch_size > 0 ? trace_at_batch(load_trace(c.trace_file), c.batch_size, c.trace_file)
-                                      : load_trace(c.trace_file);
+  const auto trace = load_trace_at(c.trace_file, c.batch_size);
   check_case(c);
   const auto cluster = cluster_for_trace(trace, c.trace_file, cluster_part(load_cluster(c.cluster_file), c.layout),
                                          c.cluster_file, c.run.compute_scale);
