@@ -267,7 +267,8 @@ void run_run(const RunOptions& o) {
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   const World world = run_world(o);
-  const auto trace = load_trace_at(o.trace_file, o.batch_size);
+  std::string batch_note;
+  const auto trace = load_trace_at(o.trace_file, o.batch_size, &batch_note);
   const auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout),
                                          o.cluster_file, parse_compute_scale(o.compute_scale));
   const auto knobs = resolve_knobs(o.knobs);
@@ -292,6 +293,7 @@ void run_run(const RunOptions& o) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));
   auto sink = [&](const rx::RunOutcome& r) { write_outputs(o, trace, cluster, knobs, r); };
 
+  if (!batch_note.empty() && world.writes_outputs()) std::cout << "note: " << batch_note << "\n";
   if ((knobs.algorithm || knobs.protocol) && world.writes_outputs())
     std::cout << "note: --algorithm and --protocol shape the simulated Plan only; "
               << (o.backend == "gloo" ? "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) "

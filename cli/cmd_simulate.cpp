@@ -102,16 +102,21 @@ void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
-  auto trace = load_trace_at(o.trace_file, o.batch_size);
+  std::string batch_note;
+  auto trace = load_trace_at(o.trace_file, o.batch_size, &batch_note);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   auto knobs = resolve_knobs(o.knobs);
   check_knobs_for_trace(o.knobs, knobs, trace);
   const Fidelity requested = parse_fidelity(o.fidelity);
-  if (knobs.strategy == "all") return run_all(o, trace, cluster, knobs);
+  const auto say_batch_note = [&] {
+    if (!batch_note.empty()) std::cout << "note: " << batch_note << "\n";
+  };
+  if (knobs.strategy == "all") return say_batch_note(), run_all(o, trace, cluster, knobs);
   const auto out_ranks = chosen_ranks(o, cluster, false);  // bad ranks: exit 2 before simulating
   auto plan = make_strategy(knobs.strategy)->plan(trace, cluster, knobs);
   check_plan_for_sim(plan, cluster);
+  say_batch_note();
   const Fidelity used = resolve_fidelity(plan, cluster, requested);
   auto timeline = simulate(plan, cluster, SimOptions{o.sim_log, used});
   auto summary = summarize(plan, timeline);

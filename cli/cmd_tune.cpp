@@ -274,7 +274,8 @@ std::vector<tune::MicroBatchSearch> run_searches(const ModelTrace& trace, const 
 
 void run_tune(const TuneCliOptions& o) {
   // Everything is read and checked before anything is simulated or written.
-  auto trace = load_trace_at(o.trace_file, o.batch_size);
+  std::string batch_note;
+  auto trace = load_trace_at(o.trace_file, o.batch_size, &batch_note);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,
                                    parse_compute_scale(o.compute_scale));
   const tune::TuneConstraints c0 = constraints(o);
@@ -284,6 +285,7 @@ void run_tune(const TuneCliOptions& o) {
   if (o.samples_per_rank == 0) tune::check_strategies(c0);
   check_search_options(o);
   check_outputs(o);
+  if (!batch_note.empty()) std::cout << "note: " << batch_note << "\n";
 
   auto progress = std::make_shared<Progress>();
   const tune::TuneOptions opt = search_options(o, progress);

@@ -73,7 +73,12 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
       << (m.activations_known ? ", activations " + gib(m.activation_bytes) + " GiB" : " GiB; activations not in the trace")
       // The step's buffers come after backward has freed the activations: the larger one counts.
       << (m.step_buffer_bytes > 0 ? "; step buffers after backward " + gib(m.step_buffer_bytes) + " GiB, the larger of the two counts" : "")
-      << ")\n\n";
+      << ")\n";
+  if (const auto device = cluster.device_memory_bytes(); device > 0 && m.total_bytes() > device)
+    out << "  does not fit         " << gib(m.total_bytes()) << " GiB per rank over the device's " << gib(device)
+        << " GiB (" << fmt("%g", cluster.device.memory_GB) << " GB): tune excludes such settings; activation checkpointing, "
+        << "zero or fsdp, or a smaller --batch-size hold less\n";
+  out << "\n";
 
   out << "  collective                 tensors        bytes  algorithm              start ms      end ms   busbw GB/s\n";
   print_elided(out, s.collectives.size(), [&](std::size_t i) {
@@ -91,16 +96,23 @@ void print_comparison(std::ostream& out, const ModelTrace& trace, const ClusterS
   out << "redsim simulate: all strategies | " << trace.model << " on " << cluster.name << " (" << cluster.world_size()
       << " ranks); times per training step\n\n";
   out << "  strategy      step ms   sample us  exposed ms   sent/rank params GiB  grads GiB  optim GiB  memory/rank GiB\n";
+  const auto device = cluster.device_memory_bytes();
+  bool over = false;
   for (const auto& r : rows) {
     const auto& m = r.plan->memory;
+    const bool row_over = device > 0 && m.total_bytes() > device;
     char line[256];
-    std::snprintf(line, sizeof line, "  %-11s %9.3f %11.3f %11.3f %11s %10s %10s %10s %16s\n", r.strategy.c_str(),
+    std::snprintf(line, sizeof line, "  %-11s %9.3f %11.3f %11.3f %11s %10s %10s %10s %16s%s\n", r.strategy.c_str(),
                   r.summary.step_time_s * 1e3, r.summary.time_per_sample_s * 1e6, r.summary.exposed_comm_s * 1e3,
                   human_bytes(static_cast<double>(r.summary.bytes_sent_per_rank) / r.plan->steps).c_str(),
                   gib(m.params_bytes).c_str(), gib(m.grads_bytes).c_str(), gib(m.optimizer_bytes).c_str(),
-                  gib(m.total_bytes()).c_str());
+                  gib(m.total_bytes()).c_str(), row_over ? " over" : "");
     out << line;
+    over = over || row_over;
   }
+  if (over)
+    out << "  over: the memory per rank exceeds the device's " << gib(device)
+        << " GiB and does not fit (tune excludes such settings)\n";
 }
 
 }  // namespace redsim::cli

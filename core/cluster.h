@@ -1,6 +1,7 @@
 // The modelled cluster: nodes of devices, an intra-node fabric, NICs and an inter-node
 // topology (see configs/README.md). Ranks are numbered node-major: rank = node * devices_per_node + local.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -147,6 +148,12 @@ struct ClusterSpec {
   // cluster measures it (calibrate on Gloo does; memory_GBps there is the fp16 casts' rate, 5-8x
   // slower), else at memory_GBps.
   double bucket_copy_GBps() const { return device.copy_GBps > 0 ? device.copy_GBps : device.memory_GBps; }
+
+  // The device's memory in bytes (memory_GB is decimal), 0 when unknown: what a rank's memory
+  // must fit in (tune excludes settings over it; simulate says so).
+  std::int64_t device_memory_bytes() const {
+    return device.memory_GB > 0 ? static_cast<std::int64_t>(std::llround(device.memory_GB * 1e9)) : 0;
+  }
 
   int world_size() const { return nodes * devices_per_node; }
   int node_of(int rank) const { return rank / devices_per_node; }

@@ -32,10 +32,20 @@ json inputs_members(const ResultInputs& in) {
           {"engine", in.engine}};
 }
 
-json strategy_members(const Knobs& knobs, const Plan& plan, const StepSummary& summary) {
+// The plan's memory per rank and, where the cluster gives its device's memory, whether it fits.
+json memory_member(const Plan& plan, const ClusterSpec* cluster) {
+  json j = memory_to_json(plan.memory);
+  if (const std::int64_t device = cluster ? cluster->device_memory_bytes() : 0; device > 0) {
+    j["device_memory_bytes"] = device;
+    j["fits_device_memory"] = plan.memory.total_bytes() <= device;
+  }
+  return j;
+}
+
+json strategy_members(const Knobs& knobs, const Plan& plan, const StepSummary& summary, const ClusterSpec* cluster) {
   return {{"knobs", knobs_to_json(knobs)},
           {"steps_in_plan", plan.steps},
-          {"memory_per_rank", memory_to_json(plan.memory)},
+          {"memory_per_rank", memory_member(plan, cluster)},
           {"summary", summary_to_json(plan, summary)}};
 }
 
@@ -70,7 +80,7 @@ json result_without_timeline(const RedsimResult& r) {
   json j = inputs_members(r.inputs);
   j["format"] = "redsim-result";
   j["version"] = 1;
-  j.update(strategy_members(*r.knobs, *r.plan, *r.summary));
+  j.update(strategy_members(*r.knobs, *r.plan, *r.summary, r.inputs.cluster));
   if (r.measurement) j["measurement"] = measurement_to_json(*r.measurement);
   return j;
 }
@@ -94,7 +104,7 @@ void write_folded_result(const RedsimResult& r, const std::vector<int>& ranks, c
 json comparison_result_to_json(const ResultInputs& inputs, const std::vector<StrategyRun>& runs) {
   json strategies = json::array();
   for (const auto& s : runs) {
-    strategies.push_back(strategy_members(*s.knobs, *s.plan, *s.summary));
+    strategies.push_back(strategy_members(*s.knobs, *s.plan, *s.summary, inputs.cluster));
     strategies.back()["fidelity"] = s.fidelity;
   }
   json j = inputs_members(inputs);

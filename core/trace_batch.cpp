@@ -132,15 +132,29 @@ ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std
     l.input_bytes = scale_bytes(l.input_bytes, trace.batch_size_per_rank, batch, input_total, file);
   }
   add_curve_point(t, batch);
+  const std::string outside = extrapolation_note(trace, batch).empty() ? "" : ", extrapolated beyond them";
   t.source += (t.source.empty() ? "" : "; ") + std::string("layer times evaluated at batch ") + std::to_string(batch) +
-              " per rank from the curve measured at " + std::to_string(trace.curve_batch_sizes.size()) + " batch sizes";
+              " per rank from the curve measured at " + std::to_string(trace.curve_batch_sizes.size()) + " batch sizes" +
+              outside;
   t.batch_size_per_rank = batch;
   return t;
 }
 
-ModelTrace load_trace_at(const std::string& file, std::int64_t batch) {
+std::string extrapolation_note(const ModelTrace& trace, std::int64_t batch) {
+  const auto& sizes = trace.curve_batch_sizes;
+  if (sizes.empty() || batch == trace.batch_size_per_rank || (batch >= sizes.front() && batch <= sizes.back()))
+    return "";
+  return "batch " + std::to_string(batch) + " per rank is outside the batch sizes the trace's curve measured (" +
+         std::to_string(sizes.front()) + " to " + std::to_string(sizes.back()) +
+         "): its layer times are extrapolated along the nearest segment's line; capture that batch size too for a "
+         "measured time";
+}
+
+ModelTrace load_trace_at(const std::string& file, std::int64_t batch, std::string* note) {
   auto trace = load_trace(file);
-  return batch > 0 ? trace_at_batch(trace, batch, file) : trace;
+  if (batch <= 0) return trace;
+  if (note) *note = extrapolation_note(trace, batch);
+  return trace_at_batch(trace, batch, file);
 }
 
 }  // namespace redsim

@@ -23,9 +23,15 @@ double curve_time_s(const std::vector<std::int64_t>& batch_sizes, const std::vec
 // batch without a curve, or outside 1 to 2^24, is an InputError naming `file` and what to do.
 ModelTrace trace_at_batch(const ModelTrace& trace, std::int64_t batch, const std::string& file);
 
+// What to tell a user whose `batch` lies outside the batch sizes the trace's curve measured (its
+// layer times extrapolated along an end segment's line, which can be far off: traces/README.md),
+// or "" when it lies within them or is the trace's own.
+std::string extrapolation_note(const ModelTrace& trace, std::int64_t batch);
+
 // Reads a trace file and evaluates it at `batch` samples per rank (0: the trace's own), as
-// --batch-size asks of simulate, tune, run and validate.
-ModelTrace load_trace_at(const std::string& file, std::int64_t batch);
+// --batch-size asks of simulate, tune, run and validate; `note`, when given, gets
+// extrapolation_note's text for it.
+ModelTrace load_trace_at(const std::string& file, std::int64_t batch, std::string* note = nullptr);
 
 // Gives `trace` a batch curve from traces of the same model at other batch sizes (the same layers in
 // the same order; std::invalid_argument otherwise): curve_batch_sizes is its own batch and theirs,

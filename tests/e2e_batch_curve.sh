@@ -30,6 +30,10 @@ check "batch 4: the curve's point" "[ \"\$(compute_s '$tmp/b4.json')\" = '4 0.00
 "$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 12 --out "$tmp/b12.json" >/dev/null
 # Half way from 8 to 16: 1.4 x 7.5 ms + 0.5 ms.
 check "batch 12: between the points" "[ \"\$(compute_s '$tmp/b12.json')\" = '12 0.011' ]"
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 12 >"$tmp/b12.txt"
+check "batch 12, within the measured 4 to 16: no note" "! grep -q '^note:' '$tmp/b12.txt'"
+"$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --batch-size 32 >"$tmp/b32.txt"
+check "batch 32, beyond the measured 4 to 16: a note says it is extrapolated" "grep -q '^note: batch 32 per rank is outside the batch sizes the trace.s curve measured (4 to 16)' '$tmp/b32.txt'"
 "$redsim" simulate --trace "$tmp/curved.json" --cluster "$cluster" --out "$tmp/own.json" >/dev/null
 check "no --batch-size: the trace's own" "[ \"\$(compute_s '$tmp/own.json')\" = '8 0.008' ]"
 # Accumulation of 2 micro-batches of 4: each micro-batch costs the curve's 4.5 ms, not half of 7.5.
@@ -65,6 +69,20 @@ for l in t["layers"]:
     l["activation_bytes"] = 100000000
 json.dump(t, open(sys.argv[2], "w"))
 PY
+# simulate says when a rank's memory exceeds the device's: activations scale with the batch, so
+# 3 layers x 100 MB x 16/8 = 600 MB at batch 16 cannot fit in 0.5 GB, and 150 MB at batch 4 can.
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['device']['memory_GB']=0.5; json.dump(c, open(sys.argv[2], 'w'))" \
+  "$cluster" "$tmp/half_gb.json"
+"$redsim" simulate --trace "$tmp/curved_act.json" --cluster "$tmp/half_gb.json" --batch-size 16 --out "$tmp/m16.json" >"$tmp/m16.txt"
+"$redsim" simulate --trace "$tmp/curved_act.json" --cluster "$tmp/half_gb.json" --batch-size 4 --out "$tmp/m4.json" >"$tmp/m4.txt"
+fits() { python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['memory_per_rank']; print(m['device_memory_bytes'], m['fits_device_memory'], m['total_bytes'] > 600000000)" "$1"; }
+check "batch 16: over the device's 500,000,000 bytes" "[ \"\$(fits '$tmp/m16.json')\" = '500000000 False True' ] && grep -q '^  does not fit ' '$tmp/m16.txt'"
+check "batch 4: fits, and nothing said" "[ \"\$(fits '$tmp/m4.json')\" = '500000000 True False' ] && ! grep -q 'does not fit' '$tmp/m4.txt'"
+"$redsim" simulate --trace "$tmp/curved_act.json" --cluster "$tmp/half_gb.json" --batch-size 16 --strategy all >"$tmp/mall.txt"
+check "--strategy all marks the rows over the device" "[ \$(grep -c ' over\$' '$tmp/mall.txt') -eq 7 ] && grep -q '^  over: ' '$tmp/mall.txt'"
+"$redsim" simulate --trace "$tmp/curved_act.json" --cluster "$cluster" --batch-size 16 --out "$tmp/m_unknown.json" >/dev/null
+check "a device without memory_GB: nothing claimed" "python3 -c \"import json,sys; m=json.load(open('$tmp/m_unknown.json'))['memory_per_rank']; sys.exit('fits_device_memory' in m)\""
+
 "$redsim" tune --trace "$tmp/curved_act.json" --cluster "$cluster" --samples-per-rank 16 --memory-per-device-gb 0.5 \
   --target deepspeed --out "$tmp/mb.json" --emit-dir "$tmp/mb" >"$tmp/mb.txt" 2>&1
 check "tune --samples-per-rank runs" "[ $? -eq 0 ]"

@@ -87,6 +87,22 @@ TEST_CASE("another batch needs a curve, and a batch within 1 to 2^24", "[core][t
              Catch::StartsWith("--batch-size: expected"));
 }
 
+TEST_CASE("a batch outside the measured sizes is said to be extrapolated", "[core][trace]") {
+  const auto t = trace_from_json(curved_trace(), "c.json");
+  // Within 4 to 16, at either end and at the trace's own batch, the times are measured or between.
+  for (std::int64_t b : {4, 6, 8, 16}) CHECK(extrapolation_note(t, b).empty());
+  for (std::int64_t b : {1, 3, 17, 64}) {
+    CHECK_THAT(extrapolation_note(t, b), Catch::StartsWith("batch " + std::to_string(b) + " per rank is outside") &&
+                                             Catch::Contains("(4 to 16)"));
+  }
+  CHECK_THAT(trace_at_batch(t, 32, "c.json").source, Catch::EndsWith("at 3 batch sizes, extrapolated beyond them"));
+  CHECK_THAT(trace_at_batch(t, 12, "c.json").source, Catch::EndsWith("at 3 batch sizes"));
+  auto j = curved_trace();
+  j.erase("curve_batch_sizes");
+  for (auto& l : j["layers"]) l.erase("forward_s_by_batch"), l.erase("backward_s_by_batch");
+  CHECK(extrapolation_note(trace_from_json(j, "flat.json"), 8).empty());  // nothing to extrapolate
+}
+
 TEST_CASE("the reader checks a batch curve", "[core][trace][json]") {
   auto fails = [](const std::function<void(json&)>& edit) {
     auto j = curved_trace();

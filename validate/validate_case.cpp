@@ -75,8 +75,10 @@ std::pair<MeasuredRun, std::string> measure(const ValidateCase& c, const ModelTr
 }  // namespace
 
 CaseResult validate_case(const ValidateCase& c, const Predictor& predict, const Notes& notes) {
-  const auto trace = load_trace_at(c.trace_file, c.batch_size);
+  std::string batch_note;
+  const auto trace = load_trace_at(c.trace_file, c.batch_size, &batch_note);
   check_case(c);
+  if (!batch_note.empty()) notes("redsim validate: note: " + batch_note);
   const auto cluster = cluster_for_trace(trace, c.trace_file, cluster_part(load_cluster(c.cluster_file), c.layout),
                                          c.cluster_file, c.run.compute_scale);
   const Plan plan = make_strategy(c.knobs.strategy)->plan(trace, cluster, c.knobs);
