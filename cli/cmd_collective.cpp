@@ -210,8 +210,9 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("-o,--redop", o->redop, "reduction: sum|prod|max|min|avg")->capture_default_str();
   cmd->add_option("-r,--root", o->root, "root rank of broadcast and reduce")->capture_default_str();
   cmd->add_option("-g,--ngpus", o->gpus,
-                  "devices one process drives (nccl-tests' -g): an iteration lasts at least this many launches "
-                  "(collective_launch_us each), as one thread launches them in turn")
+                  "devices one process drives (nccl-tests' -g; it divides the ranks and is at most a node's devices): "
+                  "an iteration lasts at least this many launches (collective_launch_us each), as one thread launches "
+                  "them in turn")
       ->capture_default_str();
   cmd->add_option("-n,--iters", o->iters,
                   "iterations timed together (nccl-tests' -n): queued back to back, a broadcast's or reduce's "

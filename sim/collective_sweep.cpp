@@ -66,6 +66,11 @@ bool staggered(OpKind kind) { return kind == OpKind::broadcast || kind == OpKind
 std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOptions& o, Fidelity* used) {
   const int n = cluster.world_size();
   if (o.gpus_per_process < 1 || o.gpus_per_process > 1024) throw InputError("", "", "-g: expected 1 to 1024 GPUs per process");
+  // nccl-tests runs ranks / g processes of g GPUs each, and one process drives the GPUs of its node.
+  if (n % o.gpus_per_process != 0 || o.gpus_per_process > cluster.devices_per_node)
+    throw InputError("", "", "-g " + std::to_string(o.gpus_per_process) + ": expected a divisor of the " + std::to_string(n) +
+                                 " ranks simulated and at most the " + std::to_string(cluster.devices_per_node) +
+                                 " devices of a node (one process drives g GPUs of its node)");
   if (o.iters < 1 || o.iters > 1000000) throw InputError("", "", "-n: expected 1 to 1000000 iterations");
   if (o.root < 0 || o.root >= n) throw InputError("", "", "--root: expected a rank from 0 to " + std::to_string(n - 1));
   const auto sizes = sweep_sizes(o);

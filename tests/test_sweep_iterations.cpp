@@ -126,3 +126,17 @@ TEST_CASE("iterations (-n) outside 1 .. 1000000 are bad input", "[sweep]") {
   CHECK_THROWS_AS(collective_sweep(c, one_size(OpKind::broadcast, 1 << 20, {}, 0, Fidelity::exact)), InputError);
   CHECK_THROWS_AS(collective_sweep(c, one_size(OpKind::broadcast, 1 << 20, {}, 1000001, Fidelity::exact)), InputError);
 }
+
+TEST_CASE("-g must divide the ranks and fit in a node", "[sweep]") {
+  // 8 ranks on one node: nccl-tests' ranks are processes x g, and a process's GPUs are its node's.
+  const auto c = a100_node();
+  auto o = one_size(OpKind::allreduce, 1 << 20, {}, 20, Fidelity::exact);
+  for (int g : {1, 2, 4, 8}) {
+    o.gpus_per_process = g;
+    CHECK_NOTHROW(collective_sweep(c, o));
+  }
+  for (int g : {3, 9, 16}) {
+    o.gpus_per_process = g;
+    CHECK_THAT(testing::error_of([&] { collective_sweep(c, o); }), Catch::StartsWith("-g " + std::to_string(g) + ": expected a divisor"));
+  }
+}

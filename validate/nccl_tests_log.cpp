@@ -282,6 +282,10 @@ void Reader::finish() {
   r.devices_per_node = r.ranks / r.nodes;
   for (const auto& [h, n] : per_host)
     if (n != r.devices_per_node) fail(r.first_line, "the same number of ranks on every host (" + h + " has " + std::to_string(n) + ")");
+  // A process drives nGpus GPUs of its own host, so each host's ranks come in whole processes.
+  if (r.devices_per_node % r.gpus_per_thread != 0)
+    fail(r.first_line, "each host's ranks in whole processes of nGpus " + std::to_string(r.gpus_per_thread) + " GPUs (" +
+                           std::to_string(r.devices_per_node) + " ranks a host)");
   if (!run_test_name.empty()) {
     const auto op = op_of_test_name(run_test_name);
     if (!op) fail(r.first_line, "an allreduce, reduce_scatter, allgather, broadcast or reduce test, got " + run_test_name);

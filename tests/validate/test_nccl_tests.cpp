@@ -98,7 +98,7 @@ TEST_CASE("nccl-tests: a multi-node allreduce log with its rank lines", "[nccl_t
 }
 
 TEST_CASE("nccl-tests: the timed iterations from the header, 20 when it does not say", "[nccl_tests]") {
-  const std::string rows = rank_lines(1, 2) + kColumns +
+  const std::string rows = rank_lines(1, 8) + kColumns +
                            "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
                            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 4.5\n";
   const std::string header = "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576 step: 2(factor) ";
@@ -144,6 +144,18 @@ TEST_CASE("nccl-tests: truncated and foreign logs name the file and line", "[ncc
   CHECK(input_error("# nThread 1 nGpus 1\n" + std::string(kColumns) +
                     " 1048576 262144 float sum -1 20.0 0 0 0 20.0 0 0 0\n# Avg bus bandwidth : 1\n", "all_reduce.log")
             .find("Rank") != std::string::npos);
+}
+
+TEST_CASE("nccl-tests: a host's ranks come in whole processes of nGpus", "[nccl_tests]") {
+  const std::string row = " 1048576 262144 float sum -1 20.0 0 0 0 20.0 0 0 0\n# Avg bus bandwidth : 1\n";
+  // 2 hosts of 4 ranks: processes of 1, 2 or 4 GPUs; not of 3 (nor 8, more than a host has).
+  for (int g : {1, 2, 4})
+    CHECK(parse("# nThread 1 nGpus " + std::to_string(g) + "\n" + rank_lines(2, 4) + kColumns + row, "all_reduce.log")
+              .front()
+              .gpus_per_thread == g);
+  for (int g : {3, 8})
+    CHECK(input_error("# nThread 1 nGpus " + std::to_string(g) + "\n" + rank_lines(2, 4) + kColumns + row, "all_reduce.log") ==
+          "all_reduce.log: line 1: each host's ranks in whole processes of nGpus " + std::to_string(g) + " GPUs (4 ranks a host)");
 }
 
 TEST_CASE("nccl-tests fit: recovers the link bandwidth and latency the logs were made with", "[nccl_tests][fit]") {
