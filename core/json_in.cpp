@@ -1,6 +1,7 @@
 #include "core/json_in.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +19,9 @@ json JsonIn::parse_text(const std::string& text, const std::string& file) {
 }
 
 json JsonIn::parse_file(const std::string& file) {
+  std::error_code ec;
+  // A directory opens as a stream that reads nothing: say what it is rather than "malformed JSON".
+  if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected a JSON file, got a directory");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open file for reading");
   // Bounded: --trace /dev/zero must not read forever.

@@ -29,6 +29,8 @@ double InterferenceTakenOut::total_s() const {
 
 std::string read_text_file_maybe_gzip(const std::string& file, std::size_t max_bytes) {
   // gzread passes a file that is not gzip-compressed through unchanged.
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected a trace file, got a directory");
   gzFile f = gzopen(file.c_str(), "rb");
   if (f == nullptr) throw InputError(file, "", "cannot open file for reading");
   std::string text;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -319,6 +320,8 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::stri
 }
 
 std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected an nccl-tests log, got a directory");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open the file");
   return parse_nccl_tests_log(in, file);

@@ -165,5 +165,14 @@ EOF
 reject "gzip bomb" "bomb.json.gz: expected a trace of at most 256 MiB (decompressed)" \
   trace import --kineto "$tmp/bomb.json.gz" --out "$tmp/out/t.json"
 
+# 13. A directory where a file is expected: said, not read as empty (malformed) input.
+mkdir -p "$tmp/adir"
+reject "directory as trace" "adir: expected a JSON file, got a directory" simulate --trace "$tmp/adir" --cluster "$cluster" \
+  --out "$tmp/out/r.json"
+reject "directory as profile" "adir: expected a trace file, got a directory" trace import --kineto "$tmp/adir" \
+  --out "$tmp/out/t.json"
+reject "directory as nccl-tests log" "adir: expected an nccl-tests log, got a directory" calibrate --from-nccl-tests \
+  "$tmp/adir" --cluster "$cluster" --out "$tmp/out/c.json"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
