@@ -116,6 +116,7 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
   for (const auto& log : o.logs) inputs.push_back({"--from-nccl-tests", log});
   check_outputs_distinct(inputs, {{"--out", o.out_file}});
+  check_output_targets({{"--out", o.out_file}});
   ClusterSpec base = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
   for (const auto& log : o.logs)

@@ -78,6 +78,7 @@ void calibrate_from_profiles(const ProfileCalibration& o) {
   std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
   for (const auto& t : o.traces) inputs.push_back({"--from-profile", t});
   check_outputs_distinct(inputs, {{"--out", o.out_file}});
+  check_output_targets({{"--out", o.out_file}});
   const ClusterSpec base = load_cluster(o.cluster_file);
   std::cout << "redsim calibrate: " << o.traces.size() << " profiler trace(s) on " << o.cluster_file << " (" << base.name
             << ")\n";

@@ -228,10 +228,7 @@ void check_options(const CalibrateOptions& o) {
     throw InputError("", "", "--fit-min-bytes: expected 0 to a quarter of --max-bytes (the fit needs 3 sizes)");
   if (o.fit != "ring" && o.fit != "all") throw InputError("", "", "--fit: expected ring|all, got \"" + o.fit + "\"");
   if (o.iters < 1 || o.warmup < 0) throw InputError("", "", "--iters: expected at least 1; --warmup: 0 or more");
-  auto dir = std::filesystem::path(o.out_file).parent_path();
-  if (dir.empty()) dir = ".";
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw InputError(o.out_file, "", "--out: cannot write here (directory missing or not writable)");
+  check_output_targets({{"--out", o.out_file}});
 }
 
 // --testbed: this command again, once per rank, inside realexec/testbed.

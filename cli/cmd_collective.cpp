@@ -156,6 +156,7 @@ nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& 
 
 void run_collective(const CollectiveOptions& o) {
   check_outputs_distinct({{"--cluster", o.cluster_file}}, {{"--json", o.json_file}});
+  check_output_targets({{"--json", o.json_file}});
   auto full = load_cluster(o.cluster_file);
   if (!o.nccl_version.empty()) {
     const auto v = parse_nccl_version(o.nccl_version);

@@ -64,16 +64,6 @@ struct RunOptions {
   std::string layout;
 };
 
-// The output files are written by rank 0 after the run: check now that they can be.
-void check_writable(const std::string& file, const char* flag) {
-  if (file.empty()) return;
-  std::filesystem::path dir = std::filesystem::path(file).parent_path();
-  if (dir.empty()) dir = ".";
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw InputError(file, "", std::string(flag) + ": cannot write here (directory \"" + dir.string() +
-                                   "\" is missing or not writable)");
-}
-
 // Test-only failure injection: REDSIM_TEST_FAIL_RANK=k REDSIM_TEST_FAIL_STEP=s
 // [REDSIM_TEST_FAIL_MODE=kill|exit|hang] makes rank k die at its first collective of step s
 // (step numbers count warm-up steps).
@@ -283,11 +273,8 @@ void run_run(const RunOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError("", "", std::string("cannot run this plan for real: ") + e.what());
   }
-  if (world.writes_outputs()) {
-    check_writable(o.out_file, "--out");
-    check_writable(o.timeline_file, "--timeline");
-    check_writable(o.plan_file, "--plan");
-  }
+  if (world.writes_outputs())
+    check_output_targets({{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   rx::RunConfig cfg = run_config(o, scale);
   cfg.model_state = rx::model_state_spec(trace, model_state_stage(knobs));
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(o.timeout_s * 1000)));

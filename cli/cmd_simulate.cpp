@@ -102,6 +102,7 @@ void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
                          {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
+  check_output_targets({{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
   std::string batch_note;
   auto trace = load_trace_at(o.trace_file, o.batch_size, &batch_note);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,

@@ -187,6 +187,7 @@ void run_import(const ImportArgs& a) {
   o.compute_slowdown = a.compute_slowdown;
   // Everything is read and checked before anything is written.
   check_outputs_distinct({{"--kineto", a.kineto_file}}, {{"--out", a.out_file}, {"--measured", a.measured_file}});
+  check_output_targets({{"--out", a.out_file}, {"--measured", a.measured_file}});
   const KinetoImport imp = import_kineto_file(a.kineto_file, o);
   const ImportedRun run = imported_run(imp);
   print_import(a, imp, run.summary);

@@ -171,13 +171,7 @@ void check_outputs(const TuneCliOptions& o) {
     outputs.push_back({"--emit-dir", (emit_dir(o) / "README.txt").string()});
   }
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}}, outputs);
-  for (const auto* path : {&o.out_file, &o.report_file}) {
-    if (path->empty()) continue;
-    const auto dir = std::filesystem::path(*path).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-      throw InputError(*path, "", "cannot write output file: no directory " + dir.string());
-  }
+  check_output_targets({{"--out", o.out_file}, {"--report", o.report_file}});
   if (!o.emit_dir.empty()) {
     const std::filesystem::path dir = emit_dir(o);
     std::error_code ec;

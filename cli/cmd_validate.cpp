@@ -82,6 +82,7 @@ int run_validate(const ValidateOptions& o) {
                           {"--measured", o.measured_file},
                           {"--matrix", o.matrix_file}},
                          {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
+  check_output_targets({{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout, o.batch_size};

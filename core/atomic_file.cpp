@@ -91,13 +91,22 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   write_file_atomically(path, [contents](const OutputSink& out) { out(contents); });
 }
 
-void write_file_atomically(const std::string& path, const std::function<void(const OutputSink&)>& produce) {
+namespace {
+
+// An existing output that is not a regular file: true for a device or FIFO (written in place),
+// InputError for anything else.
+bool writes_in_place(const std::string& path, const std::string& option = "") {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, produce);
-    throw InputError(path, "", "expected a regular file, a character device or a FIFO as output, got " +
-                                   std::string(S_ISDIR(st.st_mode) ? "a directory" : "another kind of file"));
-  }
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return false;
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return true;
+  throw InputError(path, "", (option.empty() ? "" : option + ": ") + "expected a regular file, a character device or a FIFO as output, got " +
+                                 std::string(S_ISDIR(st.st_mode) ? "a directory" : "another kind of file"));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::function<void(const OutputSink&)>& produce) {
+  if (writes_in_place(path)) return write_in_place(path, produce);
   std::string tmp;
   const int fd = create_temp_beside(path, tmp);
   if (fd < 0) throw InputError(path, "", "cannot write output file (is the directory there and writable?)");
@@ -155,6 +164,18 @@ void check_outputs_distinct(const std::vector<NamedPath>& inputs, const std::vec
       if (!outputs[j].path.empty() && is_regular_or_absent(out.path) && same_file(out.path, outputs[j].path))
         throw InputError(out.path, "", out.option + " and " + outputs[j].option +
                                            ": expected different output files, got the same file twice");
+  }
+}
+
+void check_output_targets(const std::vector<NamedPath>& outputs) {
+  for (const auto& out : outputs) {
+    if (out.path.empty() || writes_in_place(out.path, out.option)) continue;
+    fs::path dir = fs::path(out.path).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+      throw InputError(out.path, "", out.option + ": cannot write here (directory \"" + dir.string() +
+                                         "\" is missing or not writable)");
   }
 }
 

@@ -28,4 +28,10 @@ struct NamedPath {
 // same regular file: writing one would destroy the other or silently keep only one.
 void check_outputs_distinct(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
+// Throws InputError (exit 2) for an output that write_file_atomically could not write: an existing
+// directory or other file that is neither regular, a character device nor a FIFO, or a path whose
+// directory is missing or not writable. Called before long work (a tune search, a real run), so
+// that the work is not thrown away at the end.
+void check_output_targets(const std::vector<NamedPath>& outputs);
+
 }  // namespace redsim

@@ -92,6 +92,15 @@ cp "$src/tests/data/nccl_tests/superbench-a100_all_reduce_8r.log" "$tmp/ar.log"
 reject "calibrate --out = a log" "--out: expected an output other than the input given to --from-nccl-tests" \
   calibrate --from-nccl-tests "$tmp/ar.log" --cluster "$tmp/c.json" --out "$tmp/ar.log"
 cmp -s "$trace" "$tmp/t.json" && cmp -s "$cluster" "$tmp/c.json" && ok "inputs intact" || fail "an input was overwritten"
+# An output that cannot be written is refused before the work, not after it: tune must not search.
+reject "tune --out a directory" "--out: expected a regular file, a character device or a FIFO as output, got a directory" \
+  tune --trace "$tmp/t.json" --cluster "$tmp/c.json" --out "$tmp/out"
+grep -q "simulations" "$tmp/stderr" && fail "tune searched before refusing its --out"
+reject "tune --report in no directory" "--report: cannot write here (directory \"$tmp/none\" is missing" \
+  tune --trace "$tmp/t.json" --cluster "$tmp/c.json" --report "$tmp/none/r.svg"
+reject "collective --json a directory" "--json: expected a regular file" collective --cluster "$tmp/c.json" --json "$tmp/out"
+reject "validate --table in no directory" "--table: cannot write here" validate --trace "$tmp/t.json" \
+  --cluster "$tmp/c.json" --measured "$tmp/t.json" --table "$tmp/none/t.txt"
 
 # 6. Nesting 100,000 deep.
 python3 -c "print('{\"a\":' * 100000 + '1' + '}' * 100000)" >"$tmp/deep.json"
