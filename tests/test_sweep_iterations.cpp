@@ -127,7 +127,7 @@ TEST_CASE("iterations (-n) outside 1 .. 1000000 are bad input", "[sweep]") {
   CHECK_THROWS_AS(collective_sweep(c, one_size(OpKind::broadcast, 1 << 20, {}, 1000001, Fidelity::exact)), InputError);
 }
 
-TEST_CASE("-g must divide the ranks and fit in a node", "[sweep]") {
+TEST_CASE("the sweep's -g must divide the ranks and fit in a node", "[sweep]") {
   // 8 ranks on one node: nccl-tests' ranks are processes x g, and a process's GPUs are its node's.
   const auto c = a100_node();
   auto o = one_size(OpKind::allreduce, 1 << 20, {}, 20, Fidelity::exact);

@@ -47,7 +47,7 @@ check emit_dir "--emit-dir" --trace "$trace" --cluster "$cluster" --emit-dir "$t
 # An output in a directory that does not exist is refused before the search.
 "$redsim" tune --trace "$trace" --cluster "$cluster" --out "$tmp/nodir/tuned.json" --emit-dir "$tmp/emit" >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
-if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q "no directory" "$tmp/stderr" && [ ! -e "$tmp/emit" ]; then
+if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q "is missing or not writable" "$tmp/stderr" && [ ! -e "$tmp/emit" ]; then
   passed=$((passed + 1))
 else
   echo "FAIL out_dir: exit $rc"; cat "$tmp/stderr"; failed=$((failed + 1))
