@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "trace_tools/synth_checks.h"
 
 namespace redsim {
 namespace {
@@ -447,8 +448,6 @@ const ZooEntry& find_model(const std::string& model) {
   throw InputError("", "", "unknown model \"" + model + "\"; expected one of " + list);
 }
 
-void check(bool ok, const std::string& what) { if (!ok) throw InputError("", "", what); }
-
 }  // namespace
 
 std::vector<std::string> zoo_models() {
@@ -474,26 +473,10 @@ SynthOptions default_synth_options(const std::string& model) {
 
 ModelTrace synthesize_trace(const SynthOptions& o) {
   const auto& e = find_model(o.model);
-  check(o.batch_size_per_rank > 0, "batch size (--batch-size) must be a positive integer, got " +
-                                       std::to_string(o.batch_size_per_rank));
-  check(o.device_peak_tflops > 0,
-        "device peak (--device-peak-tflops) must be positive, got " + num(o.device_peak_tflops));
-  check(o.device_memory_GBps > 0, "device memory bandwidth (--device-mem-GBps) must be positive, got " +
-                                      num(o.device_memory_GBps));
-  check(o.efficiency > 0 && o.efficiency <= 1, "efficiency (--efficiency) must be in (0, 1], got " + num(o.efficiency));
-  check(!o.device_name.empty(), "device name (--device-name) must not be empty");
-  check(o.kernel_overhead_us >= 0 && o.kernel_overhead_us <= 1000,
-        "kernel overhead (--kernel-overhead-us) must be in 0..1000 us, got " + num(o.kernel_overhead_us));
-  check(o.param_dtype == DType::fp32 || o.param_dtype == DType::bf16 || o.param_dtype == DType::fp16,
-        "parameter dtype (--param-dtype) must be fp32, bf16 or fp16, got " + std::string(dtype_name(o.param_dtype)));
-  if (e.max_seq_len == 0) {
-    check(o.seq_len == 0, o.model + " takes no sequence length (--seq-len); it is a CNN");
-  } else {
-    check(o.seq_len > 0 && o.seq_len <= e.max_seq_len,
-          "sequence length (--seq-len) of " + o.model + " must be in 1.." + std::to_string(e.max_seq_len) +
-              " (its position limit), got " + std::to_string(o.seq_len));
-  }
-  return e.build(o);
+  check_synth_options(o, e.max_seq_len);
+  ModelTrace trace = e.build(o);
+  check_synthesised_trace(trace);
+  return trace;
 }
 
 }  // namespace redsim

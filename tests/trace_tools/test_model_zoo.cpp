@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -318,6 +319,35 @@ TEST_CASE("bad options are input errors") {
   o = default_synth_options("bert-large");
   o.param_dtype = DType::int64;
   REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  o = default_synth_options("bert-large");
+  o.batch_size_per_rank = kMaxBatchSizePerRank + 1;  // what the trace reader takes at most
+  REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  for (double v : {std::numeric_limits<double>::infinity(), 1e300, -1.0}) {
+    o = default_synth_options("bert-large");
+    o.device_peak_tflops = v;
+    REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+    o = default_synth_options("bert-large");
+    o.device_memory_GBps = v;
+    REQUIRE_THROWS_AS(synthesize_trace(o), InputError);
+  }
+}
+
+TEST_CASE("synth never writes a trace its reader refuses") {
+  // bert-large keeps about 0.45 GB of activations a sequence of 512 tokens (3.47 GiB at batch 8,
+  // trace show), so 2^24 sequences need some 7.6 PB: past the reader's 2^50 bytes (1 PiB).
+  auto o = default_synth_options("bert-large");
+  o.batch_size_per_rank = kMaxBatchSizePerRank;
+  try {
+    synthesize_trace(o);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("the synthesised trace: $.layers[") &&
+                                          Catch::Contains("a smaller --batch-size or --seq-len"));
+  }
+  // Within the limits the same options give a trace the reader reads back unchanged.
+  o.batch_size_per_rank = 1024;
+  const auto t = synthesize_trace(o);
+  CHECK(trace_to_json(trace_from_json(trace_to_json(t), "t.json")) == trace_to_json(t));
 }
 
 TEST_CASE("compute against batch size is a roofline plus a fixed cost per kernel, not a line") {
