@@ -47,8 +47,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : redsim::kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, as every other bad input: CLI11's own message and its "Run with --help" line
+    // become "redsim: error: ...".
+    std::string what = e.what();
+    for (auto& ch : what) ch = ch == '\n' ? ';' : ch;
+    std::cerr << "redsim: error: " << redsim::printable(what) << " (run with --help for the options)\n";
+    return redsim::kExitBadInput;
   } catch (const redsim::InputError& e) {
     std::cerr << "redsim: error: " << e.what() << "\n";
     return redsim::kExitBadInput;

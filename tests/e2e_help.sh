@@ -84,4 +84,7 @@ refuses 'ck.json: $.knobs.activation_checkpointing: expected' --trace "$src/test
 refuses "--optimizer-impl: expected auto|for-loop|foreach|fused" --trace "$src/tests/data/tiny_trace.json" --optimizer-impl adamw
 echo '{"knobs": {"optimizer_impl": "apex"}}' >"$tmp/oi.json"
 refuses 'oi.json: $.knobs.optimizer_impl: expected one of' --trace "$src/tests/data/tiny_trace.json" --config "$tmp/oi.json"
-echo "7 passed, 0 failed"
+# The option parser's own errors are one line too (CLI11 adds "Run with --help" on a second).
+refuses "redsim: error: --batch-size: Value 0 not in range" --trace "$src/tests/data/tiny_trace.json" --batch-size 0
+refuses "redsim: error: The following argument was not expected: --bogus" --trace "$src/tests/data/tiny_trace.json" --bogus
+echo "9 passed, 0 failed"
