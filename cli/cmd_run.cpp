@@ -234,7 +234,8 @@ void check_cluster_world(const RunOptions& o, const ClusterSpec& cluster, const 
                                              std::to_string(cluster.devices_per_node) + " device(s)) but the run has " +
                                              std::to_string(w.size) +
                                              (w.local ? " (--ranks)" : " (" + w.env->launcher + "'s world size)") +
-                                             ": they must be equal");
+                                             ": they must be equal (--layout " + std::to_string(w.size) +
+                                             " runs on the cluster's first " + std::to_string(w.size) + " ranks)");
 }
 
 rx::RunConfig run_config(const RunOptions& o, std::optional<double> scale) {
