@@ -63,7 +63,9 @@ constexpr int kChainCopies = 3;
 bool staggered(OpKind kind) { return kind == OpKind::broadcast || kind == OpKind::reduce; }
 }  // namespace
 
-std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOptions& o, Fidelity* used) {
+namespace {
+
+void check_sweep(const ClusterSpec& cluster, const SweepOptions& o) {
   const int n = cluster.world_size();
   if (o.gpus_per_process < 1 || o.gpus_per_process > 1024) throw InputError("", "", "-g: expected 1 to 1024 GPUs per process");
   // nccl-tests runs ranks / g processes of g GPUs each, and one process drives the GPUs of its node.
@@ -73,6 +75,13 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOp
                                  " devices of a node (one process drives g GPUs of its node)");
   if (o.iters < 1 || o.iters > 1000000) throw InputError("", "", "-n: expected 1 to 1000000 iterations");
   if (o.root < 0 || o.root >= n) throw InputError("", "", "--root: expected a rank from 0 to " + std::to_string(n - 1));
+}
+
+}  // namespace
+
+std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOptions& o, Fidelity* used) {
+  check_sweep(cluster, o);
+  const int n = cluster.world_size();
   const auto sizes = sweep_sizes(o);
   Plan plan;
   plan.strategy = "collective";
