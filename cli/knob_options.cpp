@@ -258,7 +258,8 @@ void check_strategy_name(const std::string& strategy, const std::string& config_
 void resolve_zero_knobs(const KnobOptions& o, Knobs& k) {
   if (given(o.zero_stage_opt) || o.config_file.empty()) {
     if (o.zero_stage != 1 && o.zero_stage != 2)
-      throw InputError("", "", "--zero-stage: expected 1 or 2, got " + std::to_string(o.zero_stage));
+      throw InputError("", "", "--zero-stage: expected 1 or 2 (stage 3 shards the parameters too: --strategy fsdp), got " +
+                                   std::to_string(o.zero_stage));
     k.zero_stage = o.zero_stage;
   }
   if (given(o.allgather_bucket_mb_opt) || o.config_file.empty())

@@ -131,7 +131,7 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
   if (auto v = j.find("broadcast_buffers")) k.broadcast_buffers = v->boolean();
   if (auto v = j.find("zero_stage")) {
     auto s = v->integer();
-    if (s != 1 && s != 2) v->fail("ZeRO stage 1 or 2");
+    if (s != 1 && s != 2) v->fail("ZeRO stage 1 or 2 (stage 3 is strategy fsdp)");
     k.zero_stage = static_cast<int>(s);
   }
   if (auto v = j.find("allgather_bucket_bytes")) k.allgather_bucket_bytes = v->positive_integer();
