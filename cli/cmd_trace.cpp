@@ -17,6 +17,7 @@
 #include "trace_tools/imported_run.h"
 #include "trace_tools/kineto_import.h"
 #include "trace_tools/model_zoo.h"
+#include "trace_tools/synth_curve.h"
 
 namespace redsim::cli {
 namespace {
@@ -48,7 +49,7 @@ struct SynthArgs {
   int seq_len = 0;
   std::string param_dtype;
   std::string attention = "flash";
-  std::string batch_sizes;  // --batch-sizes: also synthesise at these, as the trace's batch curve
+  std::string batch_sizes = "auto";  // --batch-sizes: also synthesise at these, as the trace's batch curve
   // Set after parsing: which options were given (the rest take the model's defaults).
   CLI::Option *batch_opt = nullptr, *name_opt = nullptr, *peak_opt = nullptr, *mem_opt = nullptr,
               *eff_opt = nullptr, *seq_opt = nullptr, *dtype_opt = nullptr, *kernel_opt = nullptr;
@@ -69,21 +70,13 @@ void run_synth(const SynthArgs& a) {
     o.param_dtype = *t;
   }
   o.flash_attention = a.attention == "flash";
-  ModelTrace t = synthesize_trace(o);
-  if (!a.batch_sizes.empty()) {
-    // The same model at the other batch sizes; the roofline is exact at each, the curve between.
-    std::vector<ModelTrace> others;
-    for (const auto b : parse_batch_sizes(a.batch_sizes, t.batch_size_per_rank)) {
-      if (b == t.batch_size_per_rank) continue;
-      SynthOptions ob = o;
-      ob.batch_size_per_rank = b;
-      others.push_back(synthesize_trace(ob));
-    }
-    attach_batch_curve(t, others);
-    std::string listed;
-    for (const auto b : t.curve_batch_sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(b);
-    t.source += " Layer times also synthesised at batch sizes " + listed + " per rank (curve_batch_sizes).";
-  }
+  // auto: synth's own curve; none: the trace's batch alone; a list: those sizes, each required.
+  const bool automatic = a.batch_sizes == "auto";
+  const std::vector<std::int64_t> sizes =
+      automatic ? default_curve_batch_sizes(o.batch_size_per_rank)
+      : a.batch_sizes == "none" ? std::vector<std::int64_t>{o.batch_size_per_rank}
+                                : parse_batch_sizes(a.batch_sizes, o.batch_size_per_rank);
+  const ModelTrace t = synthesize_with_curve(o, sizes, automatic);
   write_file_atomically(a.out_file, trace_to_json(t).dump(1) + "\n");
   double fwd_s = 0, bwd_s = 0;
   for (const auto& l : t.layers) {
@@ -247,7 +240,9 @@ void add_synth(CLI::App& trace) {
       ->default_str("flash");
   cmd->add_option("--batch-sizes", a->batch_sizes,
                   "also synthesise the layers at these batch sizes (comma-separated) and write them as the trace's "
-                  "batch curve, for --batch-size and tune --samples-per-rank");
+                  "batch curve, for --batch-size and tune --samples-per-rank; auto: every power of two from the "
+                  "batch / 256 (at least 1) to 4 x the batch, as far as a trace file holds them; none: no curve")
+      ->default_str("auto");
   cmd->callback([a] { run_synth(*a); });
 }
 

@@ -118,6 +118,15 @@ for l, m in zip(c["layers"], b8["layers"]):
     assert l["forward_s_by_batch"][2] == l["forward_s"], l["name"]
 PY
 
+# The bundled traces carry synth's default curve: at batch 32, one of its points, resnet50's compute
+# is what synth gives at 32 by itself; --batch-sizes none writes no curve.
+"$redsim" trace synth --model resnet50 --batch-size 32 --batch-sizes none --out "$tmp/r50_32.json" >/dev/null
+check "synth --batch-sizes none: no curve" "python3 -c \"import json,sys; sys.exit('curve_batch_sizes' in json.load(open('$tmp/r50_32.json')))\""
+big=$src/configs/dgx-a100.json
+"$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$big" --batch-size 32 --out "$tmp/r50_b32.json" >/dev/null
+"$redsim" simulate --trace "$tmp/r50_32.json" --cluster "$big" --out "$tmp/r50_own32.json" >/dev/null
+check "bundled resnet50 at batch 32: synth's compute at 32" "[ \"\$(compute_s '$tmp/r50_b32.json')\" = \"\$(compute_s '$tmp/r50_own32.json')\" ]"
+
 "$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$cluster" --batch-size 4 >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 check "no curve: exit 2" "[ $rc -eq 2 ]"

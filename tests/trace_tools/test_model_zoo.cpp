@@ -12,6 +12,7 @@
 #include "core/json_in.h"
 #include "core/trace_json.h"
 #include "trace_tools/model_zoo.h"
+#include "trace_tools/synth_curve.h"
 
 using namespace redsim;
 
@@ -119,8 +120,44 @@ TEST_CASE("parameter totals match the published counts, synthesised and bundled"
 TEST_CASE("bundled traces are exactly what trace synth writes with the defaults") {
   for (const auto& model : zoo_models()) {
     INFO(model);
-    REQUIRE(trace_to_json(synth(model)) == JsonIn::parse_file(bundled(model)));
+    const auto o = default_synth_options(model);
+    const auto t = synthesize_with_curve(o, default_curve_batch_sizes(o.batch_size_per_rank), true);
+    REQUIRE(trace_to_json(t) == JsonIn::parse_file(bundled(model)));
+    // The curve adds other batch sizes and changes nothing at the trace's own.
+    REQUIRE(t.curve_batch_sizes.size() >= 3);
+    auto own = trace_to_json(synth(model));
+    auto curved = trace_to_json(t);
+    curved.erase("curve_batch_sizes");
+    curved.erase("source");
+    own.erase("source");
+    for (auto& l : curved["layers"]) l.erase("forward_s_by_batch"), l.erase("backward_s_by_batch");
+    REQUIRE(curved == own);
   }
+}
+
+TEST_CASE("synth's default curve: powers of two from a 256th of the batch to four times it") {
+  using V = std::vector<i64>;
+  CHECK(default_curve_batch_sizes(64) == V{1, 2, 4, 8, 16, 32, 64, 128, 256});
+  CHECK(default_curve_batch_sizes(1) == V{1, 2, 4});
+  CHECK(default_curve_batch_sizes(3) == V{1, 2, 3, 4, 8});
+  // From 1024 / 256 = 4 up to 4096.
+  CHECK(default_curve_batch_sizes(1024) == V{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096});
+  // Never past what a trace may say (2^24), and within the 16 points a curve holds.
+  const auto top = default_curve_batch_sizes(kMaxBatchSizePerRank);
+  CHECK(top.back() == kMaxBatchSizePerRank);
+  CHECK(top.size() <= 16);
+}
+
+TEST_CASE("the default curve leaves out sizes above the batch that a trace file cannot hold") {
+  // bert-large keeps about 0.45 GB of activations a sequence: 2^21 sequences (0.95 PB) fit under
+  // the format's 2^50 bytes (1.13 PB), twice as many do not.
+  auto o = default_synth_options("bert-large");
+  o.batch_size_per_rank = i64{1} << 21;
+  const auto t = synthesize_with_curve(o, default_curve_batch_sizes(o.batch_size_per_rank), true);
+  CHECK(t.curve_batch_sizes.back() == (i64{1} << 21));
+  CHECK(t.curve_batch_sizes.front() == (i64{1} << 13));
+  // Asked for by name, the same size is an error.
+  CHECK_THROWS_AS(synthesize_with_curve(o, {o.batch_size_per_rank, i64{1} << 22}, false), InputError);
 }
 
 TEST_CASE("names are unique, params name their layer, backward is twice forward") {
