@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/join.h"
 #include "core/trace_batch.h"
 
 namespace redsim {
@@ -32,9 +33,9 @@ ModelTrace synthesize_with_curve(const SynthOptions& o, const std::vector<std::i
   if (others.empty()) return t;
   // The roofline is exact at each point; --batch-size reads the straight line between them.
   attach_batch_curve(t, others);
-  std::string listed;
-  for (const auto b : t.curve_batch_sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(b);
-  t.source += " Layer times also synthesised at batch sizes " + listed + " per rank (curve_batch_sizes).";
+  std::vector<std::string> listed;
+  for (const auto b : t.curve_batch_sizes) listed.push_back(std::to_string(b));
+  t.source += " Layer times also synthesised at batch sizes " + join(listed, ", ") + " per rank (curve_batch_sizes).";
   return t;
 }
 
