@@ -139,7 +139,7 @@ class TraceBuilder {
                             : std::string("eager: Q, K, V, the 16-bit softmax probabilities and, with attention "
                                           "dropout, its mask and the dropped probabilities")) +
         "); input_bytes: the 16-bit tensors a layer is given (an embedding its int64 ids, the attention core Q, K "
-        "and V); the loss only where the model above says";
+        "and V); the loss only where the model above says so.";
     return std::move(t_);
   }
 
