@@ -66,8 +66,10 @@ struct LayerBytesField {
                         " (a trace gives them for every layer or for none, as its first layer does)");
     if (!a) return;
     out = a->nonnegative_integer();
-    if (*out > kMaxModelBytes || (total += *out) > kMaxModelBytes)
-      a->fail(std::string(key) + " of at most 2^50 (1 PiB) over all layers");
+    if (*out > kMaxModelBytes) a->fail(std::string(key) + " of at most 2^50 (1 PiB)");
+    if ((total += *out) > kMaxModelBytes)
+      a->fail(std::string(key) + " of at most 2^50 (1 PiB) over all layers (this layer's brings them to " +
+              std::to_string(total) + ")");
   }
 };
 

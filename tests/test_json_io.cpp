@@ -201,8 +201,10 @@ TEST_CASE("a trace's activation bytes: every layer or none, summed, round-trippe
   j["layers"][1]["activation_bytes"] = std::int64_t{1} << 49;
   CHECK(trace_from_json(j, "ok.json").activation_bytes() == std::optional<std::int64_t>(std::int64_t{1} << 50));
   j["layers"][1]["activation_bytes"] = (std::int64_t{1} << 49) + 1;
+  // The message gives the total the layer brings them to: 2^50 + 1 = 1125899906842625.
   CHECK_THAT(error_of([&] { trace_from_json(j, "bad.json"); }),
-             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation_bytes of at most 2^50"));
+             Catch::StartsWith("bad.json: $.layers[1].activation_bytes: expected activation_bytes of at most 2^50") &&
+                 Catch::Contains("brings them to 1125899906842625)"));
 }
 
 TEST_CASE("a parameter's gradient tensors and the copy-out's cost per tensor round-trip, bounded", "[core][json]") {
