@@ -145,7 +145,9 @@ tune::TuneConstraints constraints(const TuneCliOptions& o) {
 }
 
 void check_search_options(const TuneCliOptions& o) {
-  if (o.threads < 0) throw InputError("", "", "--threads: expected 0 (all cores) or more, got " + std::to_string(o.threads));
+  // Each thread holds a whole simulation: thousands at once would exhaust memory, not go faster.
+  if (o.threads < 0 || o.threads > 1024)
+    throw InputError("", "", "--threads: expected 0 (all cores) to 1024, got " + std::to_string(o.threads));
   if (!(o.prune_margin >= 0 && o.prune_margin <= 1))
     throw InputError("", "", "--prune-margin: expected a fraction from 0 to 1, got " + std::to_string(o.prune_margin));
   if (o.max_simulations < 0)

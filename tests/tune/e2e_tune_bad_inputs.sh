@@ -39,6 +39,7 @@ check memory_negative "--memory-per-device-gb" --trace "$trace" --cluster "$clus
 check nothing_fits "no setting fits in" --trace "$trace" --cluster "$cluster" --memory-per-device-gb 0.000001
 check fidelity "fidelity" --trace "$trace" --cluster "$cluster" --fidelity fastest
 check threads "--threads" --trace "$trace" --cluster "$cluster" --threads -1
+check threads_many "--threads: expected 0 (all cores) to 1024" --trace "$trace" --cluster "$cluster" --threads 100000
 check margin "--prune-margin" --trace "$trace" --cluster "$cluster" --prune-margin 2
 check budget_exhaustive "--max-simulations" --trace "$trace" --cluster "$cluster" --exhaustive --max-simulations 5
 check no_trace "missing.json" --trace "$tmp/missing.json" --cluster "$cluster"
