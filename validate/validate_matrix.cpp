@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "core/join.h"
@@ -60,7 +61,13 @@ std::vector<ValidateCase> read_matrix(const std::string& file, const ValidateCas
   const json j = JsonIn::parse_file(file);
   const JsonIn root(j, "$", file);
   std::vector<ValidateCase> cases;
-  for (const auto& c : root.nonempty_items()) cases.push_back(read_case(c, base));
+  std::set<std::string> labels;
+  for (const auto& c : root.nonempty_items()) {
+    cases.push_back(read_case(c, base));
+    // The table, the JSON and the ranking name cases by label: two alike could not be told apart.
+    if (const auto& l = cases.back().label; !l.empty() && !labels.insert(l).second)
+      c.at("label").fail("a label that no case before it has");
+  }
   return cases;
 }
 

@@ -102,4 +102,6 @@ bad none "give exactly one of"
 bad world "--ranks 3 but the cluster has 2" --ranks 3
 bad max-error "--max-error" --measured "$tmp/near.json" --max-error -1
 bad testbed "--testbed: expected" --testbed nodes=2
+printf '[{"measured": "%s", "label": "near"}, {"measured": "%s", "label": "near"}]\n' "$tmp/near.json" "$tmp/slow.json" >"$tmp/twice.json"
+bad matrix-label-twice 'twice.json: \$\[1\].label: expected a label that no case before it has' --matrix "$tmp/twice.json" --table "$tmp/t2.txt"
 echo "all validate checks passed"
