@@ -159,6 +159,7 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   const auto& m = mech(op);
   const int P = m.chunks(bytes);
   const double chunk = static_cast<double>(bytes) / P;
+  const auto first = split_piece(bytes, P, 0), last = split_piece(bytes, P, P - 1);
   const double wire = m.wire_factor;
   const TreeRates& rates = tree_rates(t);
   const auto& up_rate = rates.up_level;
@@ -167,13 +168,23 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   // chunk (the later ones stream behind it; with LL and LL128 without waiting a latency each),
   // and its bytes at the edge's rate or the cap (the first chunk at the edge's rate: the cap is
   // the later chunks' pace, as in tree_stages).
-  auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first = true) {
+  auto hop = [&](const EdgeLinks& e, double payload, double rate, bool first_chunk = true) {
     const double lat = e.latency_s;
-    const double h = first ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : m.streams() ? 0.0 : lat;
+    const double h = first_chunk ? std::max(lat, m.hop_latency(static_cast<nccl::Hw>(e.hw))) : m.streams() ? 0.0 : lat;
     // A later chunk's hop latency passes while the sender waits for the cap (CapPacer).
     const double linked = h + payload * wire / rate;
-    return m.channel_cap_Bps > 0 && !first ? std::max(linked, payload / m.channel_cap_Bps) : linked;
+    return m.channel_cap_Bps > 0 && !first_chunk ? std::max(linked, payload / m.channel_cap_Bps) : linked;
   };
+  // As in tree_stages: over a network hop the first chunk up leaves with the whole step it goes
+  // in, gathered first, and the last chunk down arrives with its step, which the receiver then
+  // passes on chunk by chunk (sim/stream_edge.h).
+  auto message = [&](const EdgeLinks& e, std::int64_t piece, bool down) {
+    return static_cast<double>(stream_message_bytes(m, e.hw, bytes, P, piece, down));
+  };
+  auto gather_s = [&](const EdgeLinks& e, std::int64_t piece, bool down) {
+    return stream_message_extra_s(m, e.hw, bytes, P, piece, down);
+  };
+  auto unpack_s = [&](int q) { return q > 0 ? gather_s(t.down_edge[static_cast<std::size_t>(q)], last, true) : 0.0; };
   // Up: a position is done once its children are and it has reduced them and sent its chunk.
   std::vector<double> done(static_cast<std::size_t>(n), 0.0), arrive(static_cast<std::size_t>(n), 0.0);
   double up_wave = 0, down_wave = 0, round = 0;
@@ -181,21 +192,31 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     double ready = 0;
     for (int k : t.kids[static_cast<std::size_t>(q)]) ready = std::max(ready, done[static_cast<std::size_t>(k)]);
     ready += chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * m.reduce_s_per_byte;
-    if (q == 0) up_wave = ready;
-    else done[static_cast<std::size_t>(q)] = ready + hop(t.up_edge[static_cast<std::size_t>(q)], chunk, up_rate[static_cast<std::size_t>(q)]);
+    if (q == 0) {
+      up_wave = ready;
+      continue;
+    }
+    const auto& e = t.up_edge[static_cast<std::size_t>(q)];
+    done[static_cast<std::size_t>(q)] = ready + gather_s(e, first, false) + hop(e, message(e, first, false), up_rate[static_cast<std::size_t>(q)]);
   }
+  // Down: the last chunk reaches q once its parent has it and has passed its step on.
   for (int q = 1; q < n; ++q) {
-    arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(t.parent[static_cast<std::size_t>(q)])] +
-                                          hop(t.down_edge[static_cast<std::size_t>(q)], chunk, down_rate[static_cast<std::size_t>(q)]);
-    down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)]);
+    const int p = t.parent[static_cast<std::size_t>(q)];
+    const auto& e = t.down_edge[static_cast<std::size_t>(q)];
+    arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(p)] + unpack_s(p) +
+                                          hop(e, message(e, last, true), down_rate[static_cast<std::size_t>(q)]);
+    down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)] + unpack_s(q));
   }
   if (P > 1) {
     // The other chunks: every edge of a direction at once; a round lasts its slowest edge.
     for (bool up : {true, false}) {
       const auto& ids = up ? t.up_edge : t.down_edge;
       const auto& r = up ? rates.up_all : rates.down_all;
-      for (int q = 1; q < n; ++q)
-        round = std::max(round, hop(ids[static_cast<std::size_t>(q)], chunk, r[static_cast<std::size_t>(q - 1)], false));
+      for (int q = 1; q < n; ++q) {
+        const auto& e = ids[static_cast<std::size_t>(q)];
+        const double rest = (static_cast<double>(bytes) - message(e, up ? first : last, !up)) / (P - 1);
+        round = std::max(round, hop(e, rest, r[static_cast<std::size_t>(q - 1)], false));
+      }
     }
   }
   Stage a, b, d;
