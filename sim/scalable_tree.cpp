@@ -178,12 +178,8 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
   // As in tree_stages: over a network hop the first chunk up leaves with the whole step it goes
   // in, gathered first, and the last chunk down arrives with its step, which the receiver then
   // passes on chunk by chunk (sim/stream_edge.h).
-  auto message = [&](const EdgeLinks& e, std::int64_t piece, bool down) {
-    return static_cast<double>(stream_message_bytes(m, e.hw, bytes, P, piece, down));
-  };
-  auto gather_s = [&](const EdgeLinks& e, std::int64_t piece, bool down) {
-    return stream_message_extra_s(m, e.hw, bytes, P, piece, down);
-  };
+  auto message = [&](const EdgeLinks& e, std::int64_t piece, bool down) { return static_cast<double>(stream_message_bytes(m, e.hw, bytes, P, piece, down)); };
+  auto gather_s = [&](const EdgeLinks& e, std::int64_t piece, bool down) { return stream_message_extra_s(m, e.hw, bytes, P, piece, down); };
   auto unpack_s = [&](int q) { return q > 0 ? gather_s(t.down_edge[static_cast<std::size_t>(q)], last, true) : 0.0; };
   // Up: a position is done once its children are and it has reduced them and sent its chunk.
   std::vector<double> done(static_cast<std::size_t>(n), 0.0), arrive(static_cast<std::size_t>(n), 0.0);
