@@ -100,9 +100,10 @@ void run_all(const SimulateOptions& o, const ModelTrace& trace, const ClusterSpe
 
 void run_simulate(const SimulateOptions& o) {
   // Everything is read and checked before anything is written.
+  const std::vector<NamedPath> outputs{{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}};
   check_outputs_distinct({{"--trace", o.trace_file}, {"--cluster", o.cluster_file}, {"--config", o.knobs.config_file}},
-                         {{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
-  check_output_targets({{"--out", o.out_file}, {"--timeline", o.timeline_file}, {"--plan", o.plan_file}});
+                         outputs);
+  check_output_targets(outputs);
   std::string batch_note;
   auto trace = load_trace_at(o.trace_file, o.batch_size, &batch_note);
   auto cluster = cluster_for_trace(trace, o.trace_file, cluster_part(load_cluster(o.cluster_file), o.layout), o.cluster_file,

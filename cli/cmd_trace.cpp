@@ -179,8 +179,9 @@ void run_import(const ImportArgs& a) {
   o.batch_size_per_rank = a.batch_size;
   o.compute_slowdown = a.compute_slowdown;
   // Everything is read and checked before anything is written.
-  check_outputs_distinct({{"--kineto", a.kineto_file}}, {{"--out", a.out_file}, {"--measured", a.measured_file}});
-  check_output_targets({{"--out", a.out_file}, {"--measured", a.measured_file}});
+  const std::vector<NamedPath> outputs{{"--out", a.out_file}, {"--measured", a.measured_file}};
+  check_outputs_distinct({{"--kineto", a.kineto_file}}, outputs);
+  check_output_targets(outputs);
   const KinetoImport imp = import_kineto_file(a.kineto_file, o);
   const ImportedRun run = imported_run(imp);
   print_import(a, imp, run.summary);

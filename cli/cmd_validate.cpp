@@ -76,13 +76,14 @@ void print_case(const CaseResult& r, double max_error) {
 }
 
 int run_validate(const ValidateOptions& o) {
+  const std::vector<NamedPath> outputs{{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}};
   check_outputs_distinct({{"--trace", o.trace_file},
                           {"--cluster", o.cluster_file},
                           {"--config", o.knobs.config_file},
                           {"--measured", o.measured_file},
                           {"--matrix", o.matrix_file}},
-                         {{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
-  check_output_targets({{"--out", o.out_file}, {"--table", o.table_file}, {"--svg", o.svg_file}});
+                         outputs);
+  check_output_targets(outputs);
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout, o.batch_size};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "core/units.h"
 
 namespace redsim {
 
@@ -152,7 +153,7 @@ struct ClusterSpec {
   // The device's memory in bytes (memory_GB is decimal), 0 when unknown: what a rank's memory
   // must fit in (tune excludes settings over it; simulate says so).
   std::int64_t device_memory_bytes() const {
-    return device.memory_GB > 0 ? static_cast<std::int64_t>(std::llround(device.memory_GB * 1e9)) : 0;
+    return device.memory_GB > 0 ? static_cast<std::int64_t>(std::llround(device.memory_GB * kBytesPerGB)) : 0;
   }
 
   int world_size() const { return nodes * devices_per_node; }

@@ -62,7 +62,9 @@ SearchAxes standard_axes(const TuneConstraints& c) {
 }
 
 std::int64_t memory_limit_bytes(const TuneConstraints& c, const ClusterSpec& cluster) {
-  const double gb = c.memory_per_device_GB.value_or(cluster.device.memory_GB);
+  // The cluster's own figure is checked by its reader and converted where simulate reads it too.
+  if (!c.memory_per_device_GB) return cluster.device_memory_bytes();
+  const double gb = *c.memory_per_device_GB;
   if (!(gb >= 0) || !std::isfinite(gb))
     throw InputError("", "", "--memory-per-device-gb: expected a size in GB >= 0 (0 = no limit), got " + std::to_string(gb));
   return static_cast<std::int64_t>(std::llround(gb * kBytesPerGB));
