@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/knob_options.h"
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -17,6 +18,7 @@
 #include "trace_tools/imported_run.h"
 #include "trace_tools/kineto_import.h"
 #include "trace_tools/model_zoo.h"
+#include "trace_tools/resolved_params.h"
 #include "trace_tools/synth_curve.h"
 
 namespace redsim::cli {
@@ -101,6 +103,8 @@ struct ImportArgs {
   std::string model;
   std::int64_t batch_size = 1;
   double compute_slowdown = 1.0;
+  std::string params_from;
+  double bucket_mb = 25, first_bucket_mb = 1;
   CLI::Option* step_opt = nullptr;
 };
 
@@ -152,18 +156,26 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
 }
 
 void print_next_step(const ImportArgs& a, const ModelTrace& t, const Knobs& knobs) {
-  std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " synthetic parameters, one per bucket; "
-            << t.layers.size() << " layers)\n";
+  if (!a.params_from.empty())
+    std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " parameters of " << a.params_from
+              << ", in the profile's buckets at " << fmt("%g", a.bucket_mb) << " MiB, first " << fmt("%g", a.first_bucket_mb)
+              << " MiB; " << t.layers.size() << " layers: simulate it at any bucket size)\n";
+  else
+    std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " synthetic parameters, one per bucket; "
+              << t.layers.size() << " layers)\n";
   if (!a.measured_file.empty()) {
     std::cout << "measured:   " << a.measured_file << " (redsim-result, engine kineto-import: the measured Timeline)\n"
               << "predict it: redsim simulate --trace " << a.out_file << " --cluster CLUSTER.json --config "
               << a.measured_file << "\n";
     return;
   }
-  const std::string cap = fmt("%.17g", static_cast<double>(knobs.bucket_cap_bytes) / static_cast<double>(kMiB));
+  const auto mb = [](std::int64_t bytes) { return fmt("%.17g", static_cast<double>(bytes) / static_cast<double>(kMiB)); };
   std::cout << "predict it: redsim simulate --trace " << a.out_file << " --cluster CLUSTER.json --strategy bucketed"
-            << " --bucket-order execution --bucket-mb " << cap << " --first-bucket-mb " << cap
-            << "  (caps at the smallest bucket: one bucket per synthetic parameter)\n";
+            << " --bucket-order execution --bucket-mb " << mb(knobs.bucket_cap_bytes) << " --first-bucket-mb "
+            << mb(knobs.first_bucket_cap_bytes)
+            << (a.params_from.empty() ? "  (caps at the smallest bucket: one bucket per synthetic parameter)"
+                                      : "  (the profiled job's caps)")
+            << "\n";
 }
 
 void run_import(const ImportArgs& a) {
@@ -180,9 +192,19 @@ void run_import(const ImportArgs& a) {
   o.compute_slowdown = a.compute_slowdown;
   // Everything is read and checked before anything is written.
   const std::vector<NamedPath> outputs{{"--out", a.out_file}, {"--measured", a.measured_file}};
-  check_outputs_distinct({{"--kineto", a.kineto_file}}, outputs);
+  check_outputs_distinct({{"--kineto", a.kineto_file}, {"--params-from", a.params_from}}, outputs);
   check_output_targets(outputs);
-  const KinetoImport imp = import_kineto_file(a.kineto_file, o);
+  ModelTrace model;
+  ResolveOptions resolve;
+  if (!a.params_from.empty()) {
+    resolve.bucket_cap_bytes = mib_to_bytes(a.bucket_mb, "--bucket-mb");
+    resolve.first_bucket_cap_bytes = mib_to_bytes(a.first_bucket_mb, "--first-bucket-mb");
+    model = load_trace(a.params_from);
+    resolve.model = &model;
+    resolve.model_file = a.params_from;
+  }
+  KinetoImport imp = import_kineto_file(a.kineto_file, o);
+  if (resolve.model != nullptr) resolve_params(imp, resolve);
   const ImportedRun run = imported_run(imp);
   print_import(a, imp, run.summary);
   // Both outputs are composed before either is written.
@@ -272,6 +294,17 @@ void add_import(CLI::App& trace) {
                   "measured)")
       ->check(CLI::Range(1.0, 10.0))
       ->capture_default_str();
+  auto* from = cmd->add_option("--params-from", a->params_from,
+                               "a model trace of the profiled model (redsim_capture.py, trace synth): its parameters "
+                               "replace the synthetic per-bucket ones, so the trace can be simulated at any bucket "
+                               "size (DDP at --bucket-mb must make the profile's buckets from them)");
+  cmd->add_option("--bucket-mb", a->bucket_mb, "with --params-from: the profiled job's bucket_cap_mb")
+      ->capture_default_str()
+      ->needs(from);
+  cmd->add_option("--first-bucket-mb", a->first_bucket_mb,
+                  "with --params-from: the profiled job's first bucket in MiB (DDP's _DEFAULT_FIRST_BUCKET_BYTES)")
+      ->capture_default_str()
+      ->needs(from);
   cmd->callback([a] { run_import(*a); });
 }
 

@@ -79,6 +79,15 @@ bool parse_bool_flag(const std::string& text, const char* flag) {
 
 }  // namespace
 
+std::int64_t mib_to_bytes(double mib, const char* flag) {
+  if (!(mib > 0) || !std::isfinite(mib) || mib > 1024.0 * 1024.0)
+    throw InputError("", "", std::string(flag) + ": expected a positive size in MiB (at most 1 TiB), got " +
+                                 std::to_string(mib));
+  const auto bytes = static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
+  if (bytes < 1) throw InputError("", "", std::string(flag) + ": expected a size of at least one byte, got " + std::to_string(mib) + " MiB");
+  return bytes;
+}
+
 void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
   const std::string names = join(strategy_names(), "|");
   o.strategy_opt = cmd->add_option("--strategy", o.strategy,
@@ -153,15 +162,6 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
 }
 
 namespace {
-
-std::int64_t mib_to_bytes(double mib, const char* flag) {
-  if (!(mib > 0) || !std::isfinite(mib) || mib > 1024.0 * 1024.0)
-    throw InputError("", "", std::string(flag) + ": expected a positive size in MiB (at most 1 TiB), got " +
-                                 std::to_string(mib));
-  const auto bytes = static_cast<std::int64_t>(std::llround(mib * static_cast<double>(kMiB)));
-  if (bytes < 1) throw InputError("", "", std::string(flag) + ": expected a size of at least one byte, got " + std::to_string(mib) + " MiB");
-  return bytes;
-}
 
 int parse_channels(const std::string& text) {
   if (text == "auto") return 0;

@@ -88,6 +88,9 @@ void add_batch_size_option(CLI::App* cmd, std::int64_t& value);
 // --layout N|NODESxDEVICES (simulate, tune, run, validate): the part of the cluster file to use, as a
 // profiled or measured run used it (collectives/cluster_subset.h, cluster_part).
 void add_layout_option(CLI::App* cmd, std::string& value);
+// A size in MiB as bytes (rounded), for the --*-mb options; InputError naming `flag` unless it is
+// positive, finite, at most 1 TiB and at least one byte.
+std::int64_t mib_to_bytes(double mib, const char* flag);
 // --optimizer-impl auto|for-loop|foreach|fused (simulate, run, validate and tune): `extra_help` is
 // appended to the help; the value is parsed by optimizer_impl_option, which throws InputError.
 CLI::Option* add_optimizer_impl_option(CLI::App* cmd, std::string& value, const std::string& extra_help = "");

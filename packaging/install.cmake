@@ -8,7 +8,7 @@ include(GNUInstallDirs)
 # cannot rewrite the build RUNPATH to an empty one in place.
 set_target_properties(redsim PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS redsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(PROGRAMS traces/capture/redsim_capture.py realexec/testbed DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/redsim)
+install(PROGRAMS traces/capture/redsim_capture.py traces/capture/redsim_profile_ddp.py realexec/testbed DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/redsim)
 # The capture's modules, which redsim_capture.py imports from its own directory.
 install(DIRECTORY traces/capture/capture_lib DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/redsim PATTERN "__pycache__" EXCLUDE)
 

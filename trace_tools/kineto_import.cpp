@@ -392,11 +392,16 @@ Knobs imported_bucket_knobs(const KinetoImport& imp) {
   Knobs k;
   k.strategy = "bucketed";
   k.bucket_order = BucketOrder::execution;
+  k.reduce_op = ReduceOp::avg;
+  if (!imp.params_from.empty()) {
+    k.bucket_cap_bytes = imp.bucket_cap_bytes;
+    k.first_bucket_cap_bytes = imp.first_bucket_cap_bytes;
+    return k;
+  }
   std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
   for (const auto& p : imp.trace.params) smallest = std::min(smallest, p.bytes());
   k.bucket_cap_bytes = smallest;
   k.first_bucket_cap_bytes = smallest;
-  k.reduce_op = ReduceOp::avg;
   return k;
 }
 

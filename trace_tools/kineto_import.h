@@ -91,6 +91,16 @@ struct KinetoImport {
   std::string device;                 // the GPU the kernels ran on
   std::vector<std::string> warnings;  // what could not be recovered, in words
   InterferenceTakenOut taken_out;     // with KinetoImportOptions::compute_slowdown > 1
+  // With `trace import --params-from` (resolved_params.h): the model trace the parameters came
+  // from, the caps under which DDP forms the profile's buckets from them, and each resolved
+  // backward layer's measured span (seconds from the step's origin). Empty for synthetic ones.
+  struct Span {
+    std::string layer;
+    double start_s = 0, end_s = 0;
+  };
+  std::string params_from;
+  std::int64_t bucket_cap_bytes = 0, first_bucket_cap_bytes = 0;
+  std::vector<Span> resolved_spans;
 };
 
 // Reads a text file, inflating it first if it is gzip-compressed (by its magic bytes, so the
@@ -106,7 +116,8 @@ KinetoImport import_kineto_file(const std::string& file, const KinetoImportOptio
 
 // Knobs under which the bucketed strategy forms exactly the imported buckets from the imported
 // trace: execution order, and both caps at the smallest bucket's bytes (so each synthetic
-// parameter closes its own bucket). Reduce op avg, as DDP.
+// parameter closes its own bucket), or the profiled job's caps for resolved parameters. Reduce
+// op avg, as DDP.
 Knobs imported_bucket_knobs(const KinetoImport& imp);
 
 // The measured Timeline (one rank: the profiled one) of a Plan made from imp.trace by the

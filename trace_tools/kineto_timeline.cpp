@@ -34,10 +34,21 @@ void set(OpTiming& t, double start, double end) {
   t.end_s = end;
 }
 
-// Compute ops: the forward pass, the backward intervals between buckets, the optimizer.
+// A resolved backward layer's measured span (trace import --params-from), by its op's name.
+const KinetoImport::Span* resolved_span(const KinetoImport& imp, std::string_view name) {
+  if (!starts_with(name, "bwd:")) return nullptr;
+  for (const auto& s : imp.resolved_spans)
+    if (name.substr(4) == s.layer) return &s;
+  return nullptr;
+}
+
+// Compute ops: the forward pass, the backward intervals between buckets (or the resolved
+// layers in them), the optimizer.
 bool time_compute_op(const PlanOp& op, const KinetoImport& imp, OpTiming& t) {
   const std::string_view name = op.name;
-  if (name == "fwd:forward_pass") {
+  if (const auto* span = resolved_span(imp, name)) {
+    set(t, span->start_s, span->end_s);
+  } else if (name == "fwd:forward_pass") {
     set(t, imp.forward_start_s, imp.forward_end_s);
   } else if (starts_with(name, "fwd:")) {
     set(t, imp.forward_end_s, imp.forward_end_s);

@@ -1,0 +1,160 @@
+#include "trace_tools/resolved_params.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "core/trace_json.h"
+#include "core/units.h"
+#include "strategies/ddp_bucketing.h"
+#include "trace_tools/grad_ready.h"
+
+namespace redsim {
+
+namespace {
+
+std::string bucket_list(const std::vector<std::int64_t>& numels) {
+  std::string s;
+  for (std::size_t i = 0; i < numels.size(); ++i) s += (i ? ", " : "") + std::to_string(numels[i]);
+  return "[" + s + "]";
+}
+
+std::string mib(std::int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g MiB", static_cast<double>(bytes) / static_cast<double>(kMiB));
+  return buf;
+}
+
+// DDP's buckets of the model at the job's caps, checked against the profile's (launch order).
+std::vector<GradBucket> matching_buckets(const KinetoImport& imp, const ResolveOptions& o) {
+  const std::string& file = o.model_file;
+  if (!imp.sizes_known)
+    throw InputError(file, "",
+                     "--params-from needs the profile's bucket sizes, and its allreduces carry none (record the "
+                     "profile with record_shapes=True, or with PyTorch 2.1 or later)");
+  Knobs k;
+  k.strategy = "bucketed";
+  k.bucket_order = BucketOrder::execution;
+  k.bucket_cap_bytes = o.bucket_cap_bytes;
+  k.first_bucket_cap_bytes = o.first_bucket_cap_bytes;
+  auto buckets = ddp_buckets(*o.model, k);
+  std::vector<std::int64_t> want, got;
+  bool same = buckets.size() == imp.buckets.size();
+  for (std::size_t b = 0; b < imp.buckets.size(); ++b) {
+    want.push_back(imp.buckets[b].numel);
+    same = same && buckets[b].numel == imp.buckets[b].numel &&
+           (!imp.buckets[b].dtype_known || buckets[b].dtype == imp.buckets[b].dtype);
+  }
+  for (const auto& b : buckets) got.push_back(b.numel);
+  if (!same)
+    throw InputError(file, "$.params",
+                     "expected parameters that DDP, with buckets of " + mib(o.bucket_cap_bytes) + " (the first " +
+                         mib(o.first_bucket_cap_bytes) + ") in gradient-ready order, puts into the profile's " + std::to_string(want.size()) +
+                         " buckets of " + bucket_list(want) + " elements; they make " + std::to_string(got.size()) +
+                         " of " + bucket_list(got) +
+                         " (give the trace of the model that was profiled, and --bucket-mb / --first-bucket-mb as "
+                         "its job set them)");
+  return buckets;
+}
+
+// One resolved backward layer: the model layer's parameters in one bucket, ready together.
+struct Group {
+  std::string name;
+  std::size_t bucket = 0;
+  std::vector<std::size_t> params;
+  double end_s = 0;  // measured: when its gradients were ready, from the step's origin
+};
+
+// The model's gradient-ready times, mapped linearly onto each bucket's measured interval.
+std::vector<Group> groups_in_time(const KinetoImport& imp, const ModelTrace& model,
+                                  const std::vector<GradBucket>& buckets) {
+  std::vector<double> model_ready(model.params.size(), 0.0);
+  for (const auto& g : grad_ready_times(model)) model_ready[g.param] = g.ready_s;
+  std::vector<Group> groups;
+  std::set<std::string> names;
+  double model_prev = 0, measured_prev = imp.backward_start_s;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    double model_end = model_prev;
+    for (auto p : buckets[b].params) model_end = std::max(model_end, model_ready[p]);
+    const double measured_end = imp.buckets[b].ready_s;
+    for (auto p : buckets[b].params) {
+      const double r = std::clamp(model_ready[p], model_prev, model_end);
+      const double w = model_end > model_prev
+                           ? measured_prev + (r - model_prev) / (model_end - model_prev) * (measured_end - measured_prev)
+                           : measured_end;
+      const std::size_t layer = model.params[p].layer;
+      if (groups.empty() || groups.back().bucket != b || model.params[groups.back().params.front()].layer != layer) {
+        const std::string base = "b" + std::to_string(b) + "/" + model.layers[layer].name;
+        std::string name = base;
+        for (int n = 2; names.count(name) > 0; ++n) name = base + "#" + std::to_string(n);
+        names.insert(name);
+        groups.push_back({name, b, {}, groups.empty() ? measured_prev : groups.back().end_s});
+      }
+      groups.back().params.push_back(p);
+      groups.back().end_s = std::max(groups.back().end_s, w);
+    }
+    groups.back().end_s = measured_end;  // the bucket is ready when it was measured
+    model_prev = model_end;
+    measured_prev = measured_end;
+  }
+  return groups;
+}
+
+std::string resolved_source(const KinetoImport& imp, const ResolveOptions& o, std::size_t groups) {
+  return imp.trace.source + " Parameters resolved (--params-from " +
+         std::filesystem::path(o.model_file).filename().string() + ", model " + o.model->model + "): its " +
+         std::to_string(o.model->params.size()) + " parameters, which DDP with buckets of " + mib(o.bucket_cap_bytes) +
+         " (first " + mib(o.first_bucket_cap_bytes) + ") in gradient-ready order puts into exactly the profile's buckets, replace the synthetic ones; each "
+         "bucket's measured backward interval is spread over the " + std::to_string(groups) +
+         " layers b<bucket>/<model layer> by the model trace's own gradient-ready times, mapped linearly onto "
+         "the interval, so every bucket is ready when it was measured.";
+}
+
+}  // namespace
+
+void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
+  const ModelTrace& model = *o.model;
+  const auto buckets = matching_buckets(imp, o);
+  const auto groups = groups_in_time(imp, model, buckets);
+  const ModelTrace& synthetic = imp.trace;
+  ModelTrace t;
+  t.model = synthetic.model;
+  t.reference_device = synthetic.reference_device;
+  t.batch_size_per_rank = synthetic.batch_size_per_rank;
+  t.optimizer_s = synthetic.optimizer_s;
+  t.buffers = synthetic.buffers;
+  t.layers.push_back(synthetic.layers[0]);  // forward_pass
+  t.layers.push_back(synthetic.layers[1]);  // backward_tail
+  const auto none = synthetic.layers[1].activation_bytes;
+  // Forward order: the groups in reverse (backward runs them first to last). The interference
+  // taken out of bucket k's interval is shared by its layers in proportion to their time.
+  imp.resolved_spans.clear();
+  std::vector<std::size_t> layer_of(model.params.size(), 0);
+  for (std::size_t g = groups.size(); g-- > 0;) {
+    const double start = g == 0 ? imp.backward_start_s : groups[g - 1].end_s;
+    const std::size_t b = groups[g].bucket;
+    const double interval = imp.buckets[b].ready_s - (b == 0 ? imp.backward_start_s : imp.buckets[b - 1].ready_s);
+    const double share = interval > 0 ? (groups[g].end_s - start) / interval : 0;
+    const double alone = std::max(0.0, groups[g].end_s - start - share * imp.taken_out.interval_s[b]);
+    t.layers.push_back({groups[g].name, 0.0, alone, none, std::nullopt, {}, {}});
+    for (auto p : groups[g].params) layer_of[p] = t.layers.size() - 1;
+    imp.resolved_spans.push_back({groups[g].name, start, groups[g].end_s});
+  }
+  std::reverse(imp.resolved_spans.begin(), imp.resolved_spans.end());  // backward order
+  for (std::size_t i = 0; i < model.params.size(); ++i) {
+    TraceParam p = model.params[i];
+    p.layer = layer_of[i];  // parameters DDP does not reduce stay with forward_pass
+    t.params.push_back(std::move(p));
+  }
+  t.grad_ready_order = model.grad_ready_order;
+  t.source = resolved_source(imp, o, groups.size());
+  imp.params_from = o.model_file;
+  imp.bucket_cap_bytes = o.bucket_cap_bytes;
+  imp.first_bucket_cap_bytes = o.first_bucket_cap_bytes;
+  // What we write must read back (the same checks as any trace file).
+  imp.trace = trace_from_json(trace_to_json(t), o.model_file);
+}
+
+}  // namespace redsim

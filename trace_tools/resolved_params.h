@@ -1,0 +1,31 @@
+// An imported profile with the model's own parameters (`redsim trace import --params-from`).
+// A profiler trace has no parameters, so the plain import makes one synthetic parameter per DDP
+// bucket, and such a trace cannot be re-bucketed: at any other bucket size it forms the same
+// buckets. Given a model trace of the profiled model (redsim_capture.py, trace synth), DDP's own
+// rule (strategies/ddp_bucketing.h) at the caps the job ran with must put its parameters into
+// exactly the profile's buckets (count, elements and dtype of each, in launch order); then each
+// bucket's measured backward interval is spread over the model's layers in it, by the model's own
+// gradient-ready times mapped linearly onto the interval, so every bucket is still ready exactly
+// when it was measured, and the trace can be simulated at any bucket size.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/trace.h"
+#include "trace_tools/kineto_import.h"
+
+namespace redsim {
+
+struct ResolveOptions {
+  const ModelTrace* model = nullptr;  // the profiled model's trace
+  std::string model_file;             // its file, for messages and the trace's source
+  std::int64_t bucket_cap_bytes = 0;        // the profiled job's bucket_cap_mb
+  std::int64_t first_bucket_cap_bytes = 0;  // DDP's first bucket (1 MiB unless changed)
+};
+
+// Replaces imp.trace by the resolved trace and fills imp.resolved_spans and imp's caps. Throws
+// InputError naming the model trace's file when its parameters do not make the profile's buckets,
+// or when the profile's bucket sizes are unknown.
+void resolve_params(KinetoImport& imp, const ResolveOptions& options);
+
+}  // namespace redsim
