@@ -237,11 +237,14 @@ def test_activations(redsim, capture, d):
         check(shown == sum(expected.values()), "trace show --json activation_bytes %s" % shown)
 
 
-def allocator_net_over_forward(torch, loss, forwards=5):
+def allocator_net_over_forward(torch, loss, forwards=9):
     """The median over `forwards` forwards of what PyTorch's profiler (profile_memory=True) sees
     forward and the loss leave allocated on the CPU. One forward alone is noisy: frees of the
     previous step's tensors land in it, and a CI run once saw 14.77 MiB where four forwards of the
-    same resnet18 had given 13.52-14.40."""
+    same resnet18 had given 13.52-14.40. It also depends on the CPU: oneDNN's convolutions allocate
+    differently by instruction set, and on an AMD EPYC with AVX-512 (2026-11-29) single forwards
+    gave 14.44-16.48 MB and medians of seven 2.3-4.6% above the saved-tensor count, where the
+    machine these tests were written on gave -3% to +3%."""
     nets = []
     for _ in range(forwards):
         with torch.autograd.profiler.profile(profile_memory=True) as prof:
@@ -276,12 +279,14 @@ def test_activations_match_allocator(src):
     profiler (profile_memory=True) sees forward and the loss leave allocated (the importer's
     definition for a GPU profile). The count includes the input batch, allocated before forward;
     the allocator's net includes the output and the loss, which nothing saves, and frees of the
-    last step's tensors that land in this forward. Within 5% on resnet18 at batch 8: 13.90 MiB
-    counted, 13.52 to 14.40 MiB net over four forwards when written."""
+    last step's tensors that land in this forward, and what the CPU's oneDNN keeps (above). Within
+    8% on resnet18 at batch 8: 13.90 MiB counted, 13.52 to 14.40 MiB net over four forwards when
+    written, and a median 2.3-4.6% above the count on another CPU. A counting mistake (a view
+    counted apart from its base, a layer's tensors missed) moves it far more."""
     torch, _, loss, counter = warm_resnet18(src)
     counted = sum(counter.measure(loss))
     net = allocator_net_over_forward(torch, loss)
-    check(net > 0 and abs(counted - net) <= 0.05 * counted,
+    check(net > 0 and abs(counted - net) <= 0.08 * counted,
           "saved tensors %d bytes, the allocator's net over forward %d bytes" % (counted, net))
 
 
@@ -291,8 +296,9 @@ def test_checkpointed_forward_matches_allocator(src):
     testbed's checkpointed DDP runs use it), what forward and the loss leave allocated should be
     what redsim holds when forward ends: every layer outside a block its saved tensors, each block
     its first layer's input (input_bytes). Computed here from one counting forward of the plain
-    model with the block rule (a name up to its first numeric component). Within 5% at batch 8:
-    7.73 MiB expected, 7.46 MiB net when written (the plain model: 13.90)."""
+    model with the block rule (a name up to its first numeric component). Within 8% at batch 8
+    (the allocator's spread by CPU, above): 7.73 MiB expected, 7.46 MiB net when written (the
+    plain model: 13.90)."""
     torch, model, loss, counter = warm_resnet18(src)
     saved = counter.measure(loss)
     held, blocks = 0, set()
@@ -313,7 +319,7 @@ def test_checkpointed_forward_matches_allocator(src):
     loss().backward()
     model.zero_grad(set_to_none=True)
     net = allocator_net_over_forward(torch, loss)
-    check(net > 0 and abs(held - net) <= 0.05 * held,
+    check(net > 0 and abs(held - net) <= 0.08 * held,
           "checkpointed: redsim holds %d bytes after forward, the allocator's net %d" % (held, net))
 
 
