@@ -158,8 +158,9 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
 void print_next_step(const ImportArgs& a, const ModelTrace& t, const Knobs& knobs) {
   if (!a.params_from.empty())
     std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " parameters of " << a.params_from
-              << ", in the profile's buckets at " << fmt("%g", a.bucket_mb) << " MiB, first " << fmt("%g", a.first_bucket_mb)
-              << " MiB; " << t.layers.size() << " layers: simulate it at any bucket size)\n";
+              << ", in the profile's buckets at " << fmt("%g", a.bucket_mb) << " MiB, first "
+              << fmt("%g", a.first_bucket_mb) << " MiB; " << t.layers.size()
+              << " layers: simulate it at any bucket size)\n";
   else
     std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " synthetic parameters, one per bucket; "
               << t.layers.size() << " layers)\n";
@@ -169,7 +170,7 @@ void print_next_step(const ImportArgs& a, const ModelTrace& t, const Knobs& knob
               << a.measured_file << "\n";
     return;
   }
-  const auto mb = [](std::int64_t bytes) { return fmt("%.17g", static_cast<double>(bytes) / static_cast<double>(kMiB)); };
+  const auto mb = [](std::int64_t b) { return fmt("%.17g", static_cast<double>(b) / static_cast<double>(kMiB)); };
   std::cout << "predict it: redsim simulate --trace " << a.out_file << " --cluster CLUSTER.json --strategy bucketed"
             << " --bucket-order execution --bucket-mb " << mb(knobs.bucket_cap_bytes) << " --first-bucket-mb "
             << mb(knobs.first_bucket_cap_bytes)

@@ -51,9 +51,9 @@ std::vector<GradBucket> matching_buckets(const KinetoImport& imp, const ResolveO
   if (!same)
     throw InputError(file, "$.params",
                      "expected parameters that DDP, with buckets of " + mib(o.bucket_cap_bytes) + " (the first " +
-                         mib(o.first_bucket_cap_bytes) + ") in gradient-ready order, puts into the profile's " + std::to_string(want.size()) +
-                         " buckets of " + bucket_list(want) + " elements; they make " + std::to_string(got.size()) +
-                         " of " + bucket_list(got) +
+                         mib(o.first_bucket_cap_bytes) + ") in gradient-ready order, puts into the profile's " +
+                         std::to_string(want.size()) + " buckets of " + bucket_list(want) + " elements; they make " +
+                         std::to_string(got.size()) + " of " + bucket_list(got) +
                          " (give the trace of the model that was profiled, and --bucket-mb / --first-bucket-mb as "
                          "its job set them)");
   return buckets;
@@ -81,9 +81,8 @@ std::vector<Group> groups_in_time(const KinetoImport& imp, const ModelTrace& mod
     const double measured_end = imp.buckets[b].ready_s;
     for (auto p : buckets[b].params) {
       const double r = std::clamp(model_ready[p], model_prev, model_end);
-      const double w = model_end > model_prev
-                           ? measured_prev + (r - model_prev) / (model_end - model_prev) * (measured_end - measured_prev)
-                           : measured_end;
+      const double f = model_end > model_prev ? (r - model_prev) / (model_end - model_prev) : 1.0;
+      const double w = measured_prev + f * (measured_end - measured_prev);
       const std::size_t layer = model.params[p].layer;
       if (groups.empty() || groups.back().bucket != b || model.params[groups.back().params.front()].layer != layer) {
         const std::string base = "b" + std::to_string(b) + "/" + model.layers[layer].name;
@@ -106,8 +105,9 @@ std::string resolved_source(const KinetoImport& imp, const ResolveOptions& o, st
   return imp.trace.source + " Parameters resolved (--params-from " +
          std::filesystem::path(o.model_file).filename().string() + ", model " + o.model->model + "): its " +
          std::to_string(o.model->params.size()) + " parameters, which DDP with buckets of " + mib(o.bucket_cap_bytes) +
-         " (first " + mib(o.first_bucket_cap_bytes) + ") in gradient-ready order puts into exactly the profile's buckets, replace the synthetic ones; each "
-         "bucket's measured backward interval is spread over the " + std::to_string(groups) +
+         " (first " + mib(o.first_bucket_cap_bytes) +
+         ") in gradient-ready order puts into exactly the profile's buckets, replace the synthetic ones; each bucket's "
+         "measured backward interval is spread over the " + std::to_string(groups) +
          " layers b<bucket>/<model layer> by the model trace's own gradient-ready times, mapped linearly onto "
          "the interval, so every bucket is ready when it was measured.";
 }
@@ -118,16 +118,11 @@ void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
   const ModelTrace& model = *o.model;
   const auto buckets = matching_buckets(imp, o);
   const auto groups = groups_in_time(imp, model, buckets);
-  const ModelTrace& synthetic = imp.trace;
-  ModelTrace t;
-  t.model = synthetic.model;
-  t.reference_device = synthetic.reference_device;
-  t.batch_size_per_rank = synthetic.batch_size_per_rank;
-  t.optimizer_s = synthetic.optimizer_s;
-  t.buffers = synthetic.buffers;
-  t.layers.push_back(synthetic.layers[0]);  // forward_pass
-  t.layers.push_back(synthetic.layers[1]);  // backward_tail
-  const auto none = synthetic.layers[1].activation_bytes;
+  // The synthetic trace's forward_pass, backward_tail, optimizer, buffers and device stay.
+  ModelTrace t = imp.trace;
+  t.layers.resize(2);
+  t.params.clear();
+  const auto none = t.layers[1].activation_bytes;
   // Forward order: the groups in reverse (backward runs them first to last). The interference
   // taken out of bucket k's interval is shared by its layers in proportion to their time.
   imp.resolved_spans.clear();
