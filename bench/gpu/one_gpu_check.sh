@@ -2,8 +2,8 @@
 # What one GPU can check (bench/gpu/README.md): the NCCL backend's test, `redsim run --backend
 # nccl` on every strategy, a CUDA capture with a batch curve, and the profile loop (profile real
 # one-rank DDP steps at 25 MiB and 1 MiB buckets, import the 25 MiB profile with the bundled
-# resnet50's parameters and calibrate from it, predict both bucket sizes, and print the measured
-# median step of each beside the prediction).
+# resnet50's parameters and calibrate from it, and validate its predictions at both bucket sizes
+# against the two runs' step times).
 #
 #   bench/gpu/one_gpu_check.sh OUT_DIR [BUILD_DIR]
 #
@@ -54,10 +54,9 @@ step import rx 120 "$build/cli/redsim" trace import --kineto "$p25" --batch-size
   --measured "$out/resnet50-measured.json"
 step calibrate rx 120 "$build/cli/redsim" calibrate --from-profile "$p25" --cluster "$cluster" --out "$out/fitted.json"
 for mb in 25 1; do
-  step "predict ${mb} MiB" rx 120 "$build/cli/redsim" simulate --trace "$out/resnet50-imported.json" \
+  step "predict ${mb} MiB" rx 120 "$build/cli/redsim" validate --trace "$out/resnet50-imported.json" \
     --cluster "$out/fitted.json" --layout 1 --compute-scale 1 --strategy bucketed --bucket-mb "$mb" \
-    --out "$out/predicted_$mb.json"
-  grep -h median_step_s "$out/prof$mb/steps.json"
+    --measured "$out/prof$mb/steps.json" --out "$out/validated_$mb.json"
 done
 
 step capture timeout 300 python3 traces/capture/redsim_capture.py --model resnet50 --device cuda --dtype bfloat16 \

@@ -87,8 +87,17 @@ def test_two_ranks(redsim, script, d):
         summary = json.load(f)
     check(summary["world_size"] == 2 and summary["backend"] == "gloo" and summary["bucket_mb"] == 1,
           "steps.json: %r" % summary)
-    check(len(summary["step_s"]) == 3 and all(t > 0 for t in summary["step_s"]), "step_s: %r" % summary["step_s"])
-    check(summary["median_step_s"] == statistics.median(summary["step_s"]), "median_step_s is not the median")
+    times = summary["step_times_s"]
+    check(len(times) == 3 and all(t > 0 for t in times), "step_times_s: %r" % times)
+    check(summary["median_step_s"] == statistics.median(times), "median_step_s is not the median")
+    # validate --measured reads steps.json as it is (step times only), with its median.
+    r = run([redsim, "validate", "--trace", os.path.join(os.path.dirname(__file__), "..", "data", "tiny_trace.json"),
+             "--cluster", os.path.join(os.path.dirname(__file__), "..", "..", "configs", "dgx-h100.json"),
+             "--layout", "2", "--compute-scale", "1", "--strategy", "bucketed",
+             "--measured", os.path.join(out, "steps.json")])
+    want = "measured %.3f ms median" % (statistics.median(times) * 1e3)
+    check(r.returncode in (0, 1) and want in r.stdout and "step times only" in r.stdout,
+          "validate --measured steps.json gave %d: %r %r" % (r.returncode, r.stdout, r.stderr))
 
     r = run([redsim, "trace", "import", "--kineto", os.path.join(out, "rank0.pt.trace.json.gz"),
              "--out", os.path.join(d, "imported.json")])

@@ -214,7 +214,7 @@ def main(argv=None):
         summary = {"model": args.model, "world_size": job.world, "batch_size_per_rank": args.batch_size,
                    "bucket_mb": args.bucket_mb, "amp": args.amp, "backend": dist.get_backend(),
                    "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                   "torch": torch.__version__, "step_s": step_s, "median_step_s": statistics.median(step_s)}
+                   "torch": torch.__version__, "step_times_s": step_s, "median_step_s": statistics.median(step_s)}
         write_atomically(os.path.join(args.out_dir, "steps.json"), json.dumps(summary, indent=1) + "\n")
         print("median step %.2f ms over %d timed steps (slowest rank each step); profiles in %s" % (
             summary["median_step_s"] * 1e3, args.steps, args.out_dir))
