@@ -55,7 +55,7 @@ std::vector<GradBucket> matching_buckets(const KinetoImport& imp, const ResolveO
                          std::to_string(want.size()) + " buckets of " + bucket_list(want) + " elements; they make " +
                          std::to_string(got.size()) + " of " + bucket_list(got) +
                          " (give the trace of the model that was profiled, and --bucket-mb / --first-bucket-mb as "
-                         "its job set them)");
+                         "its job set them; DDP's first step buckets in definition order: import a later --step)");
   return buckets;
 }
 
