@@ -15,9 +15,12 @@ namespace redsim {
 
 namespace {
 
+// At most the first 12 (a message stays one readable line for any model).
 std::string bucket_list(const std::vector<std::int64_t>& numels) {
+  constexpr std::size_t kShown = 12;
   std::string s;
-  for (std::size_t i = 0; i < numels.size(); ++i) s += (i ? ", " : "") + std::to_string(numels[i]);
+  for (std::size_t i = 0; i < numels.size() && i < kShown; ++i) s += (i ? ", " : "") + std::to_string(numels[i]);
+  if (numels.size() > kShown) s += ", ... (" + std::to_string(numels.size() - kShown) + " more)";
   return "[" + s + "]";
 }
 
