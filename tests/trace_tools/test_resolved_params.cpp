@@ -183,7 +183,8 @@ TEST_CASE("trace import --params-from from the command line: validates, then pre
                  dir);
   REQUIRE(r.status == 0);
   std::size_t allreduces = 0;
-  for (const auto& c : nlohmann::json::parse(read_file(dir / "s.json"))["summary"]["collectives"])
+  const auto result = nlohmann::json::parse(read_file(dir / "s.json"));
+  for (const auto& c : result["summary"]["collectives"])
     allreduces += c["kind"] == "allreduce" ? 1 : 0;
   CHECK(allreduces == want);
   // --bucket-mb without --params-from is a usage error.
