@@ -115,6 +115,8 @@ def test_errors(script, d):
         (["--model", "resnet18", "--bucket-mb", "0"], "--bucket-mb"),
         (["--model", "resnet18", "--input-shape", "3,x"], "--input-shape"),
         (["--model", "no_such_model", "--device", "cpu"], "no_such_model"),
+        (["--model", "resnet18", "--device", "cpu", "--input-shape", "3,64", "--batch-size", "2"],
+         "failed on an input of shape [2, 3, 64]"),
     ]
     for args, word in cases:
         r = run([sys.executable, script] + args + ["--out-dir", out])

@@ -200,11 +200,17 @@ def main(argv=None):
     except CaptureError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
-    job.say("%d rank(s), %s on %s, %s buckets of %g MiB" % (
-        job.world, args.model, torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
-        dist.get_backend(), args.bucket_mb))
     for i in range(args.warmup):
-        job.step()
+        try:
+            job.step()
+        except RuntimeError as e:  # the model must run on this input at all
+            print("%s: error: the model failed on an input of shape %s: %s" % (
+                PROG, list(job.x.shape), (str(e).strip().splitlines() or ["?"])[0]), file=sys.stderr)
+            return 2
+        if i == 0:  # after the step that shows the model runs, so that a bad input is one line
+            job.say("%d rank(s), %s on %s, %s buckets of %g MiB" % (
+                job.world, args.model, torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
+                dist.get_backend(), args.bucket_mb))
         job.say("warm-up step %d/%d" % (i + 1, args.warmup))
     step_s = timed_steps(job, args.steps)
     path = os.path.join(args.out_dir, "rank%d.pt.trace.json.gz" % job.rank)
