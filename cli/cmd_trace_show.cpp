@@ -166,7 +166,9 @@ void print_histogram(const ModelTrace& t, const TraceSummary& s) {
 }
 
 void run_show(const ShowArgs& a) {
-  check_outputs_distinct({{"file", a.file}}, {{"--json", a.json_file}});
+  const std::vector<NamedPath> outputs{{"--json", a.json_file}};
+  check_outputs_distinct({{"file", a.file}}, outputs);
+  check_output_targets(outputs);  // before the summary is printed, not after
   const ModelTrace t = load_trace(a.file);
   const TraceShowOptions o = show_options(a);
   const TraceSummary s = summarize_trace(t, o);

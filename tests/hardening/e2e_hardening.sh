@@ -101,6 +101,8 @@ reject "tune --report in no directory" "--report: cannot write here (directory \
 reject "collective --json a directory" "--json: expected a regular file" collective --cluster "$tmp/c.json" --json "$tmp/out"
 reject "validate --table in no directory" "--table: cannot write here" validate --trace "$tmp/t.json" \
   --cluster "$tmp/c.json" --measured "$tmp/t.json" --table "$tmp/none/t.txt"
+reject "trace show --json in no directory" "--json: cannot write here" trace show "$tmp/t.json" --json "$tmp/none/s.json"
+[ -s "$tmp/stdout" ] && fail "trace show printed its summary before refusing its --json"
 
 # 6. Nesting 100,000 deep.
 python3 -c "print('{\"a\":' * 100000 + '1' + '}' * 100000)" >"$tmp/deep.json"
