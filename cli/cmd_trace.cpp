@@ -106,6 +106,7 @@ struct ImportArgs {
   std::string params_from;
   double bucket_mb = 25, first_bucket_mb = 1;
   CLI::Option* step_opt = nullptr;
+  CLI::Option* batch_opt = nullptr;
 };
 
 std::string ms3(double s) { return fmt("%.3f", s * 1e3); }
@@ -203,6 +204,7 @@ void run_import(const ImportArgs& a) {
     model = load_trace(a.params_from);
     resolve.model = &model;
     resolve.model_file = a.params_from;
+    resolve.batch_known = a.batch_opt->count() > 0;
   }
   KinetoImport imp = import_kineto_file(a.kineto_file, o);
   if (resolve.model != nullptr) resolve_params(imp, resolve);
@@ -286,9 +288,10 @@ void add_import(CLI::App& trace) {
   auto* avg = cmd->add_flag("--average", a->average, "the mean over every profiler step (the default)");
   a->step_opt->excludes(avg);
   cmd->add_option("--model", a->model, "model name written into the trace (default: from the file name)");
-  cmd->add_option("--batch-size", a->batch_size,
-                  "samples per rank per step the profiled job ran (not in a profiler trace)")
-      ->capture_default_str();
+  a->batch_opt = cmd->add_option("--batch-size", a->batch_size,
+                                 "samples per rank per step the profiled job ran (not in a profiler trace; with "
+                                 "--params-from, it carries the model trace's batch curve over)")
+                     ->capture_default_str();
   cmd->add_option("--compute-slowdown", a->compute_slowdown,
                   "take this interference out of the compute: kernels that ran beside NCCL kernels are timed as if "
                   "alone (the cluster's interference.compute_slowdown, as calibrate --from-profile fits it; 1 = as "

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/ddp_bucketing.h"
@@ -104,6 +105,85 @@ std::vector<Group> groups_in_time(const KinetoImport& imp, const ModelTrace& mod
   return groups;
 }
 
+// The model's shape at one batch size, over the resolved grouping: its forward, its backward after
+// the last bucket, each bucket's span of backward and each group's (the same clamping as the
+// grouping itself, so the spans add up to the bucket's).
+struct Shape {
+  double forward_s = 0, tail_s = 0;
+  std::vector<double> bucket_span_s, group_span_s;
+};
+
+Shape model_shape(const ModelTrace& model, std::int64_t batch, const std::vector<GradBucket>& buckets,
+                  const std::vector<Group>& groups, const std::string& file) {
+  const ModelTrace m = trace_at_batch(model, batch, file);
+  std::vector<double> ready(m.params.size(), 0.0);
+  for (const auto& g : grad_ready_times(m)) ready[g.param] = g.ready_s;
+  Shape s;
+  double backward = 0;
+  for (const auto& l : m.layers) s.forward_s += l.forward_s, backward += l.backward_s;
+  std::vector<double> bucket_end;
+  double prev = 0;
+  for (const auto& b : buckets) {
+    double end = prev;
+    for (auto p : b.params) end = std::max(end, ready[p]);
+    s.bucket_span_s.push_back(end - prev);
+    bucket_end.push_back(end);
+    prev = end;
+  }
+  s.tail_s = std::max(0.0, backward - prev);
+  double group_prev = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::size_t b = groups[g].bucket;
+    double end = group_prev;
+    for (auto p : groups[g].params) end = std::max(end, std::min(ready[p], bucket_end[b]));
+    if (g + 1 == groups.size() || groups[g + 1].bucket != b) end = bucket_end[b];
+    s.group_span_s.push_back(end - group_prev);
+    group_prev = end;
+  }
+  return s;
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 1.0; }
+
+// The model's batch curve carried onto the resolved trace (resolved_params.h); t's layers are
+// forward_pass, backward_tail, then the groups in reverse.
+void attach_resolved_curve(ModelTrace& t, KinetoImport& imp, const ResolveOptions& o,
+                           const std::vector<GradBucket>& buckets, const std::vector<Group>& groups) {
+  const std::int64_t b0 = t.batch_size_per_rank;
+  std::vector<std::int64_t> sizes = o.model->curve_batch_sizes;
+  sizes.push_back(b0);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.size() > kMaxCurveBatchSizes) {
+    imp.warnings.push_back("no batch curve: the model trace's batch sizes and the profiled batch make " +
+                           std::to_string(sizes.size()) + ", more than a trace holds (" +
+                           std::to_string(kMaxCurveBatchSizes) + ")");
+    return;
+  }
+  if (const std::string note = extrapolation_note(*o.model, b0); !note.empty())
+    imp.warnings.push_back("the profiled batch and the model trace's curve: " + note);
+  const Shape at0 = model_shape(*o.model, b0, buckets, groups, o.model_file);
+  const std::size_t G = groups.size();
+  for (auto B : sizes) {
+    const Shape at = model_shape(*o.model, B, buckets, groups, o.model_file);
+    for (std::size_t l = 0; l < t.layers.size(); ++l) {
+      TraceLayer& layer = t.layers[l];
+      double fwd = layer.forward_s, bwd = layer.backward_s;
+      if (B != b0 && l == 0) fwd *= ratio(at.forward_s, at0.forward_s);
+      if (B != b0 && l == 1) bwd *= ratio(at.tail_s, at0.tail_s);
+      if (B != b0 && l >= 2) {
+        const std::size_t g = G - 1 - (l - 2), b = groups[g].bucket;
+        const double interval = imp.buckets[b].ready_s - (b == 0 ? imp.backward_start_s : imp.buckets[b - 1].ready_s);
+        if (at0.bucket_span_s[b] > 0)
+          bwd = std::max(0.0, interval - imp.taken_out.interval_s[b]) * at.group_span_s[g] / at0.bucket_span_s[b];
+      }
+      layer.forward_s_by_batch.push_back(fwd);
+      layer.backward_s_by_batch.push_back(bwd);
+    }
+  }
+  t.curve_batch_sizes = sizes;
+}
+
 std::string resolved_source(const KinetoImport& imp, const ResolveOptions& o, std::size_t groups) {
   return imp.trace.source + " Parameters resolved (--params-from " +
          std::filesystem::path(o.model_file).filename().string() + ", model " + o.model->model + "): its " +
@@ -118,7 +198,10 @@ std::string resolved_source(const KinetoImport& imp, const ResolveOptions& o, st
 }  // namespace
 
 void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
-  const ModelTrace& model = *o.model;
+  // With a curve and a known batch, the model's shape inside each bucket is read at the profiled batch.
+  const bool has_curve = !o.model->curve_batch_sizes.empty();
+  const bool curve = has_curve && o.batch_known;
+  const ModelTrace model = curve ? trace_at_batch(*o.model, imp.trace.batch_size_per_rank, o.model_file) : *o.model;
   const auto buckets = matching_buckets(imp, o);
   const auto groups = groups_in_time(imp, model, buckets);
   // The synthetic trace's forward_pass, backward_tail, optimizer, buffers and device stay.
@@ -147,6 +230,12 @@ void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
     t.params.push_back(std::move(p));
   }
   t.grad_ready_order = model.grad_ready_order;
+  t.curve_batch_sizes.clear();
+  if (curve)
+    attach_resolved_curve(t, imp, o, buckets, groups);
+  else if (has_curve)
+    imp.warnings.push_back("no batch curve: the model trace has one, but the profiled batch per rank is not known "
+                           "(give --batch-size)");
   t.source = resolved_source(imp, o, groups.size());
   imp.params_from = o.model_file;
   imp.bucket_cap_bytes = o.bucket_cap_bytes;

@@ -21,11 +21,22 @@ struct ResolveOptions {
   std::string model_file;             // its file, for messages and the trace's source
   std::int64_t bucket_cap_bytes = 0;        // the profiled job's bucket_cap_mb
   std::int64_t first_bucket_cap_bytes = 0;  // DDP's first bucket (1 MiB unless changed)
+  // The profiled batch per rank (the trace's batch_size_per_rank) was stated by the user. Only
+  // then does a model trace's batch curve carry over (resolved_curve below).
+  bool batch_known = false;
 };
 
 // Replaces imp.trace by the resolved trace and fills imp.resolved_spans and imp's caps. Throws
 // InputError naming the model trace's file when its parameters do not make the profile's buckets,
 // or when the profile's bucket sizes are unknown.
+//
+// A model trace with a batch curve gives the resolved trace one too, when the profiled batch is
+// known: at each of the curve's batch sizes (and the profiled one) the measured times are scaled
+// by the model's own shape, so the profile sets the level and the model how it moves with batch:
+// forward_pass by the model's forward at B over its forward at the profiled batch; each bucket's
+// layers by their model span at B over the bucket's model span at the profiled batch (so a bucket
+// scales as the model's backward in it does); backward_tail by the model's backward after the
+// last bucket; the optimizer not at all. Otherwise a warning says why there is no curve.
 void resolve_params(KinetoImport& imp, const ResolveOptions& options);
 
 }  // namespace redsim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/trace_batch.h"
 #include "core/trace_json.h"
 #include "core/units.h"
 #include "strategies/ddp_bucketing.h"
@@ -135,6 +136,76 @@ TEST_CASE("trace import --params-from: interference taken out of a bucket's inte
   const KinetoImport imp = resolved(model, 1.5);
   CHECK(synthetic.taken_out.total_s() > 0);
   CHECK(backward_sum_s(imp.trace) == Approx(backward_sum_s(synthetic.trace)).epsilon(1e-9));
+}
+
+namespace {
+// The model's spans at `batch`, computed here from the model trace alone: its forward, each
+// bucket's stretch of backward (from the previous bucket's last gradient to its own) and the
+// backward after the last bucket.
+struct Spans {
+  double forward_s = 0, tail_s = 0;
+  std::vector<double> bucket_s;
+};
+Spans model_spans(const ModelTrace& model, std::int64_t batch) {
+  const ModelTrace m = trace_at_batch(model, batch, kResnet50);
+  std::vector<double> ready(m.params.size(), 0.0);
+  for (const auto& g : grad_ready_times(m)) ready[g.param] = g.ready_s;
+  Spans s;
+  double backward = 0, prev = 0;
+  for (const auto& l : m.layers) s.forward_s += l.forward_s, backward += l.backward_s;
+  for (const auto& b : ddp_buckets(m, bucketed(25 * kMiB))) {
+    double end = prev;
+    for (auto p : b.params) end = std::max(end, ready[p]);
+    s.bucket_s.push_back(end - prev);
+    prev = end;
+  }
+  s.tail_s = backward - prev;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("trace import --params-from carries the model's batch curve when the profiled batch is known",
+          "[trace_tools][import][resolve][curve]") {
+  const ModelTrace model = load_trace(kResnet50);
+  REQUIRE_FALSE(model.curve_batch_sizes.empty());
+  KinetoImportOptions o;
+  o.batch_size_per_rank = 64;
+  KinetoImport imp = import_kineto_file(kProfile, o);
+  const KinetoImport synthetic = imp;
+  ResolveOptions r{&model, kResnet50, 25 * kMiB, 1 * kMiB};
+  r.batch_known = true;
+  resolve_params(imp, r);
+  const ModelTrace& t = imp.trace;
+  REQUIRE(t.curve_batch_sizes == model.curve_batch_sizes);  // 64 is already one of the model's
+  const Spans at64 = model_spans(model, 64);
+  const auto buckets = ddp_buckets(t, bucketed(25 * kMiB));
+  for (std::size_t i = 0; i < t.curve_batch_sizes.size(); ++i) {
+    const std::int64_t B = t.curve_batch_sizes[i];
+    INFO("batch " << B);
+    const Spans at = model_spans(model, B);
+    // forward_pass and backward_tail scale as the model's forward and its backward after the buckets.
+    CHECK(t.layers[0].forward_s_by_batch[i] == Approx(t.layers[0].forward_s * at.forward_s / at64.forward_s));
+    CHECK(t.layers[1].backward_s_by_batch[i] == Approx(t.layers[1].backward_s * at.tail_s / at64.tail_s));
+    // Each bucket's layers together scale as the model's backward in that bucket.
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      double sum = 0;
+      std::vector<bool> seen(t.layers.size(), false);
+      for (auto p : buckets[b].params) {
+        const std::size_t l = t.params[p].layer;
+        if (!seen[l]) seen[l] = true, sum += t.layers[l].backward_s_by_batch[i];
+      }
+      const double prev = b == 0 ? synthetic.backward_start_s : synthetic.buckets[b - 1].ready_s;
+      const double interval = synthetic.buckets[b].ready_s - prev;
+      CHECK(sum == Approx(interval * at.bucket_s[b] / at64.bucket_s[b]).epsilon(1e-9));
+    }
+  }
+  // Without the profiled batch there is no curve, and a warning says so.
+  KinetoImport unknown = import_kineto_file(kProfile, {});
+  resolve_params(unknown, {&model, kResnet50, 25 * kMiB, 1 * kMiB});
+  CHECK(unknown.trace.curve_batch_sizes.empty());
+  bool warned = false;
+  for (const auto& w : unknown.warnings) warned = warned || w.find("give --batch-size") != std::string::npos;
+  CHECK(warned);
 }
 
 TEST_CASE("trace import --params-from refuses parameters that do not make the profile's buckets",
