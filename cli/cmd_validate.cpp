@@ -40,6 +40,7 @@ struct ValidateOptions {
   std::string compute_scale;
   std::string layout;
   std::int64_t batch_size = 0;  // 0: the trace's own
+  bool step_times_only = false;
 };
 
 // The simulator, for validate/: the fidelity asked for, resolved per plan.
@@ -87,6 +88,7 @@ int run_validate(const ValidateOptions& o) {
   RunMeasurement run = o.run;
   run.compute_scale = parse_compute_scale(o.compute_scale);
   ValidateCase base{"", o.trace_file, o.cluster_file, resolve_knobs(o.knobs), o.measured_file, run, o.max_error, o.layout, o.batch_size};
+  base.step_times_only = o.step_times_only;
   const Predictor predict = simulator(o.fidelity);
   if (o.matrix_file.empty() && !o.trace_file.empty()) check_knobs_for_trace(o.knobs, base.knobs, load_trace(o.trace_file));
   if (o.matrix_file.empty()) {
@@ -136,6 +138,9 @@ void add_validate_command(CLI::App& app) {
                   "measured result: `redsim run --out` or `redsim trace import --measured` JSON, an object with "
                   "step_times_s (seconds), or an array of step times in seconds (e.g. from PyTorch DDP); omit to "
                   "measure with --ranks or --testbed");
+  cmd->add_flag("--step-times-only", opts->step_times_only,
+               "with --measured: compare step times alone, leaving out the file's timeline (a measurement of another "
+               "plan, e.g. a profile at another bucket size)");
   cmd->add_option("--backend", opts->run.backend, "backend for the measured run (gloo or nccl)")->capture_default_str();
   cmd->add_option("--ranks", opts->run.ranks, "measure with `redsim run` on this many local ranks");
   cmd->add_option("--testbed", opts->run.testbed,

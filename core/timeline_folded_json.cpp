@@ -242,7 +242,9 @@ RankedTimeline folded_timeline_from_json(const JsonIn& node, const Plan& plan) {
   for (std::size_t i = 0; i < out.ranks.size(); ++i) row_of[static_cast<std::size_t>(out.ranks[i])] = static_cast<int>(i);
   const JsonIn ops = node.at("ops");
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
-    ops.fail(std::to_string(plan.ops.size()) + " ops (the plan's op count): were the same trace and knobs used?");
+    ops.fail(std::to_string(plan.ops.size()) +
+             " ops (the plan's op count): were the same trace and knobs used? (validate --step-times-only compares "
+             "step times alone)");
   out.timeline = Timeline::folded(node.string_or("source", "measured"), static_cast<int>(out.ranks.size()), plan.ops.size());
   const auto items = ops.items();
   for (std::size_t i = 0; i < items.size(); ++i) read_op(items[i], i, row_of, out.ranks.size(), strides, out.timeline);

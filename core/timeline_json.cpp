@@ -91,7 +91,8 @@ void read_rank_ops(const JsonIn& ops, const Plan& plan, Timeline& tl, int row) {
   if (!ops.raw().is_array() || ops.raw().size() != plan.ops.size())
     throw InputError(ops.file(), ops.path(),
                      "expected " + std::to_string(plan.ops.size()) +
-                         " ops (the plan's op count): were the same trace and knobs measured?");
+                         " ops (the plan's op count): were the same trace and knobs measured? (validate "
+                         "--step-times-only compares step times alone)");
   const auto items = ops.items();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const JsonIn& o = items[i];

@@ -7,6 +7,7 @@
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
 #include "core/error.h"
+#include "core/json_in.h"
 #include "core/knobs_json.h"
 #include "core/result_json.h"
 #include "core/trace_batch.h"
@@ -28,6 +29,8 @@ void check_case(const ValidateCase& c) {
   const bool measure = c.run.ranks > 0 || !c.run.testbed.empty();
   if (!c.measured_file.empty() && measure)
     throw InputError("", "", "--measured takes a measurement from a file: give neither --ranks nor --testbed");
+  if (c.step_times_only && c.measured_file.empty())
+    throw InputError("", "", "--step-times-only compares a measured file's step times: give --measured FILE");
   if (c.measured_file.empty() && (c.run.ranks > 0) == !c.run.testbed.empty())
     throw InputError("", "", "give exactly one of --measured FILE, --ranks N (local run) or --testbed nodes=K,...");
 }
@@ -36,6 +39,13 @@ void check_case(const ValidateCase& c) {
 // `trace import --kineto` has none; validate/measured_framework_ops.h); the first error otherwise.
 MeasuredRun read_measured(const ValidateCase& c, const ModelTrace& trace, const ClusterSpec& cluster, const Plan& plan,
                           const Notes& notes) {
+  if (c.step_times_only) {
+    nlohmann::json j = JsonIn::parse_file(c.measured_file);
+    const bool had_timeline = j.is_object() && j.erase("timeline") > 0;
+    MeasuredRun m = measured_run_from_json(j, c.measured_file, plan);
+    if (had_timeline) notes("redsim validate: step times only (--step-times-only): the measured timeline is left out");
+    return m;
+  }
   std::exception_ptr first;
   try {
     return read_measured_run(c.measured_file, plan);

@@ -26,6 +26,9 @@ struct ValidateCase {
   double max_error = 0.10;    // largest acceptable |step error|
   std::string layout;         // --layout: the part of the cluster the measured run used ("" = all)
   std::int64_t batch_size = 0;  // --batch-size: the trace evaluated at this batch per rank (0 = its own)
+  // --step-times-only: compare step times alone, leaving out a measured file's timeline (one of
+  // another plan: a profile at another bucket size). Only with measured_file.
+  bool step_times_only = false;
 };
 
 struct Prediction {

@@ -4,7 +4,9 @@
 // computation, strategies/ddp_bucketing.h), from conservation of the measured times, or from the
 // file's own numbers; nothing is copied from the import's output.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <cstdint>
 #include <string>
@@ -258,6 +260,24 @@ TEST_CASE("trace import --params-from from the command line: validates, then pre
   for (const auto& c : result["summary"]["collectives"])
     allreduces += c["kind"] == "allreduce" ? 1 : 0;
   CHECK(allreduces == want);
+  // At 1 MiB the plan is not the measured one: validate refuses the timeline unless asked to
+  // compare step times alone, and then compares with the measured steps' median.
+  const std::string at_1mib = "validate --trace " + quote(dir / "t.json") + " --cluster " + quote(cluster) +
+                              " --layout 1x2 --compute-scale 1 --strategy bucketed --bucket-mb 1";
+  r = run_redsim(at_1mib + " --measured " + quote(dir / "m.json"), dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--step-times-only"));
+  r = run_redsim(at_1mib + " --measured " + quote(dir / "m.json") + " --step-times-only", dir);
+  INFO(r.out << r.err);
+  CHECK((r.status == 0 || r.status == 1));
+  const auto measured = nlohmann::json::parse(read_file(dir / "m.json"));
+  std::vector<double> steps = measured["measurement"]["step_times_s"];
+  std::sort(steps.begin(), steps.end());
+  char want_ms[64];
+  std::snprintf(want_ms, sizeof want_ms, "measured %.3f ms median", steps[steps.size() / 2] * 1e3);
+  CHECK_THAT(r.out, Catch::Contains("step times only") && Catch::Contains(want_ms));
+  r = run_redsim(at_1mib + " --step-times-only --ranks 2", dir);
+  CHECK(r.status == 2);
   // --bucket-mb without --params-from is a usage error.
   r = run_redsim("trace import --kineto " + quote(kProfile) + " --bucket-mb 5 --out " + quote(dir / "x.json"), dir);
   CHECK(r.status == 2);
