@@ -340,7 +340,7 @@ ModelTrace imported_trace(const KinetoImport& imp, const KinetoImportOptions& op
   t.layers.push_back(
       {"backward_tail", 0.0, std::max(0.0, imp.backward_end_s - imp.buckets.back().ready_s - out.backward_tail_s), none, std::nullopt, {}, {}});
   for (std::size_t k = K; k-- > 0;) {
-    const double prev = k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s;
+    const double prev = imp.interval_start_s(k);
     t.layers.push_back(
         {"interval" + std::to_string(k), 0.0, std::max(0.0, imp.buckets[k].ready_s - prev - out.interval_s[k]), none, std::nullopt, {}, {}});
   }

@@ -91,6 +91,9 @@ struct KinetoImport {
   std::string device;                 // the GPU the kernels ran on
   std::vector<std::string> warnings;  // what could not be recovered, in words
   InterferenceTakenOut taken_out;     // with KinetoImportOptions::compute_slowdown > 1
+  // Bucket k's backward interval starts where the previous bucket was ready (bucket 0: where
+  // backward began) and ends at its own ready time.
+  double interval_start_s(std::size_t k) const { return k == 0 ? backward_start_s : buckets[k - 1].ready_s; }
   // With `trace import --params-from` (resolved_params.h): the model trace the parameters came
   // from, the caps under which DDP forms the profile's buckets from them, and each resolved
   // backward layer's measured span (seconds from the step's origin). Empty for synthetic ones.

@@ -58,7 +58,7 @@ bool time_compute_op(const PlanOp& op, const KinetoImport& imp, OpTiming& t) {
     set(t, imp.backward_end_s, imp.backward_end_s);
   } else if (starts_with(name, "bwd:interval")) {
     const std::size_t k = bucket_of(op, name.substr(12), imp);
-    set(t, k == 0 ? imp.backward_start_s : imp.buckets[k - 1].ready_s, imp.buckets[k].ready_s);
+    set(t, imp.interval_start_s(k), imp.buckets[k].ready_s);
   } else if (name == "optimizer") {
     set(t, imp.optimizer_start_s, imp.optimizer_end_s);
   } else {

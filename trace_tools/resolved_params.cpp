@@ -68,40 +68,25 @@ struct Group {
   std::string name;
   std::size_t bucket = 0;
   std::vector<std::size_t> params;
-  double end_s = 0;  // measured: when its gradients were ready, from the step's origin
 };
 
-// The model's gradient-ready times, mapped linearly onto each bucket's measured interval.
-std::vector<Group> groups_in_time(const KinetoImport& imp, const ModelTrace& model,
-                                  const std::vector<GradBucket>& buckets) {
-  std::vector<double> model_ready(model.params.size(), 0.0);
-  for (const auto& g : grad_ready_times(model)) model_ready[g.param] = g.ready_s;
+// The groups, in gradient-ready order: each bucket's parameters, a group per run of one model
+// layer's (a layer split between buckets, or interleaved in one, is named again with #2, #3, ...).
+std::vector<Group> make_groups(const ModelTrace& model, const std::vector<GradBucket>& buckets) {
   std::vector<Group> groups;
   std::set<std::string> names;
-  double model_prev = 0, measured_prev = imp.backward_start_s;
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    double model_end = model_prev;
-    for (auto p : buckets[b].params) model_end = std::max(model_end, model_ready[p]);
-    const double measured_end = imp.buckets[b].ready_s;
+  for (std::size_t b = 0; b < buckets.size(); ++b)
     for (auto p : buckets[b].params) {
-      const double r = std::clamp(model_ready[p], model_prev, model_end);
-      const double f = model_end > model_prev ? (r - model_prev) / (model_end - model_prev) : 1.0;
-      const double w = measured_prev + f * (measured_end - measured_prev);
       const std::size_t layer = model.params[p].layer;
       if (groups.empty() || groups.back().bucket != b || model.params[groups.back().params.front()].layer != layer) {
         const std::string base = "b" + std::to_string(b) + "/" + model.layers[layer].name;
         std::string name = base;
         for (int n = 2; names.count(name) > 0; ++n) name = base + "#" + std::to_string(n);
         names.insert(name);
-        groups.push_back({name, b, {}, groups.empty() ? measured_prev : groups.back().end_s});
+        groups.push_back({name, b, {}});
       }
       groups.back().params.push_back(p);
-      groups.back().end_s = std::max(groups.back().end_s, w);
     }
-    groups.back().end_s = measured_end;  // the bucket is ready when it was measured
-    model_prev = model_end;
-    measured_prev = measured_end;
-  }
   return groups;
 }
 
@@ -145,10 +130,31 @@ Shape model_shape(const ModelTrace& model, std::int64_t batch, const std::vector
 
 double ratio(double a, double b) { return b > 0 ? a / b : 1.0; }
 
+// The length of bucket b's measured backward interval (KinetoImport::interval_start_s).
+double interval_s(const KinetoImport& imp, std::size_t b) { return imp.buckets[b].ready_s - imp.interval_start_s(b); }
+
+// Group g's share of its bucket's interval at the shape `at`, with `at0` the profiled batch's: its
+// model span over the bucket's at the profiled batch (the model's ready times mapped linearly onto
+// the interval), or, where the model gives the bucket no time, all of it to the bucket's first group.
+double group_share(const Shape& at, const Shape& at0, const std::vector<Group>& groups, std::size_t g) {
+  const std::size_t b = groups[g].bucket;
+  if (at0.bucket_span_s[b] > 0) return at.group_span_s[g] / at0.bucket_span_s[b];
+  return g == 0 || groups[g - 1].bucket != b ? 1.0 : 0.0;
+}
+
+// Group g's backward as it would run alone, at the shape `at`: its share of the bucket's interval
+// less the interference taken out of it.
+double group_alone_s(const KinetoImport& imp, const Shape& at, const Shape& at0, const std::vector<Group>& groups,
+                     std::size_t g) {
+  const std::size_t b = groups[g].bucket;
+  return std::max(0.0, interval_s(imp, b) - imp.taken_out.interval_s[b]) * group_share(at, at0, groups, g);
+}
+
 // The model's batch curve carried onto the resolved trace (resolved_params.h); t's layers are
 // forward_pass, backward_tail, then the groups in reverse.
 void attach_resolved_curve(ModelTrace& t, KinetoImport& imp, const ResolveOptions& o,
-                           const std::vector<GradBucket>& buckets, const std::vector<Group>& groups) {
+                           const std::vector<GradBucket>& buckets, const std::vector<Group>& groups,
+                           const Shape& at0) {
   const std::int64_t b0 = t.batch_size_per_rank;
   std::vector<std::int64_t> sizes = o.model->curve_batch_sizes;
   sizes.push_back(b0);
@@ -162,21 +168,16 @@ void attach_resolved_curve(ModelTrace& t, KinetoImport& imp, const ResolveOption
   }
   if (const std::string note = extrapolation_note(*o.model, b0); !note.empty())
     imp.warnings.push_back("the profiled batch and the model trace's curve: " + note);
-  const Shape at0 = model_shape(*o.model, b0, buckets, groups, o.model_file);
   const std::size_t G = groups.size();
   for (auto B : sizes) {
-    const Shape at = model_shape(*o.model, B, buckets, groups, o.model_file);
+    // At the profiled batch every layer keeps its own times.
+    const Shape at = B == b0 ? at0 : model_shape(*o.model, B, buckets, groups, o.model_file);
     for (std::size_t l = 0; l < t.layers.size(); ++l) {
       TraceLayer& layer = t.layers[l];
       double fwd = layer.forward_s, bwd = layer.backward_s;
       if (B != b0 && l == 0) fwd *= ratio(at.forward_s, at0.forward_s);
       if (B != b0 && l == 1) bwd *= ratio(at.tail_s, at0.tail_s);
-      if (B != b0 && l >= 2) {
-        const std::size_t g = G - 1 - (l - 2), b = groups[g].bucket;
-        const double interval = imp.buckets[b].ready_s - (b == 0 ? imp.backward_start_s : imp.buckets[b - 1].ready_s);
-        if (at0.bucket_span_s[b] > 0)
-          bwd = std::max(0.0, interval - imp.taken_out.interval_s[b]) * at.group_span_s[g] / at0.bucket_span_s[b];
-      }
+      if (B != b0 && l >= 2) bwd = group_alone_s(imp, at, at0, groups, G - 1 - (l - 2));
       layer.forward_s_by_batch.push_back(fwd);
       layer.backward_s_by_batch.push_back(bwd);
     }
@@ -198,32 +199,37 @@ std::string resolved_source(const KinetoImport& imp, const ResolveOptions& o, st
 }  // namespace
 
 void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
-  // With a curve and a known batch, the model's shape inside each bucket is read at the profiled batch.
-  const bool has_curve = !o.model->curve_batch_sizes.empty();
+  const ModelTrace& model = *o.model;
+  const bool has_curve = !model.curve_batch_sizes.empty();
   const bool curve = has_curve && o.batch_known;
-  const ModelTrace model = curve ? trace_at_batch(*o.model, imp.trace.batch_size_per_rank, o.model_file) : *o.model;
   const auto buckets = matching_buckets(imp, o);
-  const auto groups = groups_in_time(imp, model, buckets);
+  const auto groups = make_groups(model, buckets);
+  // The model's shape inside each bucket, at the profiled batch where a curve says what it is.
+  const std::int64_t batch = curve ? imp.trace.batch_size_per_rank : model.batch_size_per_rank;
+  const Shape at0 = model_shape(model, batch, buckets, groups, o.model_file);
   // The synthetic trace's forward_pass, backward_tail, optimizer, buffers and device stay.
   ModelTrace t = imp.trace;
   t.layers.resize(2);
   t.params.clear();
   const auto none = t.layers[1].activation_bytes;
-  // Forward order: the groups in reverse (backward runs them first to last). The interference
-  // taken out of bucket k's interval is shared by its layers in proportion to their time.
+  // Each group's measured span: its share of the bucket's interval, the bucket's last group ending
+  // exactly when the bucket was measured ready.
   imp.resolved_spans.clear();
+  double start = imp.backward_start_s;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::size_t b = groups[g].bucket;
+    if (g == 0 || groups[g - 1].bucket != b) start = imp.interval_start_s(b);
+    const bool last = g + 1 == groups.size() || groups[g + 1].bucket != b;
+    const double end = last ? imp.buckets[b].ready_s : start + interval_s(imp, b) * group_share(at0, at0, groups, g);
+    imp.resolved_spans.push_back({groups[g].name, start, end});
+    start = end;
+  }
+  // Forward order: the groups in reverse (backward runs them first to last).
   std::vector<std::size_t> layer_of(model.params.size(), 0);
   for (std::size_t g = groups.size(); g-- > 0;) {
-    const double start = g == 0 ? imp.backward_start_s : groups[g - 1].end_s;
-    const std::size_t b = groups[g].bucket;
-    const double interval = imp.buckets[b].ready_s - (b == 0 ? imp.backward_start_s : imp.buckets[b - 1].ready_s);
-    const double share = interval > 0 ? (groups[g].end_s - start) / interval : 0;
-    const double alone = std::max(0.0, groups[g].end_s - start - share * imp.taken_out.interval_s[b]);
-    t.layers.push_back({groups[g].name, 0.0, alone, none, std::nullopt, {}, {}});
+    t.layers.push_back({groups[g].name, 0.0, group_alone_s(imp, at0, at0, groups, g), none, std::nullopt, {}, {}});
     for (auto p : groups[g].params) layer_of[p] = t.layers.size() - 1;
-    imp.resolved_spans.push_back({groups[g].name, start, groups[g].end_s});
   }
-  std::reverse(imp.resolved_spans.begin(), imp.resolved_spans.end());  // backward order
   for (std::size_t i = 0; i < model.params.size(); ++i) {
     TraceParam p = model.params[i];
     p.layer = layer_of[i];  // parameters DDP does not reduce stay with forward_pass
@@ -232,7 +238,7 @@ void resolve_params(KinetoImport& imp, const ResolveOptions& o) {
   t.grad_ready_order = model.grad_ready_order;
   t.curve_batch_sizes.clear();
   if (curve)
-    attach_resolved_curve(t, imp, o, buckets, groups);
+    attach_resolved_curve(t, imp, o, buckets, groups, at0);
   else if (has_curve)
     imp.warnings.push_back("no batch curve: the model trace has one, but the profiled batch per rank is not known "
                            "(give --batch-size)");
