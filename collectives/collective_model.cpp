@@ -164,6 +164,21 @@ void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Proto
   m.ring_grain_elems = static_cast<std::int64_t>(threads) * ((p == Protocol::ll ? 8 : 60) / e) / (p == Protocol::ll ? 1 : 2);
 }
 
+// A ring step's passes: one pass of the channel's threads moves threads x 8 B with LL (a 16-byte
+// line a thread) and threads / 32 x 1,920 B with LL128 (a warp's slice of 32 x 8 words, one in 16
+// a flag: 2.18.5 prims_ll128.h WireWordPerSlice, DataEltPerSlice), and a warp with no data in a
+// pass waits for those with some. So a step smaller than a pass, as a ring's steps of 1 / ranks
+// of a channel's share are at mid sizes, lasts a whole pass at the cap. Chains (broadcast,
+// reduce) step by whole chunks, where the rounding is small, and stream.
+void set_ring_passes(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Protocol p) {
+  if (p == Protocol::simple) return;
+  int threads = 0;
+  t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
+  if (threads <= 0) return;
+  m.pass_bytes = p == Protocol::ll ? std::int64_t{threads} * nccl::kLlLinePayloadBytes
+                                   : std::int64_t{threads} / nccl::kWarpThreads * nccl::kLl128WarpSlicePayloadBytes;
+}
+
 void set_nvls(Mechanics& m, const ClusterSpec& c, const PlanOp& op, double model_bw_GBps, int nvls_channels) {
   if (op.algorithm == Algorithm::nvls_tree) {
     m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
@@ -249,6 +264,16 @@ int Mechanics::stream_group(bool network_hop, std::int64_t piece_bytes) const {
   return static_cast<int>(std::max<std::int64_t>(1, stream_net_step_bytes / piece_bytes));
 }
 
+double Mechanics::cap_time_s(std::int64_t payload, int steps) const {
+  if (channel_cap_Bps <= 0 || payload <= 0) return 0.0;
+  steps = std::max(1, steps);
+  if (pass_bytes > 0) {
+    const std::int64_t per_step = (payload + steps - 1) / steps;
+    payload = (per_step + pass_bytes - 1) / pass_bytes * pass_bytes * steps;
+  }
+  return static_cast<double>(payload) / channel_cap_Bps;
+}
+
 int Mechanics::chunks(std::int64_t bytes) const {
   if (chunk_bytes <= 0) return pipeline_chunks(bytes);
   return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));
@@ -312,6 +337,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                                                : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
     if (op.kind == OpKind::allreduce) set_ring_grain(m, t, op, p);
+    if (!chain) set_ring_passes(m, t, op, p);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;

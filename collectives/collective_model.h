@@ -26,6 +26,14 @@ struct Mechanics {
   std::array<double, 3> hop_latency_s{};
   double base_latency_s = 0;  // once per collective, before the first step
   double channel_cap_Bps = 0;  // payload a channel moves per second at most (0: the links decide)
+  // A ring step of LL or LL128 runs as whole passes of the channel's threads, each pass moving
+  // this much payload (LL: 8 bytes a thread; LL128: 1,920 bytes a warp), however little of it
+  // the step fills (2.18.5 prims_ll.h and prims_ll128.h GenericOp). 0: no passes (Simple, chains,
+  // trees, NVLS, ideal collectives).
+  std::int64_t pass_bytes = 0;
+  // The time `steps` steps carrying `payload` bytes in all take at the channel's cap, each step
+  // rounded up to whole passes. 0 without a cap.
+  double cap_time_s(std::int64_t payload, int steps = 1) const;
   // Payload a channel moves per step; a collective larger than channels x ranks x chunk runs in
   // several loops of steps. 0: one loop (ideal collectives).
   std::int64_t chunk_bytes = 0;

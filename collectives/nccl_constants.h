@@ -74,6 +74,12 @@ inline constexpr int kSteps = 8;
 inline constexpr std::int64_t kLlStepPayloadBytes = 524288 / kSteps / 2;   // 32 KiB
 inline constexpr std::int64_t kLl128StepBytes = 4915200 / kSteps;  // 614,400, flags included
 inline constexpr std::int64_t kLl128StepPayloadBytes = kLl128StepBytes / 16 * 15;  // 576,000
+// One pass of a channel's threads (2.18.5 prims_ll.h: a 16-byte line of 8 data bytes a thread;
+// prims_ll128.h: a warp of 32 threads x NCCL_LL128_SHMEM_ELEMS_PER_THREAD 8 words, 1 word in
+// NCCL_LL128_LINEELEMS 16 a flag: 240 data words of 8 bytes).
+inline constexpr int kWarpThreads = 32;
+inline constexpr std::int64_t kLlLinePayloadBytes = 8;
+inline constexpr std::int64_t kLl128WarpSlicePayloadBytes = kWarpThreads * 8 * 15 / 16 * 8;  // 1,920
 inline constexpr std::int64_t kSimpleStepBytes = (std::int64_t{1} << 22) / kSteps;  // 512 KiB
 // Ring allreduce, allgather and reduce-scatter send Simple chunks of 4 steps as 2 slices
 // (src/include/collectives.h L113-124); broadcast and reduce send 1-step chunks.

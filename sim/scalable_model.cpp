@@ -48,7 +48,7 @@ void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool h
   f.hop_extra_s = hop_each_round ? std::max(0.0, hop - lat) : 0.0;
   // Each added round pays the route's latency; every round pays the hop's extra.
   f.post_delay_s += (rounds - f.rounds) * lat + rounds * f.hop_extra_s;
-  if (m.channel_cap_Bps > 0) f.min_transfer_s = static_cast<double>(f.bytes) / m.channel_cap_Bps;
+  if (m.channel_cap_Bps > 0) f.min_transfer_s = m.cap_time_s(f.bytes, rounds);
   f.bytes = wire_bytes(m, f.bytes);
   f.rounds = rounds;
 }

@@ -74,7 +74,7 @@ void CapPacer::before_put() const {
 }
 
 void CapPacer::put(std::int64_t payload) {
-  if (cap_Bps_ > 0) next_s_ = simgrid::s4u::Engine::get_clock() + static_cast<double>(payload) / cap_Bps_;
+  if (m_.channel_cap_Bps > 0) next_s_ = simgrid::s4u::Engine::get_clock() + m_.cap_time_s(payload);
 }
 
 void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
@@ -84,7 +84,7 @@ void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t pa
   const double route = route_latency(from, to);
   const double started = comm->get_start_time();
   double transfer = std::max(0.0, comm->get_finish_time() - started - route);
-  if (m.channel_cap_Bps > 0) transfer = std::max(transfer, static_cast<double>(payload) / m.channel_cap_Bps);
+  if (m.channel_cap_Bps > 0) transfer = std::max(transfer, m.cap_time_s(payload));
   const double until = started + std::max(hop, route) + transfer;
   if (until > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(until);
 }

@@ -24,14 +24,14 @@ namespace redsim {
 // slices handed to the proxy of a network hop (ring_pass.cpp).
 class CapPacer {
  public:
-  explicit CapPacer(const Mechanics& m) : cap_Bps_(m.channel_cap_Bps) {}
+  explicit CapPacer(const Mechanics& m) : m_(m) {}
   // Holds the caller until the previous chunk's time at the cap has passed.
   void before_put() const;
   // A chunk of `payload` bytes leaves now.
   void put(std::int64_t payload);
 
  private:
-  double cap_Bps_;
+  const Mechanics& m_;
   double next_s_ = 0;
 };
 

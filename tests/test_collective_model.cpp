@@ -120,6 +120,30 @@ TEST_CASE("ring LL: 2(N-1) steps of max(hop latency) + payload at the LL channel
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
 
+TEST_CASE("ring LL128: a step smaller than a pass of the channel's warps lasts a whole pass, both fidelities", "[collectives][protocol]") {
+  // One channel (pinned), 8 A100s, allgather: 7 steps, each moving the buffer / 8. A pass of the
+  // channel's 640 threads is 20 warps x 1,920 data bytes (32 threads x 8 words, 1 in 16 a flag:
+  // NCCL's prims_ll128.h) = 38,400 B, and a step runs as whole passes. LL128's cap is the model's
+  // bus bandwidth for one channel: min(240 x 0.92, 20 x 12) = 220.8 GB/s (its wire bytes, x16/15,
+  // at 240 GB/s would take less). A step lasts max(2.0 us measured hop, 1.9 us hwLat, 0.5 us
+  // route) + passes x 38,400 / 220.8e9; base latency 14 us.
+  const auto c = nccl_node(8.0, 240, false);
+  auto run = [&](std::int64_t bytes, const SimOptions& how) {
+    auto plan = testing::single_collective_plan(8, OpKind::allgather, Algorithm::ring, bytes, 1);
+    plan.ops[0].request = {Algorithm::ring, Protocol::ll128, 1};
+    choose_collectives(plan, c);
+    REQUIRE(plan.ops[0].channels == 1);
+    return testing::end_of(simulate(plan, c, how));
+  };
+  const double pass_s = 38400 / 220.8e9;
+  const double one_pass = 14e-6 + 7 * (2.0e-6 + pass_s), two_passes = 14e-6 + 7 * (2.0e-6 + 2 * pass_s);
+  for (const auto& how : {kExact, kScalable}) {
+    CHECK(run(8 * 7680, how) == Approx(one_pass).epsilon(0.01));  // 4 warps' slices: still a pass
+    CHECK(run(8 * 38400, how) == Approx(one_pass).epsilon(0.01));
+    CHECK(run(8 * 38400 + 8 * 1920, how) == Approx(two_passes).epsilon(0.01));
+  }
+}
+
 TEST_CASE("ring Simple: loops of 2 MiB chunks sent as 2 slices, each a synchronised step", "[collectives][protocol]") {
   // One channel, 8 ranks, 32 MiB: two loops (8 x 2 MiB each); each of the 14 steps of a loop
   // sends 2 slices of 1 MiB, each max(6 us measured hop, 3.4 us hwLat, 0.5 us route) + 1 MiB at
