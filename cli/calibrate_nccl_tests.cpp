@@ -10,43 +10,21 @@
 #include <set>
 
 #include "cli/cluster_output.h"
+#include "cli/nccl_tests_sweep.h"
 #include "cli/text_format.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/statistics.h"
-#include "sim/collective_sweep.h"
 #include "validate/nccl_tests_fit.h"
 
 namespace redsim::cli {
 namespace {
 
-DType dtype_of(const std::string& type) {
-  if (type == "half") return DType::fp16;
-  if (type == "bfloat16") return DType::bf16;
-  if (type == "double") return DType::fp64;
-  switch (nccl_tests_type_bytes(type)) {
-    case 1: return DType::uint8;
-    case 8: return DType::int64;
-    default: return DType::fp32;  // float, int32, uint32: 4 bytes, and reduction speed is not per type here
-  }
-}
-
 std::vector<double> predict_run(const ClusterSpec& layout, const NcclTestsRun& run) {
-  SweepOptions o;
-  o.ops = {run.op};
-  for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
-  o.dtype = dtype_of(run.rows.front().type);
-  o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
-  o.gpus_per_process = run.gpus_per_thread;
-  o.iters = run.iters;
-  const auto rows = collective_sweep(layout, o);
   std::vector<double> us;
-  for (const auto& r : rows) us.push_back(r.time_us);
-  if (us.size() != run.rows.size())
-    throw InputError(run.file, "line " + std::to_string(run.first_line),
-                     "sizes of at least one element per rank (nccl-tests skips smaller ones)");
+  for (const auto& r : simulate_run(layout, run, sweep_for_run(run))) us.push_back(r.time_us);
   return us;
 }
 

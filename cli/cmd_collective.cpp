@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/collective_compare.h"
 #include "cli/commands.h"
 #include "collectives/cluster_subset.h"
 #include "core/atomic_file.h"
@@ -33,6 +34,8 @@ struct CollectiveOptions {
   std::string fidelity = "auto";
   std::string json_file;
   std::string nccl_version;  // empty: the cluster file's
+  std::vector<std::string> compare_logs;
+  std::string svg_file;
 };
 
 // nccl-tests' sizes: a number with an optional K, M or G suffix (powers of 1024).
@@ -155,6 +158,12 @@ nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& 
 }
 
 void run_collective(const CollectiveOptions& o) {
+  if (!o.compare_logs.empty()) {
+    const auto s = sweep_options(o);  // the defaults of the sweep's own options, and the pinned choice
+    compare_collective_logs({o.compare_logs, o.cluster_file, o.json_file, o.svg_file, s.request, s.fidelity});
+    return;
+  }
+  if (!o.svg_file.empty()) throw InputError("", "", "--svg: expected --compare LOG as well (the chart sets a log's measurements beside the prediction)");
   check_outputs_distinct({{"--cluster", o.cluster_file}}, {{"--json", o.json_file}});
   check_output_targets({{"--json", o.json_file}});
   auto full = load_cluster(o.cluster_file);
@@ -228,6 +237,13 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--json", o->json_file, "also write the rows as JSON here");
   cmd->add_option("--nccl-version", o->nccl_version,
                   "the NCCL release to lay work out as, e.g. 2.20.5 (nccl clusters; default: the cluster file's nccl_version, else 2.18.5)");
+  auto* compare = cmd->add_option("--compare", o->compare_logs,
+                                  "nccl-tests logs (all_reduce_perf, ... output) to set beside the simulation: each run simulated on "
+                                  "the part of the cluster it ran on, with its sizes, op, type, -g, -n and NCCL release; prints "
+                                  "measured and predicted time and busbw and the error per row");
+  cmd->add_option("--svg", o->svg_file, "with --compare: also draw measured and predicted busbw against size here (SVG)");
+  for (const char* name : {"--op", "--ops", "-b", "-e", "-f", "-i", "-d", "-o", "-r", "-g", "-n", "--ranks", "--nccl-version"})
+    compare->excludes(cmd->get_option(name));
   cmd->callback([o] { run_collective(*o); });
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/svg_text.h"
 #include "core/units.h"
 
 namespace redsim::tune {
@@ -21,23 +22,6 @@ std::string f(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
   return buf;
-}
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&')
-      o += "&amp;";
-    else if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
-  }
-  return o;
 }
 
 std::string family_color(const std::string& fam, int shade) {
@@ -65,14 +49,6 @@ const char* dash_of(int shade) {
 
 // Families whose time does not depend on a bucket size: a horizontal line.
 bool no_buckets(const std::string& family) { return family == "flat" || family == "fsdp" || family == "hsdp"; }
-
-double nice_step(double range) {
-  const double raw = range / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (raw <= m * mag) return m * mag;
-  return 10 * mag;
-}
 
 // The report: one line per (strategy, channels, algorithm), through that setting's own
 // simulated points only (the best of several algorithms at each size zig-zagged between them).
@@ -149,7 +125,7 @@ class Report {
     ylo_ = std::max(0.0, ymin_ - (ymax_ - ymin_) * 0.05);
     yhi_ = ymax_ + (ymax_ - ymin_) * 0.05;
     if (yhi_ <= ylo_) yhi_ = ylo_ + std::max(1e-3, ylo_ * 0.1);
-    step_ = nice_step(yhi_ - ylo_);
+    step_ = svg_nice_step(yhi_ - ylo_);
     ylo_ = std::floor(ylo_ / step_) * step_;
     yhi_ = std::ceil(yhi_ / step_) * step_;
     lx0_ = std::log2(static_cast<double>(bmin_));
@@ -172,16 +148,16 @@ class Report {
     s_ += "<defs><clipPath id=\"plot\"><rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw_) + "\" height=\"" +
           f(ph_) + "\"/></clipPath></defs>\n";
     s_ += "<text x=\"" + f(kLeft) + "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" +
-          esc("redsim tune: " + in_.trace->model + " on " + in_.cluster->name + " (" + std::to_string(in_.cluster->world_size()) +
+          svg_escape("redsim tune: " + in_.trace->model + " on " + in_.cluster->name + " (" + std::to_string(in_.cluster->world_size()) +
               " ranks)") +
           "</text>\n";
     s_ += "<text x=\"" + f(kLeft) + "\" y=\"47\" fill=\"#444\">" +
-          esc("predicted time per optimizer step (" + std::to_string(in_.constraints.microbatches) +
+          svg_escape("predicted time per optimizer step (" + std::to_string(in_.constraints.microbatches) +
               " micro-batch(es) per rank) against bucket size; " + std::string(search_method_name(r_.method)) + " search, " +
               std::to_string(r_.simulations) + " simulations") +
           "</text>\n";
     s_ += "<text x=\"" + f(kLeft) + "\" y=\"63\" fill=\"#444\">" +
-          esc("each line: one strategy, algorithm and channel count, through its simulated settings only (the best at "
+          svg_escape("each line: one strategy, algorithm and channel count, through its simulated settings only (the best at "
               "each bucket size); red ring: the chosen setting") +
           "</text>\n";
   }
@@ -199,7 +175,7 @@ class Report {
       s_ += "<line x1=\"" + f(X(b)) + "\" x2=\"" + f(X(b)) + "\" y1=\"" + f(kTop) + "\" y2=\"" + f(kTop + ph_) + "\" stroke=\"" +
             (major ? "#e4e4e4" : "#f2f2f2") + "\"/>\n";
       if (major)
-        s_ += "<text x=\"" + f(X(b)) + "\" y=\"" + f(kTop + ph_ + 18) + "\" text-anchor=\"middle\">" + esc(format_bytes_binary(b)) +
+        s_ += "<text x=\"" + f(X(b)) + "\" y=\"" + f(kTop + ph_ + 18) + "\" text-anchor=\"middle\">" + svg_escape(format_bytes_binary(b)) +
               "</text>\n";
     }
     s_ += "<rect x=\"" + f(kLeft) + "\" y=\"" + f(kTop) + "\" width=\"" + f(pw_) + "\" height=\"" + f(ph_) +
@@ -242,7 +218,7 @@ class Report {
     const double tx = std::clamp(cx - width / 2, kLeft + 4, std::max(kLeft + 4, kLeft + pw_ - width - 4));
     const double ty = cy - 16 < kTop + 14 ? cy + 24 : cy - 16;
     s_ += "<text x=\"" + f(tx) + "\" y=\"" + f(ty) +
-          "\" fill=\"#d00\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + esc(label) + "</text>\n";
+          "\" fill=\"#d00\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + svg_escape(label) + "</text>\n";
   }
 
   void legend() {
@@ -261,7 +237,7 @@ class Report {
       char off[64] = "";
       if (lowest > yhi_) std::snprintf(off, sizeof off, " (off scale: %.1f ms)", lowest);
       s_ += "<text x=\"" + f(lx + 38) + "\" y=\"" + f(ly) + "\">" +
-            esc(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") +
+            svg_escape(se.family + ", " + se.algorithm + (se.channels > 0 ? " x" + std::to_string(se.channels) : "") +
                 (se.flat_ms ? " (no buckets)" : "") + off) +
             "</text>\n";
       ly += 17;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/svg_text.h"
+
 namespace redsim {
 
 namespace {
@@ -17,34 +19,13 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-// Labels come from the matrix file: XML-escaped, printable ASCII only, bounded.
-std::string esc(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s.substr(0, 60)) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else o += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
-  }
-  return o;
-}
-
-double nice_step(double range) {
-  const double raw = range / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (raw <= m * mag) return m * mag;
-  return 10 * mag;
-}
-
 }  // namespace
 
 std::string matrix_scatter_svg(const std::vector<CaseResult>& rs, const MatrixSummary& summary, double max_error) {
   double hi = 0;
   for (const auto& r : rs) hi = std::max({hi, r.cmp.predicted_step_s, r.cmp.measured_step_max_s, r.cmp.measured_step_median_s});
   hi = hi > 0 ? hi * 1e3 * (1 + std::max(0.05, max_error)) : 1;  // ms, room for the band
-  const double step = nice_step(hi);
+  const double step = svg_nice_step(hi);
   hi = std::ceil(hi / step) * step;
   const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
   auto X = [&](double ms) { return kLeft + ms / hi * pw; };
@@ -89,7 +70,7 @@ std::string matrix_scatter_svg(const std::vector<CaseResult>& rs, const MatrixSu
     // The measured spread (min..max) as a horizontal bar.
     s << "<line x1=\"" << X(r.cmp.measured_step_min_s * 1e3) << "\" x2=\"" << X(r.cmp.measured_step_max_s * 1e3) << "\" y1=\""
       << Y(py) << "\" y2=\"" << Y(py) << "\" stroke=\"" << color << "\"/>\n";
-    const std::string text = esc(r.label) + fmt(" %+.1f%%", r.cmp.step_error * 100);
+    const std::string text = svg_escape(r.label, true, 60) + fmt(" %+.1f%%", r.cmp.step_error * 100);
     s << "<circle cx=\"" << X(mx) << "\" cy=\"" << Y(py) << "\" r=\"4\" fill=\"" << color << "\"><title>" << text
       << "</title></circle>\n";
     const double tx = X(mx) + 7, width = 6.6 * static_cast<double>(text.size());

@@ -1,0 +1,170 @@
+// Each run of each log is simulated on the part of the cluster it ran on (validate/nccl_tests_fit.h
+// layout_of_run), with its sizes, op, type, root, -g and -n and, where the log prints one, its
+// NCCL release (cli/nccl_tests_sweep.h). Nothing is fitted: calibrate --from-nccl-tests does that.
+#include "cli/collective_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/nccl_tests_sweep.h"
+#include "cli/text_format.h"
+#include "core/atomic_file.h"
+#include "core/cluster_json.h"
+#include "core/error.h"
+#include "core/statistics.h"
+#include "validate/busbw_svg.h"
+#include "validate/nccl_tests_fit.h"
+
+namespace redsim::cli {
+namespace {
+
+// nccl-tests' goal bands as issue 13 states them: below 64 KiB latency dominates.
+constexpr std::int64_t kBandBytes = 64 * 1024;
+constexpr double kSmallWithinPct = 30, kLargeWithinPct = 15;
+
+struct ComparedRun {
+  const NcclTestsRun* run = nullptr;
+  ClusterSpec layout;
+  std::vector<SweepRow> predicted;
+};
+
+// Positive: redsim predicts faster (higher bus bandwidth) than measured.
+double error_pct(const NcclTestsRow& m, const SweepRow& p) { return (m.time_us / p.time_us - 1) * 100; }
+
+std::string choice_of(const SweepRow& p) {
+  return std::string(algorithm_name(p.algorithm)) + "/" + (p.protocol ? std::string(protocol_name(*p.protocol)) : "-") +
+         " x" + std::to_string(p.channels);
+}
+
+std::string run_title(const ComparedRun& c) {
+  const auto& r = *c.run;
+  return r.file + " line " + std::to_string(r.first_line) + ": " + std::string(op_kind_name(r.op)) + ", " +
+         std::to_string(r.ranks) + " ranks (" + std::to_string(r.nodes) + " x " + std::to_string(r.devices_per_node) +
+         "), -g " + std::to_string(r.gpus_per_thread) + ", -n " + std::to_string(r.iters);
+}
+
+std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) {
+  const auto& r = *c.run;
+  return "on " + cluster_file +
+         (c.layout.library == CollectiveLibrary::nccl ? ", NCCL " + nccl_version_name(c.layout.nccl_version) +
+                                                            (r.nccl_version > 0 ? " (the log's)" : " (the cluster's)")
+                                                      : std::string(", ideal collectives"));
+}
+
+struct Band {
+  std::vector<double> errors;
+  int within = 0;
+};
+
+void print_run(const ComparedRun& c, const std::string& cluster_file) {
+  std::cout << "\n# " << run_title(c) << " " << run_subtitle(c, cluster_file) << "\n"
+            << "#       size   measured us  predicted us   measured busbw  predicted busbw    error   choice\n";
+  Band small, large;
+  for (std::size_t i = 0; i < c.predicted.size(); ++i) {
+    const auto& m = c.run->rows[i];
+    const auto& p = c.predicted[i];
+    const double e = error_pct(m, p);
+    std::cout << fmt("%12.0f", static_cast<double>(m.size_bytes)) << fmt("  %12.2f", m.time_us) << fmt("  %12.2f", p.time_us)
+              << fmt("  %15.2f", m.busbw_GBps) << fmt("  %15.2f", p.busbw_GBps) << fmt("  %+7.1f%%", e) << "   "
+              << choice_of(p) << "\n";
+    auto& band = m.size_bytes < kBandBytes ? small : large;
+    band.errors.push_back(std::abs(e));
+    band.within += std::abs(e) <= (m.size_bytes < kBandBytes ? kSmallWithinPct : kLargeWithinPct) ? 1 : 0;
+  }
+  auto summary = [](const char* name, const Band& b, double bound) {
+    if (b.errors.empty()) return;
+    std::cout << "#  " << name << fmt(" %2.0f rows:", static_cast<double>(b.errors.size()))
+              << fmt(" median |error| %5.1f%%,", median_of(b.errors)) << fmt(" worst %5.1f%%,", *std::max_element(b.errors.begin(), b.errors.end()))
+              << fmt(" within %.0f%%: ", bound) << b.within << " of " << b.errors.size() << "\n";
+  };
+  summary("below 64 KiB:  ", small, kSmallWithinPct);
+  summary("from 64 KiB up:", large, kLargeWithinPct);
+}
+
+nlohmann::json run_json(const ComparedRun& c) {
+  auto rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < c.predicted.size(); ++i) {
+    const auto& m = c.run->rows[i];
+    const auto& p = c.predicted[i];
+    rows.push_back({{"size_bytes", m.size_bytes},
+                    {"measured_time_us", m.time_us},
+                    {"predicted_time_us", p.time_us},
+                    {"measured_busbw_GBps", m.busbw_GBps},
+                    {"predicted_busbw_GBps", p.busbw_GBps},
+                    {"error_pct", error_pct(m, p)},
+                    {"algorithm", algorithm_name(p.algorithm)},
+                    {"protocol", p.protocol ? nlohmann::json(protocol_name(*p.protocol)) : nlohmann::json(nullptr)},
+                    {"channels", p.channels}});
+  }
+  const auto& r = *c.run;
+  return {{"file", r.file},
+          {"line", r.first_line},
+          {"op", op_kind_name(r.op)},
+          {"ranks", r.ranks},
+          {"nodes", r.nodes},
+          {"devices_per_node", r.devices_per_node},
+          {"device", r.device},
+          {"gpus_per_process", r.gpus_per_thread},
+          {"iters", r.iters},
+          {"nccl_version", c.layout.library == CollectiveLibrary::nccl ? nlohmann::json(nccl_version_name(c.layout.nccl_version))
+                                                                       : nlohmann::json(nullptr)},
+          {"rows", rows}};
+}
+
+}  // namespace
+
+void compare_collective_logs(const CollectiveCompare& o) {
+  std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
+  for (const auto& log : o.logs) inputs.push_back({"--compare", log});
+  check_outputs_distinct(inputs, {{"--json", o.json_file}, {"--svg", o.svg_file}});
+  check_output_targets({{"--json", o.json_file}, {"--svg", o.svg_file}});
+  const ClusterSpec cluster = load_cluster(o.cluster_file);
+  std::vector<NcclTestsRun> runs;
+  for (const auto& log : o.logs)
+    for (auto& r : read_nccl_tests_log(log)) runs.push_back(std::move(r));
+  // Simulate everything before printing or writing anything, so bad input leaves no half output.
+  std::vector<ComparedRun> compared;
+  for (const auto& run : runs) {
+    ComparedRun c;
+    c.run = &run;
+    c.layout = layout_of_run(cluster, o.cluster_file, run);
+    if (run.nccl_version > 0 && c.layout.library == CollectiveLibrary::nccl) c.layout.nccl_version = run.nccl_version;
+    SweepOptions s = sweep_for_run(run);
+    s.request = o.request;
+    s.fidelity = o.fidelity;
+    c.predicted = simulate_run(c.layout, run, s);
+    compared.push_back(std::move(c));
+  }
+  std::cout << "# redsim collective --compare: " << runs.size() << " nccl-tests run(s) on " << o.cluster_file << " ("
+            << cluster.name << "); error = measured time / predicted time - 1 (positive: redsim predicts faster)\n";
+  for (const auto& c : compared) print_run(c, o.cluster_file);
+  if (!o.json_file.empty()) {
+    auto arr = nlohmann::json::array();
+    for (const auto& c : compared) arr.push_back(run_json(c));
+    const nlohmann::json j = {{"format", "redsim-collective-compare"},
+                              {"version", 1},
+                              {"cluster", {{"file", o.cluster_file}, {"name", cluster.name}}},
+                              {"runs", arr}};
+    write_file_atomically(o.json_file, j.dump(1) + "\n");
+    std::cout << "json: " << o.json_file << "\n";
+  }
+  if (!o.svg_file.empty()) {
+    std::vector<BusbwPanel> panels;
+    for (const auto& c : compared) {
+      BusbwPanel p;
+      p.title = run_title(c);
+      p.subtitle = run_subtitle(c, o.cluster_file);
+      for (std::size_t i = 0; i < c.predicted.size(); ++i)
+        p.points.push_back({c.run->rows[i].size_bytes, c.run->rows[i].busbw_GBps, c.predicted[i].busbw_GBps, choice_of(c.predicted[i])});
+      panels.push_back(std::move(p));
+    }
+    write_file_atomically(o.svg_file, busbw_compare_svg(panels, "redsim collective --compare: measured and predicted bus bandwidth, " + cluster.name));
+    std::cout << "svg: " << o.svg_file << "\n";
+  }
+}
+
+}  // namespace redsim::cli

@@ -1,0 +1,44 @@
+#include "cli/nccl_tests_sweep.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace redsim::cli {
+namespace {
+
+DType dtype_of(const std::string& type) {
+  if (type == "half") return DType::fp16;
+  if (type == "bfloat16") return DType::bf16;
+  if (type == "double") return DType::fp64;
+  switch (nccl_tests_type_bytes(type)) {
+    case 1: return DType::uint8;
+    case 8: return DType::int64;
+    default: return DType::fp32;  // float, int32, uint32: 4 bytes, and reduction speed is not per type here
+  }
+}
+
+}  // namespace
+
+SweepOptions sweep_for_run(const NcclTestsRun& run) {
+  SweepOptions o;
+  o.ops = {run.op};
+  for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
+  if (!run.rows.empty()) {
+    o.dtype = dtype_of(run.rows.front().type);
+    o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
+  }
+  o.gpus_per_process = run.gpus_per_thread;
+  o.iters = run.iters;
+  return o;
+}
+
+std::vector<SweepRow> simulate_run(const ClusterSpec& layout, const NcclTestsRun& run, SweepOptions o) {
+  auto rows = collective_sweep(layout, o);
+  if (rows.size() != run.rows.size())
+    throw InputError(run.file, "line " + std::to_string(run.first_line),
+                     "sizes of at least one element per rank (nccl-tests skips smaller ones)");
+  return rows;
+}
+
+}  // namespace redsim::cli

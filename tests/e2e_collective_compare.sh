@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# redsim collective --compare end to end: a real nccl-tests log against the simulated sweep (each
+# row's measured time is the log's, the error its arithmetic, the band summary its count), the
+# chart, the log's NCCL release, and bad input (exit 2, one line, nothing written).
+# usage: e2e_collective_compare.sh REDSIM_BINARY SOURCE_DIR
+set -u
+redsim=$1
+src=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/redsim-compare.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok   $1"; fi; }
+logs=$src/tests/data/nccl_tests
+ar=$logs/superbench-a100_all_reduce_8r.log
+ag=$logs/superbench-a100_all_gather_8r.log
+
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" "$ag" --json "$tmp/c.json" --svg "$tmp/c.svg" \
+  >"$tmp/out.txt" 2>"$tmp/err.txt"
+check "two logs compare" "[ $? -eq 0 ] && [ -s '$tmp/c.json' ] && [ -s '$tmp/c.svg' ]"
+python3 - "$tmp/c.json" "$tmp/out.txt" "$tmp/c.svg" "$ar" "$ag" <<'PY' && echo "ok   rows, arithmetic, summaries and chart" || { echo "FAIL: rows"; fail=1; }
+import json, re, sys, xml.etree.ElementTree as ET
+j = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+runs = j["runs"]
+assert [r["op"] for r in runs] == ["allreduce", "allgather"], runs
+summaries = re.findall(r"within (\d+)%: (\d+) of (\d+)", out)
+assert len(summaries) == 4, summaries
+for run, log, k in zip(runs, sys.argv[4:6], range(2)):
+    # The log's own rows, read here: size and out-of-place time, at the column the header names.
+    measured, at = [], None
+    for line in open(log):
+        f = line.split()
+        if f[:2] == ["#", "size"]:
+            at = f.index("time") - 1
+        elif f and f[0].isdigit() and int(f[0]) > 0 and int(f[1]) > 0:
+            measured.append((int(f[0]), float(f[at])))
+    rows = run["rows"]
+    assert [(r["size_bytes"], r["measured_time_us"]) for r in rows] == measured, (rows[:3], measured[:3])
+    n = run["ranks"]
+    factor = 2 * (n - 1) / n if run["op"] == "allreduce" else (n - 1) / n
+    for r in rows:
+        assert abs(r["error_pct"] - (r["measured_time_us"] / r["predicted_time_us"] - 1) * 100) < 1e-9, r
+        busbw = r["size_bytes"] / (r["predicted_time_us"] * 1e-6) / 1e9 * factor
+        assert abs(r["predicted_busbw_GBps"] - busbw) <= 1e-9 * busbw + 1e-12, r
+    assert run["gpus_per_process"] == 8 and run["iters"] == 20 and run["nccl_version"] == "2.18.5", run
+    small = [abs(r["error_pct"]) for r in rows if r["size_bytes"] < 65536]
+    large = [abs(r["error_pct"]) for r in rows if r["size_bytes"] >= 65536]
+    expect = [("30", sum(e <= 30 for e in small), len(small)), ("15", sum(e <= 15 for e in large), len(large))]
+    got = [(b, int(w), int(t)) for b, w, t in summaries[2 * k:2 * k + 2]]
+    assert got == expect, (got, expect)
+    assert len(re.findall(r"^ +\d+ ", out.split("line 1: " + run["op"])[1].split("#  from")[0], re.M)) == len(rows)
+svg = ET.parse(sys.argv[3]).getroot()
+lines = [e for e in svg.iter() if e.tag.endswith("polyline")]
+assert len(lines) == 4, len(lines)  # measured and predicted, per run
+assert [len(e.get("points").split()) for e in lines] == [len(runs[0]["rows"])] * 2 + [len(runs[1]["rows"])] * 2
+PY
+
+# The log's NCCL release decides the layout the simulation uses; without one, the cluster's.
+{ echo "# nccl-tests version 2.13.9 nccl-headers=22005 nccl-library=22005"; cat "$ar"; } >"$tmp/v220.log"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/v220.log" --json "$tmp/v.json" >"$tmp/v.txt"
+check "the log's NCCL release" "[ $? -eq 0 ] && grep -q '\"nccl_version\": \"2.20.5\"' '$tmp/v.json' && grep -q \"NCCL 2.20.5 (the log's)\" '$tmp/v.txt'"
+
+# Bad input: exit 2, one line naming what is wrong, and nothing written.
+bad() {
+  local what=$1
+  shift
+  rm -f "$tmp/bad.json" "$tmp/bad.svg"
+  "$redsim" collective "$@" >/dev/null 2>"$tmp/bad.txt"
+  local rc=$?
+  check "rejects $what" "[ $rc -eq 2 ] && [ \$(wc -l < '$tmp/bad.txt') -eq 1 ] && [ ! -e '$tmp/bad.json' ] && [ ! -e '$tmp/bad.svg' ]"
+}
+bad "a truncated log" --cluster "$src/configs/dgx-a100.json" --compare "$logs/truncated_all_reduce.log" --json "$tmp/bad.json"
+check "  naming the file and line" "grep -q 'truncated_all_reduce.log' '$tmp/bad.txt' && grep -q 'line' '$tmp/bad.txt'"
+bad "16 ranks on one node" --cluster "$src/configs/dgx-a100.json" --compare "$logs/oci-a100_all_reduce_16r.log" --svg "$tmp/bad.svg"
+bad "sizes beside a log" --cluster "$src/configs/dgx-a100.json" --compare "$ar" -b 1M
+bad "--svg without a log" --cluster "$src/configs/dgx-a100.json" --svg "$tmp/bad.svg"
+bad "a missing log" --cluster "$src/configs/dgx-a100.json" --compare "$tmp/none.log" --json "$tmp/bad.json"
+exit $fail
