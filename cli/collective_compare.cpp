@@ -68,7 +68,8 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
     const auto& m = c.run->rows[i];
     const auto& p = c.predicted[i];
     const double e = error_pct(m, p);
-    std::cout << fmt("%12.0f", static_cast<double>(m.size_bytes)) << fmt("  %12.2f", m.time_us) << fmt("  %12.2f", p.time_us)
+    std::cout << fmt("%12.0f", static_cast<double>(m.size_bytes)) << fmt("  %12.2f", m.time_us)
+              << fmt("  %12.2f", p.time_us)
               << fmt("  %15.2f", m.busbw_GBps) << fmt("  %15.2f", p.busbw_GBps) << fmt("  %+7.1f%%", e) << "   "
               << choice_of(p) << "\n";
     auto& band = m.size_bytes < kBandBytes ? small : large;
@@ -78,7 +79,8 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
   auto summary = [](const char* name, const Band& b, double bound) {
     if (b.errors.empty()) return;
     std::cout << "#  " << name << fmt(" %2.0f rows:", static_cast<double>(b.errors.size()))
-              << fmt(" median |error| %5.1f%%,", median_of(b.errors)) << fmt(" worst %5.1f%%,", *std::max_element(b.errors.begin(), b.errors.end()))
+              << fmt(" median |error| %5.1f%%,", median_of(b.errors))
+              << fmt(" worst %5.1f%%,", *std::max_element(b.errors.begin(), b.errors.end()))
               << fmt(" within %.0f%%: ", bound) << b.within << " of " << b.errors.size() << "\n";
   };
   summary("below 64 KiB:  ", small, kSmallWithinPct);
@@ -110,8 +112,9 @@ nlohmann::json run_json(const ComparedRun& c) {
           {"device", r.device},
           {"gpus_per_process", r.gpus_per_thread},
           {"iters", r.iters},
-          {"nccl_version", c.layout.library == CollectiveLibrary::nccl ? nlohmann::json(nccl_version_name(c.layout.nccl_version))
-                                                                       : nlohmann::json(nullptr)},
+          {"nccl_version", c.layout.library == CollectiveLibrary::nccl
+                               ? nlohmann::json(nccl_version_name(c.layout.nccl_version))
+                               : nlohmann::json(nullptr)},
           {"rows", rows}};
 }
 
@@ -159,10 +162,12 @@ void compare_collective_logs(const CollectiveCompare& o) {
       p.title = run_title(c);
       p.subtitle = run_subtitle(c, o.cluster_file);
       for (std::size_t i = 0; i < c.predicted.size(); ++i)
-        p.points.push_back({c.run->rows[i].size_bytes, c.run->rows[i].busbw_GBps, c.predicted[i].busbw_GBps, choice_of(c.predicted[i])});
+        p.points.push_back({c.run->rows[i].size_bytes, c.run->rows[i].busbw_GBps, c.predicted[i].busbw_GBps,
+                            choice_of(c.predicted[i])});
       panels.push_back(std::move(p));
     }
-    write_file_atomically(o.svg_file, busbw_compare_svg(panels, "redsim collective --compare: measured and predicted bus bandwidth, " + cluster.name));
+    const std::string heading = "redsim collective --compare: measured and predicted bus bandwidth, " + cluster.name;
+    write_file_atomically(o.svg_file, busbw_compare_svg(panels, heading));
     std::cout << "svg: " << o.svg_file << "\n";
   }
 }

@@ -77,8 +77,8 @@ class Panel {
     const double label_y = bottom() + kStripH + 18;
     for (int e = first; e <= last; ++e) {
       const double x = X(std::int64_t{1} << std::min(e, 62));
-      s << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(bottom()) << "\" y2=\"" << num(bottom() + 4)
-        << "\" stroke=\"#888\"/>\n";
+      s << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(bottom()) << "\" y2=\""
+        << num(bottom() + 4) << "\" stroke=\"#888\"/>\n";
       if ((e - first) % every == 0)
         s << "<text x=\"" << num(x) << "\" y=\"" << num(label_y) << "\" text-anchor=\"middle\">"
           << size_label(std::clamp(e, 0, 49)) << "</text>\n";
@@ -100,21 +100,22 @@ class Panel {
       std::size_t j = i;
       while (j + 1 < pts.size() && pts[j + 1].choice == pts[i].choice) ++j;
       const double a = i == 0 ? X(pts[i].size_bytes) : (X(pts[i - 1].size_bytes) + X(pts[i].size_bytes)) / 2;
-      const double b = j + 1 == pts.size() ? X(pts[j].size_bytes) : (X(pts[j].size_bytes) + X(pts[j + 1].size_bytes)) / 2;
+      const double b =
+          j + 1 == pts.size() ? X(pts[j].size_bytes) : (X(pts[j].size_bytes) + X(pts[j + 1].size_bytes)) / 2;
       s << "<rect x=\"" << num(a) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(1.0, b - a)) << "\" height=\""
         << kStripH - 4 << "\" fill=\"" << (shade++ % 2 ? "#dbe7f5" : "#eef3fa") << "\" stroke=\"#9ab\"/>\n";
       const std::string label = svg_escape(pts[i].choice, true, 40);
       if ((b - a) > 6.5 * static_cast<double>(pts[i].choice.size()))
-        s << "<text x=\"" << num((a + b) / 2) << "\" y=\"" << num(y + 13) << "\" text-anchor=\"middle\" font-size=\"11\">"
-          << label << "</text>\n";
+        s << "<text x=\"" << num((a + b) / 2) << "\" y=\"" << num(y + 13)
+          << "\" text-anchor=\"middle\" font-size=\"11\">" << label << "</text>\n";
       i = j + 1;
     }
   }
 
   void line(std::ostringstream& s, bool measured) const {
     const char* color = measured ? "#111" : "#1f64b4";
-    s << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << (measured ? "" : " stroke-dasharray=\"6 3\"")
-      << " points=\"";
+    s << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\""
+      << (measured ? "" : " stroke-dasharray=\"6 3\"") << " points=\"";
     for (const auto& q : p_.points)
       s << num(X(q.size_bytes)) << "," << num(Y(measured ? q.measured_GBps : q.predicted_GBps)) << " ";
     s << "\"/>\n";
@@ -123,7 +124,8 @@ class Panel {
       if (measured)
         s << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"3\" fill=\"" << color << "\"/>\n";
       else
-        s << "<rect x=\"" << num(x - 3) << "\" y=\"" << num(y - 3) << "\" width=\"6\" height=\"6\" fill=\"" << color << "\"/>\n";
+        s << "<rect x=\"" << num(x - 3) << "\" y=\"" << num(y - 3) << "\" width=\"6\" height=\"6\" fill=\"" << color
+          << "\"/>\n";
     }
   }
 
