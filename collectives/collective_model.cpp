@@ -319,8 +319,9 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   double per_channel_bus = e.uncapped_bus_GBps / channels;
   if (e.total_cap_GBps > 0) per_channel_bus = std::min(per_channel_bus, e.total_cap_GBps / std::max(1, op.channels));
   // LL and LL128 forward data line by line (a flag in every 8- or 128-byte line), so along a
-  // chain or tree they stream in pieces of one pass of the channel's threads (512 x 8 B, about
-  // 40 x 120 B: ~4 KiB) rather than store and forward whole steps.
+  // chain or tree they stream in pieces of at most 4 KiB (one LL pass of 512 x 8 B; two LL128
+  // warp slices of 1,920 B, whose pass is 38,400 B: pieces of a whole LL128 pass fit the
+  // published tables worse, bench/fidelity/README.md) rather than store and forward whole steps.
   // A small collective streams too: at least 16 pieces, down to 256 bytes.
   const std::int64_t channel_bytes = op.bytes / std::max(1, op.channels);
   const std::int64_t kLineStreamBytes = std::clamp<std::int64_t>(channel_bytes / 16, 256, 4096);
