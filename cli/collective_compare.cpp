@@ -71,7 +71,13 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
     std::cout << fmt("%12.0f", static_cast<double>(m.size_bytes)) << fmt("  %12.2f", m.time_us)
               << fmt("  %12.2f", p.time_us)
               << fmt("  %15.2f", m.busbw_GBps) << fmt("  %15.2f", p.busbw_GBps) << fmt("  %+7.1f%%", e) << "   "
-              << choice_of(p) << "\n";
+              << choice_of(p);
+    // A row whose results were wrong measured a broken run: shown, left out of the summary.
+    if (m.wrong && *m.wrong > 0) {
+      std::cout << "   (#wrong > 0: not counted)\n";
+      continue;
+    }
+    std::cout << "\n";
     auto& band = m.size_bytes < kBandBytes ? small : large;
     band.errors.push_back(std::abs(e));
     band.within += std::abs(e) <= (m.size_bytes < kBandBytes ? kSmallWithinPct : kLargeWithinPct) ? 1 : 0;
@@ -98,6 +104,7 @@ nlohmann::json run_json(const ComparedRun& c) {
                     {"measured_busbw_GBps", m.busbw_GBps},
                     {"predicted_busbw_GBps", p.busbw_GBps},
                     {"error_pct", error_pct(m, p)},
+                    {"wrong", m.wrong ? nlohmann::json(*m.wrong) : nlohmann::json(nullptr)},
                     {"algorithm", algorithm_name(p.algorithm)},
                     {"protocol", p.protocol ? nlohmann::json(protocol_name(*p.protocol)) : nlohmann::json(nullptr)},
                     {"channels", p.channels}});

@@ -60,6 +60,14 @@ PY
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/v220.log" --json "$tmp/v.json" >"$tmp/v.txt"
 check "the log's NCCL release" "[ $? -eq 0 ] && grep -q '\"nccl_version\": \"2.20.5\"' '$tmp/v.json' && grep -q \"NCCL 2.20.5 (the log's)\" '$tmp/v.txt'"
 
+# A row with wrong results (#wrong > 0) is shown and marked, and left out of the band summary.
+sed -E '0,/^ +1048576 /s/^( +1048576 +[0-9]+ +float +sum +[0-9.]+ +[0-9.]+ +[0-9.]+ +)N\/A/\13/' "$ar" >"$tmp/wrong.log"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" >"$tmp/w0.txt"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/wrong.log" --json "$tmp/w.json" >"$tmp/w1.txt"
+check "a wrong row is marked and not counted" "grep -q '^ *1048576 .*#wrong > 0: not counted' '$tmp/w1.txt' && \
+  grep -q 'from 64 KiB up: 18 rows' '$tmp/w0.txt' && grep -q 'from 64 KiB up: 17 rows' '$tmp/w1.txt' && \
+  grep -q '\"wrong\": 3' '$tmp/w.json'"
+
 # Bad input: exit 2, one line naming what is wrong, and nothing written.
 bad() {
   local what=$1
