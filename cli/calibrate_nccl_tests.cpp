@@ -17,6 +17,7 @@
 #include "core/compute_reference.h"
 #include "core/error.h"
 #include "core/statistics.h"
+#include "validate/busbw_svg.h"
 #include "validate/nccl_tests_fit.h"
 
 namespace redsim::cli {
@@ -86,6 +87,23 @@ void take_logged_nccl_version(const std::vector<NcclTestsRun>& runs, ClusterSpec
             << "\n";
 }
 
+// Measured, as-given and fitted busbw per run. A row's bus bandwidth is inversely proportional to
+// its time at a fixed size, so the predictions' busbw follow from the log's own: busbw x t / t'.
+std::string fit_chart(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs, const std::string& cluster_name) {
+  std::vector<BusbwPanel> panels(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    panels[i].title = runs[i].file + " line " + std::to_string(runs[i].first_line) + ": " +
+                      std::string(op_kind_name(runs[i].op)) + ", " + std::to_string(runs[i].ranks) + " ranks";
+  for (const auto& r : fit.rows) {
+    const auto& row = runs[r.run].rows[r.row];
+    auto scaled = [&](double us) { return us > 0 ? row.busbw_GBps * r.measured_us / us : 0.0; };
+    panels[r.run].points.push_back({row.size_bytes, row.busbw_GBps, scaled(r.before_us), "", scaled(r.after_us)});
+  }
+  for (auto& p : panels) p.subtitle = "the cluster as given and as fitted (" + cluster_name + ")";
+  return busbw_compare_svg(panels, "redsim calibrate --from-nccl-tests: measured, as-given and fitted bus bandwidth",
+                           "as given");
+}
+
 }  // namespace
 
 void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
@@ -93,8 +111,8 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
     throw InputError("", "", "--from-nccl-tests needs --cluster FILE: the cluster the logs ran on, as a starting point");
   std::vector<NamedPath> inputs{{"--cluster", o.cluster_file}};
   for (const auto& log : o.logs) inputs.push_back({"--from-nccl-tests", log});
-  check_outputs_distinct(inputs, {{"--out", o.out_file}});
-  check_output_targets({{"--out", o.out_file}});
+  check_outputs_distinct(inputs, {{"--out", o.out_file}, {"--svg", o.svg_file}});
+  check_output_targets({{"--out", o.out_file}, {"--svg", o.svg_file}});
   ClusterSpec base = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
   for (const auto& log : o.logs)
@@ -115,6 +133,10 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   print_fit(fit, runs);
   name_fitted_cluster(fit.cluster, base, o.name, "Link parameters", "--from-nccl-tests", o.logs);
   write_calibrated_cluster(fit.cluster, o.out_file);
+  if (!o.svg_file.empty()) {
+    write_file_atomically(o.svg_file, fit_chart(fit, runs, fit.cluster.name));
+    std::cout << "svg: " << o.svg_file << "\n";
+  }
 }
 
 }  // namespace redsim::cli

@@ -10,6 +10,7 @@ struct NcclTestsCalibration {
   std::string cluster_file;  // the cluster the logs ran on, as a starting point
   std::string out_file;
   std::string name;  // "" = the base cluster's name + "-fitted"
+  std::string svg_file;  // "" = no chart
 };
 
 void calibrate_from_nccl_tests(const NcclTestsCalibration& o);

@@ -61,6 +61,7 @@ struct CalibrateOptions {
   std::string rate;  // set by --testbed (--rate-label) for the ranks it starts
   std::string fit = "ring";
   std::vector<std::string> nccl_tests_logs;
+  std::string svg_file;  // --from-nccl-tests: the fit's chart
   std::vector<std::string> profiles;
   std::string cluster_file;
 };
@@ -293,6 +294,8 @@ void run_launched(const CalibrateOptions& o, const rx::MicrobenchConfig& cfg, st
 }
 
 void run_calibrate(const CalibrateOptions& o) {
+  if (!o.svg_file.empty() && o.nccl_tests_logs.empty())
+    throw InputError("", "", "--svg goes with --from-nccl-tests (it draws the logs beside the fit)");
   if (!o.profiles.empty()) {
     if (o.ranks > 0 || !o.testbed.empty() || !o.nccl_tests_logs.empty())
       throw InputError("", "", "--from-profile fits traces from elsewhere: give neither --ranks, --testbed nor --from-nccl-tests");
@@ -301,7 +304,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (!o.nccl_tests_logs.empty()) {
     if (o.ranks > 0 || !o.testbed.empty())
       throw InputError("", "", "--from-nccl-tests fits logs from elsewhere: give neither --ranks nor --testbed");
-    return calibrate_from_nccl_tests({o.nccl_tests_logs, o.cluster_file, o.out_file, o.name});
+    return calibrate_from_nccl_tests({o.nccl_tests_logs, o.cluster_file, o.out_file, o.name, o.svg_file});
   }
   if (!o.cluster_file.empty()) throw InputError("", "", "--cluster goes with --from-nccl-tests or --from-profile");
   check_options(o);
@@ -347,6 +350,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--cluster", o->cluster_file,
                   "with --from-nccl-tests or --from-profile: the cluster file the logs or traces ran on");
   cmd->add_option("--out", o->out_file, "write the fitted cluster file here (atomically)")->required();
+  cmd->add_option("--svg", o->svg_file,
+                  "with --from-nccl-tests: also draw each log's busbw against size, measured, on the cluster as given "
+                  "and as fitted (SVG)");
   cmd->add_option("--name", o->name, "the cluster's name (default calibrated-KxR)");
   cmd->add_option("--max-bytes", o->max_bytes,
                   "largest buffer swept, up to 256 MiB (default 64 MiB: a 256 MiB point takes ~10 s at 400 Mbit/s)")

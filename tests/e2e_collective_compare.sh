@@ -68,19 +68,34 @@ check "a wrong row is marked and not counted" "grep -q '^ *1048576 .*#wrong > 0:
   grep -q 'from 64 KiB up: 18 rows' '$tmp/w0.txt' && grep -q 'from 64 KiB up: 17 rows' '$tmp/w1.txt' && \
   grep -q '\"wrong\": 3' '$tmp/w.json'"
 
+# calibrate --from-nccl-tests --svg: the log measured, on the cluster as given and as fitted.
+"$redsim" calibrate --from-nccl-tests "$ar" --cluster "$src/configs/dgx-a100.json" --out "$tmp/fit.json" \
+  --svg "$tmp/fit.svg" >"$tmp/fit.txt" 2>/dev/null
+check "calibrate --svg" "[ $? -eq 0 ] && [ -s '$tmp/fit.json' ] && [ -s '$tmp/fit.svg' ]"
+python3 - "$tmp/fit.svg" "$tmp/fit.txt" <<'PY' && echo "ok   three curves of every fitted row" || { echo "FAIL: calibrate chart"; fail=1; }
+import re, sys, xml.etree.ElementTree as ET
+svg = ET.parse(sys.argv[1]).getroot()
+rows = len(re.findall(r"^ +\d+ +[\d.]+ +[\d.]+ +[-+][\d.]+% +[\d.]+ +[-+][\d.]+%", open(sys.argv[2]).read(), re.M))
+lines = [e for e in svg.iter() if e.tag.endswith("polyline")]
+assert rows > 20 and [len(e.get("points").split()) for e in lines] == [rows] * 3, (rows, lines)
+text = " ".join(e.text or "" for e in svg.iter() if e.tag.endswith("text"))
+assert "fitted (calibrate's cluster)" in text and "as given" in text and "band below" not in text, text
+PY
+
 # Bad input: exit 2, one line naming what is wrong, and nothing written.
 bad() {
   local what=$1
   shift
   rm -f "$tmp/bad.json" "$tmp/bad.svg"
-  "$redsim" collective "$@" >/dev/null 2>"$tmp/bad.txt"
+  "$redsim" "$@" >/dev/null 2>"$tmp/bad.txt"
   local rc=$?
   check "rejects $what" "[ $rc -eq 2 ] && [ \$(wc -l < '$tmp/bad.txt') -eq 1 ] && [ ! -e '$tmp/bad.json' ] && [ ! -e '$tmp/bad.svg' ]"
 }
-bad "a truncated log" --cluster "$src/configs/dgx-a100.json" --compare "$logs/truncated_all_reduce.log" --json "$tmp/bad.json"
+bad "a truncated log" collective --cluster "$src/configs/dgx-a100.json" --compare "$logs/truncated_all_reduce.log" --json "$tmp/bad.json"
 check "  naming the file and line" "grep -q 'truncated_all_reduce.log' '$tmp/bad.txt' && grep -q 'line' '$tmp/bad.txt'"
-bad "16 ranks on one node" --cluster "$src/configs/dgx-a100.json" --compare "$logs/oci-a100_all_reduce_16r.log" --svg "$tmp/bad.svg"
-bad "sizes beside a log" --cluster "$src/configs/dgx-a100.json" --compare "$ar" -b 1M
-bad "--svg without a log" --cluster "$src/configs/dgx-a100.json" --svg "$tmp/bad.svg"
-bad "a missing log" --cluster "$src/configs/dgx-a100.json" --compare "$tmp/none.log" --json "$tmp/bad.json"
+bad "16 ranks on one node" collective --cluster "$src/configs/dgx-a100.json" --compare "$logs/oci-a100_all_reduce_16r.log" --svg "$tmp/bad.svg"
+bad "sizes beside a log" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" -b 1M
+bad "--svg without a log" collective --cluster "$src/configs/dgx-a100.json" --svg "$tmp/bad.svg"
+bad "calibrate --svg without logs" calibrate --ranks 2 --out "$tmp/bad.json" --svg "$tmp/bad.svg"
+bad "a missing log" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/none.log" --json "$tmp/bad.json"
 exit $fail

@@ -29,12 +29,15 @@ std::string num(double v) {
 
 class Panel {
  public:
-  Panel(const BusbwPanel& p, double top) : p_(p), top_(top) {
+  Panel(const BusbwPanel& p, double top, const std::string& predicted_label)
+      : p_(p), top_(top), predicted_label_(predicted_label) {
     lo_ = hi_ = std::log2(static_cast<double>(std::max<std::int64_t>(1, p.points.front().size_bytes)));
     for (const auto& q : p.points) {
       const double x = std::log2(static_cast<double>(std::max<std::int64_t>(1, q.size_bytes)));
       lo_ = std::min(lo_, x), hi_ = std::max(hi_, x);
-      ymax_ = std::max({ymax_, q.measured_GBps, q.predicted_GBps});
+      ymax_ = std::max({ymax_, q.measured_GBps, q.predicted_GBps, q.fitted_GBps});
+      fitted_ = fitted_ || q.fitted_GBps >= 0;
+      choices_ = choices_ || !q.choice.empty();
     }
     if (hi_ - lo_ < 1) hi_ = lo_ + 1;
     ymax_ = ymax_ > 0 ? ymax_ * 1.08 : 1;
@@ -47,15 +50,27 @@ class Panel {
       << svg_escape(p_.title, true, 110) << "</text>\n<text x=\"" << kLeft << "\" y=\"" << num(top_ + 33)
       << "\" fill=\"#444\">" << svg_escape(p_.subtitle, true, 130) << "</text>\n";
     axes(s);
-    strip(s);
-    line(s, true);
-    line(s, false);
+    if (choices_) strip(s);
+    line(s, Series::measured);
+    line(s, Series::predicted);
+    if (fitted_) line(s, Series::fitted);
     legend(s);
   }
 
  private:
+  enum class Series { measured, predicted, fitted };
   const BusbwPanel& p_;
-  double top_, lo_ = 0, hi_ = 0, ymax_ = 0, step_ = 1;
+  double top_;
+  const std::string& predicted_label_;
+  double lo_ = 0, hi_ = 0, ymax_ = 0, step_ = 1;
+  bool fitted_ = false, choices_ = false;
+
+  static const char* color_of(Series k) {
+    return k == Series::measured ? "#111" : k == Series::predicted ? "#1f64b4" : "#c0392b";
+  }
+  static double value_of(const BusbwPoint& q, Series k) {
+    return k == Series::measured ? q.measured_GBps : k == Series::predicted ? q.predicted_GBps : q.fitted_GBps;
+  }
 
   double X(std::int64_t bytes) const {
     const double x = std::log2(static_cast<double>(std::max<std::int64_t>(1, bytes)));
@@ -112,37 +127,46 @@ class Panel {
     }
   }
 
-  void line(std::ostringstream& s, bool measured) const {
-    const char* color = measured ? "#111" : "#1f64b4";
+  void line(std::ostringstream& s, Series k) const {
+    const char* color = color_of(k);
     s << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\""
-      << (measured ? "" : " stroke-dasharray=\"6 3\"") << " points=\"";
-    for (const auto& q : p_.points)
-      s << num(X(q.size_bytes)) << "," << num(Y(measured ? q.measured_GBps : q.predicted_GBps)) << " ";
+      << (k == Series::measured ? "" : k == Series::predicted ? " stroke-dasharray=\"6 3\"" : " stroke-dasharray=\"2 2\"")
+      << " points=\"";
+    for (const auto& q : p_.points) s << num(X(q.size_bytes)) << "," << num(Y(std::max(0.0, value_of(q, k)))) << " ";
     s << "\"/>\n";
     for (const auto& q : p_.points) {
-      const double x = X(q.size_bytes), y = Y(measured ? q.measured_GBps : q.predicted_GBps);
-      if (measured)
+      const double x = X(q.size_bytes), y = Y(std::max(0.0, value_of(q, k)));
+      if (k == Series::measured)
         s << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"3\" fill=\"" << color << "\"/>\n";
-      else
+      else if (k == Series::predicted)
         s << "<rect x=\"" << num(x - 3) << "\" y=\"" << num(y - 3) << "\" width=\"6\" height=\"6\" fill=\"" << color
           << "\"/>\n";
+      else
+        s << "<path d=\"M" << num(x) << "," << num(y - 4) << " l4,7 h-8 z\" fill=\"" << color << "\"/>\n";
     }
   }
 
   void legend(std::ostringstream& s) const {
     const double x = kLeft + 14, y = top_ + kPlotTop + 14;
-    s << "<rect x=\"" << x - 8 << "\" y=\"" << y - 12 << "\" width=\"330\" height=\"44\" fill=\"white\" stroke=\"#ccc\"/>\n"
-      << "<line x1=\"" << x << "\" x2=\"" << x + 24 << "\" y1=\"" << y - 4 << "\" y2=\"" << y - 4
-      << "\" stroke=\"#111\" stroke-width=\"2\"/><text x=\"" << x + 30 << "\" y=\"" << y << "\">measured (the log)</text>\n"
-      << "<line x1=\"" << x << "\" x2=\"" << x + 24 << "\" y1=\"" << y + 16 << "\" y2=\"" << y + 16
-      << "\" stroke=\"#1f64b4\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/><text x=\"" << x + 30 << "\" y=\"" << y + 20
-      << "\">predicted (band below: the model's choice)</text>\n";
+    const int rows = fitted_ ? 3 : 2;
+    s << "<rect x=\"" << x - 8 << "\" y=\"" << y - 12 << "\" width=\"330\" height=\"" << 20 * rows + 4
+      << "\" fill=\"white\" stroke=\"#ccc\"/>\n";
+    const std::string labels[] = {"measured (the log)", svg_escape(predicted_label_, true, 40) + (choices_ ? " (band below: the model's choice)" : ""),
+                                  "fitted (calibrate's cluster)"};
+    const char* dashes[] = {"", " stroke-dasharray=\"6 3\"", " stroke-dasharray=\"2 2\""};
+    for (int i = 0; i < rows; ++i) {
+      const double yy = y + 20 * i;
+      s << "<line x1=\"" << x << "\" x2=\"" << x + 24 << "\" y1=\"" << yy - 4 << "\" y2=\"" << yy - 4 << "\" stroke=\""
+        << color_of(static_cast<Series>(i)) << "\" stroke-width=\"2\"" << dashes[i] << "/><text x=\"" << x + 30 << "\" y=\""
+        << yy << "\">" << labels[i] << "</text>\n";
+    }
   }
 };
 
 }  // namespace
 
-std::string busbw_compare_svg(const std::vector<BusbwPanel>& panels, const std::string& heading) {
+std::string busbw_compare_svg(const std::vector<BusbwPanel>& panels, const std::string& heading,
+                              const std::string& predicted_label) {
   std::size_t drawn = 0;
   for (const auto& p : panels) drawn += p.points.empty() ? 0 : 1;
   const double h = kHeadingH + kPanelH * static_cast<double>(std::max<std::size_t>(1, drawn));
@@ -153,7 +177,7 @@ std::string busbw_compare_svg(const std::vector<BusbwPanel>& panels, const std::
   double top = kHeadingH;
   for (const auto& p : panels) {
     if (p.points.empty()) continue;
-    Panel(p, top).draw(s);
+    Panel(p, top, predicted_label).draw(s);
     top += kPanelH;
   }
   s << "</svg>\n";
