@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # redsim collective --compare end to end: a real nccl-tests log against the simulated sweep (each
 # row's measured time is the log's, the error its arithmetic, the band summary its count), the
-# chart, the log's NCCL release, and bad input (exit 2, one line, nothing written).
+# chart, the log's NCCL release, calibrate --from-nccl-tests's chart of the fit, and bad input
+# (exit 2, one line, nothing written).
 # usage: e2e_collective_compare.sh REDSIM_BINARY SOURCE_DIR
 set -u
 redsim=$1
