@@ -154,14 +154,12 @@ std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads) {
 // would leave whole channels idle; with each channel capped at its even share of the bus that
 // would be charged as lost time rather than as the free links the busy channels could use, so
 // Simple stays even.
-void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Protocol p) {
-  if (p == Protocol::simple) return;
-  int threads = 0;
-  t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
+void set_ring_grain(Mechanics& m, const PlanOp& op, Protocol p, int threads) {
   const auto e = static_cast<int>(dtype_size_bytes(op.dtype));
-  if (e <= 0 || threads <= 0) return;
+  if (p == Protocol::simple || e <= 0 || threads <= 0) return;
   m.elem_bytes = e;
-  m.ring_grain_elems = static_cast<std::int64_t>(threads) * ((p == Protocol::ll ? 8 : 60) / e) / (p == Protocol::ll ? 1 : 2);
+  const int thread_bytes = p == Protocol::ll ? static_cast<int>(nccl::kLlLinePayloadBytes) : 60;
+  m.ring_grain_elems = static_cast<std::int64_t>(threads) * (thread_bytes / e) / (p == Protocol::ll ? 1 : 2);
 }
 
 // A ring step's passes: one pass of the channel's threads moves threads x 8 B with LL (a 16-byte
@@ -170,11 +168,8 @@ void set_ring_grain(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Proto
 // pass waits for those with some. So a step smaller than a pass, as a ring's steps of 1 / ranks
 // of a channel's share are at mid sizes, lasts a whole pass at the cap. Chains (broadcast,
 // reduce) step by whole chunks, where the rounding is small, and stream.
-void set_ring_passes(Mechanics& m, const nccl::Tuning& t, const PlanOp& op, Protocol p) {
-  if (p == Protocol::simple) return;
-  int threads = 0;
-  t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
-  if (threads <= 0) return;
+void set_ring_passes(Mechanics& m, Protocol p, int threads) {
+  if (p == Protocol::simple || threads <= 0) return;
   m.pass_bytes = p == Protocol::ll ? std::int64_t{threads} * nccl::kLlLinePayloadBytes
                                    : std::int64_t{threads} / nccl::kWarpThreads * nccl::kLl128WarpSlicePayloadBytes;
 }
@@ -337,8 +332,11 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                     : p == Protocol::ll128     ? nccl::kLl128StepPayloadBytes
                                                : nccl::kSimpleStepBytes * (chain ? 1 : nccl::kRingChunkSteps);
     m.slices = p == Protocol::simple && !chain ? nccl::kRingChunkSteps / nccl::kRingSliceSteps : 1;
-    if (op.kind == OpKind::allreduce) set_ring_grain(m, t, op, p);
-    if (!chain) set_ring_passes(m, t, op, p);
+    // The threads NCCL launches a channel with at this size, which both the grain and a pass follow.
+    int threads = 0;
+    if (p != Protocol::simple) t.channels_for(op.kind, Algorithm::ring, p, op.bytes, &threads);
+    if (op.kind == OpKind::allreduce) set_ring_grain(m, op, p, threads);
+    if (!chain) set_ring_passes(m, p, threads);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
     m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
