@@ -91,9 +91,7 @@ void take_logged_nccl_version(const std::vector<NcclTestsRun>& runs, ClusterSpec
 // its time at a fixed size, so the predictions' busbw follow from the log's own: busbw x t / t'.
 std::string fit_chart(const NcclTestsFit& fit, const std::vector<NcclTestsRun>& runs, const std::string& cluster_name) {
   std::vector<BusbwPanel> panels(runs.size());
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    panels[i].title = runs[i].file + " line " + std::to_string(runs[i].first_line) + ": " +
-                      std::string(op_kind_name(runs[i].op)) + ", " + std::to_string(runs[i].ranks) + " ranks";
+  for (std::size_t i = 0; i < runs.size(); ++i) panels[i].title = run_heading(runs[i]);
   for (const auto& r : fit.rows) {
     const auto& row = runs[r.run].rows[r.row];
     auto scaled = [&](double us) { return us > 0 ? row.busbw_GBps * r.measured_us / us : 0.0; };

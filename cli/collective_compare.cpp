@@ -40,13 +40,6 @@ std::string choice_of(const SweepRow& p) {
          " x" + std::to_string(p.channels);
 }
 
-std::string run_title(const ComparedRun& c) {
-  const auto& r = *c.run;
-  return r.file + " line " + std::to_string(r.first_line) + ": " + std::string(op_kind_name(r.op)) + ", " +
-         std::to_string(r.ranks) + " ranks (" + std::to_string(r.nodes) + " x " + std::to_string(r.devices_per_node) +
-         "), -g " + std::to_string(r.gpus_per_thread) + ", -n " + std::to_string(r.iters);
-}
-
 std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) {
   const auto& r = *c.run;
   return "on " + cluster_file +
@@ -61,7 +54,7 @@ struct Band {
 };
 
 void print_run(const ComparedRun& c, const std::string& cluster_file) {
-  std::cout << "\n# " << run_title(c) << " " << run_subtitle(c, cluster_file) << "\n"
+  std::cout << "\n# " << run_heading(*c.run) << " " << run_subtitle(c, cluster_file) << "\n"
             << "#       size   measured us  predicted us   measured busbw  predicted busbw    error   choice\n";
   Band small, large;
   for (std::size_t i = 0; i < c.predicted.size(); ++i) {
@@ -166,7 +159,7 @@ void compare_collective_logs(const CollectiveCompare& o) {
     std::vector<BusbwPanel> panels;
     for (const auto& c : compared) {
       BusbwPanel p;
-      p.title = run_title(c);
+      p.title = run_heading(*c.run);
       p.subtitle = run_subtitle(c, o.cluster_file);
       for (std::size_t i = 0; i < c.predicted.size(); ++i)
         p.points.push_back({c.run->rows[i].size_bytes, c.run->rows[i].busbw_GBps, c.predicted[i].busbw_GBps,

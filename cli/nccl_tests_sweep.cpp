@@ -20,6 +20,12 @@ DType dtype_of(const std::string& type) {
 
 }  // namespace
 
+std::string run_heading(const NcclTestsRun& r) {
+  return r.file + " line " + std::to_string(r.first_line) + ": " + std::string(op_kind_name(r.op)) + ", " +
+         std::to_string(r.ranks) + " ranks (" + std::to_string(r.nodes) + " x " + std::to_string(r.devices_per_node) +
+         "), -g " + std::to_string(r.gpus_per_thread) + ", -n " + std::to_string(r.iters);
+}
+
 SweepOptions sweep_for_run(const NcclTestsRun& run) {
   SweepOptions o;
   o.ops = {run.op};

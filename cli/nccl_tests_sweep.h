@@ -2,6 +2,7 @@
 // root, -g and -n (sim/collective_sweep.h). calibrate --from-nccl-tests fits to it, collective
 // --compare reports it.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/cluster.h"
@@ -9,6 +10,9 @@
 #include "validate/nccl_tests_log.h"
 
 namespace redsim::cli {
+
+// How a run is named in tables and charts: "FILE line N: allreduce, 8 ranks (1 x 8), -g 8, -n 20".
+std::string run_heading(const NcclTestsRun& run);
 
 // The sweep that repeats `run`: its rows' sizes, its op, type and root, its -g and -n.
 SweepOptions sweep_for_run(const NcclTestsRun& run);
