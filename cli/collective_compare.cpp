@@ -3,10 +3,9 @@
 // NCCL release (cli/nccl_tests_sweep.h). Nothing is fitted: calibrate --from-nccl-tests does that.
 #include "cli/collective_compare.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
-#include "core/statistics.h"
+#include "validate/busbw_bands.h"
 #include "validate/busbw_svg.h"
 #include "validate/nccl_tests_fit.h"
 
@@ -24,7 +23,7 @@ namespace {
 
 // nccl-tests' goal bands as issue 13 states them: below 64 KiB latency dominates.
 constexpr std::int64_t kBandBytes = 64 * 1024;
-constexpr double kSmallWithinPct = 30, kLargeWithinPct = 15;
+constexpr double kSmallWithin = 0.30, kLargeWithin = 0.15;
 
 struct ComparedRun {
   const NcclTestsRun* run = nullptr;
@@ -35,11 +34,6 @@ struct ComparedRun {
 // Positive: redsim predicts faster (higher bus bandwidth) than measured.
 double error_pct(const NcclTestsRow& m, const SweepRow& p) { return (m.time_us / p.time_us - 1) * 100; }
 
-std::string choice_of(const SweepRow& p) {
-  return std::string(algorithm_name(p.algorithm)) + "/" + (p.protocol ? std::string(protocol_name(*p.protocol)) : "-") +
-         " x" + std::to_string(p.channels);
-}
-
 std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) {
   const auto& r = *c.run;
   return "on " + cluster_file +
@@ -48,15 +42,10 @@ std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) 
                                                       : std::string(", ideal collectives"));
 }
 
-struct Band {
-  std::vector<double> errors;
-  int within = 0;
-};
-
 void print_run(const ComparedRun& c, const std::string& cluster_file) {
   std::cout << "\n# " << run_heading(*c.run) << " " << run_subtitle(c, cluster_file) << "\n"
             << "#       size   measured us  predicted us   measured busbw  predicted busbw    error   choice\n";
-  Band small, large;
+  std::vector<RowError> counted;
   for (std::size_t i = 0; i < c.predicted.size(); ++i) {
     const auto& m = c.run->rows[i];
     const auto& p = c.predicted[i];
@@ -64,26 +53,24 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
     std::cout << fmt("%12.0f", static_cast<double>(m.size_bytes)) << fmt("  %12.2f", m.time_us)
               << fmt("  %12.2f", p.time_us)
               << fmt("  %15.2f", m.busbw_GBps) << fmt("  %15.2f", p.busbw_GBps) << fmt("  %+7.1f%%", e) << "   "
-              << choice_of(p);
+              << choice_label(p);
     // A row whose results were wrong measured a broken run: shown, left out of the summary.
     if (m.wrong && *m.wrong > 0) {
       std::cout << "   (#wrong > 0: not counted)\n";
       continue;
     }
     std::cout << "\n";
-    auto& band = m.size_bytes < kBandBytes ? small : large;
-    band.errors.push_back(std::abs(e));
-    band.within += std::abs(e) <= (m.size_bytes < kBandBytes ? kSmallWithinPct : kLargeWithinPct) ? 1 : 0;
+    counted.push_back({m.size_bytes, m.busbw_GBps, p.busbw_GBps, e / 100});
   }
-  auto summary = [](const char* name, const Band& b, double bound) {
-    if (b.errors.empty()) return;
-    std::cout << "#  " << name << fmt(" %2.0f rows:", static_cast<double>(b.errors.size()))
-              << fmt(" median |error| %5.1f%%,", median_of(b.errors))
-              << fmt(" worst %5.1f%%,", *std::max_element(b.errors.begin(), b.errors.end()))
-              << fmt(" within %.0f%%: ", bound) << b.within << " of " << b.errors.size() << "\n";
+  auto summary = [&](const char* name, std::int64_t lo, std::int64_t hi, double bound) {
+    const BandSummary b = summarize_band(counted, lo, hi, bound);
+    if (b.rows == 0) return;
+    std::cout << "#  " << name << fmt(" %2.0f rows:", b.rows) << fmt(" median |error| %5.1f%%,", 100 * b.median_abs_error)
+              << fmt(" worst %5.1f%%,", 100 * b.max_abs_error) << fmt(" within %.0f%%: ", 100 * bound) << b.within
+              << " of " << b.rows << "\n";
   };
-  summary("below 64 KiB:  ", small, kSmallWithinPct);
-  summary("from 64 KiB up:", large, kLargeWithinPct);
+  summary("below 64 KiB:  ", 0, kBandBytes, kSmallWithin);
+  summary("from 64 KiB up:", kBandBytes, std::numeric_limits<std::int64_t>::max(), kLargeWithin);
 }
 
 nlohmann::json run_json(const ComparedRun& c) {
@@ -163,7 +150,7 @@ void compare_collective_logs(const CollectiveCompare& o) {
       p.subtitle = run_subtitle(c, o.cluster_file);
       for (std::size_t i = 0; i < c.predicted.size(); ++i)
         p.points.push_back({c.run->rows[i].size_bytes, c.run->rows[i].busbw_GBps, c.predicted[i].busbw_GBps,
-                            choice_of(c.predicted[i])});
+                            choice_label(c.predicted[i])});
       panels.push_back(std::move(p));
     }
     const std::string heading = "redsim collective --compare: measured and predicted bus bandwidth, " + cluster.name;

@@ -10,6 +10,11 @@
 
 namespace redsim {
 
+std::string choice_label(const SweepRow& r) {
+  return std::string(algorithm_name(r.algorithm)) + "/" + (r.protocol ? std::string(protocol_name(*r.protocol)) : "-") +
+         " x" + std::to_string(r.channels);
+}
+
 std::vector<std::int64_t> sweep_sizes(const SweepOptions& o) {
   if (!o.sizes.empty()) {
     if (o.sizes.size() > 4096) throw InputError("", "", "sizes: at most 4096");

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/cluster.h"
@@ -45,6 +46,9 @@ struct SweepRow {
   std::optional<Protocol> protocol;
   int channels = 1;
 };
+
+// What the model chose for a row, as "ring/ll128 x24" (algorithm/protocol x channels).
+std::string choice_label(const SweepRow& r);
 
 // The sizes nccl-tests visits for -b, -e, -f, -i.
 std::vector<std::int64_t> sweep_sizes(const SweepOptions& o);

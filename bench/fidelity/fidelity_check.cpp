@@ -88,8 +88,7 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
     std::string choice;
     for (const auto& r : rows)
       if (r.size_bytes == err.size_bytes)
-        choice = std::string(algorithm_name(r.algorithm)) + "/" + (r.protocol ? std::string(protocol_name(*r.protocol)) : "-") +
-                 " x" + std::to_string(r.channels);
+        choice = choice_label(r);
     std::printf("  %10lld  %9.2f  %9.2f  %+6.1f%%   %s\n", static_cast<long long>(err.size_bytes), err.measured_GBps,
                 err.predicted_GBps, 100 * err.error, choice.c_str());
   }

@@ -107,23 +107,4 @@ std::vector<RowError> compare(const std::vector<TableRow>& measured, const std::
   return out;
 }
 
-BandSummary summarize_band(const std::vector<RowError>& errors, std::int64_t lo, std::int64_t hi, double bound) {
-  BandSummary s;
-  std::vector<double> abs_err;
-  for (const auto& e : errors) {
-    if (e.size_bytes < lo || e.size_bytes >= hi) continue;
-    const double a = std::fabs(e.error);
-    abs_err.push_back(a);
-    s.max_abs_error = std::max(s.max_abs_error, a);
-    if (a <= bound) ++s.within;
-  }
-  s.rows = static_cast<int>(abs_err.size());
-  if (!abs_err.empty()) {
-    std::sort(abs_err.begin(), abs_err.end());
-    const auto n = abs_err.size();
-    s.median_abs_error = n % 2 == 1 ? abs_err[n / 2] : (abs_err[n / 2 - 1] + abs_err[n / 2]) / 2;
-  }
-  return s;
-}
-
 }  // namespace redsim::fidelity

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "validate/busbw_bands.h"
+
 namespace redsim::fidelity {
 
 struct TableRow {
@@ -22,22 +24,11 @@ std::vector<TableRow> read_published_table(const std::string& file, const std::s
 // InputError if the label is not one.
 std::int64_t size_of_label(const std::string& label);
 
-struct RowError {
-  std::int64_t size_bytes = 0;
-  double measured_GBps = 0, predicted_GBps = 0;
-  double error = 0;  // predicted / measured - 1 (positive: redsim predicts faster)
-};
-
 // Errors per size, for the sizes both tables have (rows with no measurable bandwidth skipped).
-std::vector<RowError> compare(const std::vector<TableRow>& measured, const std::vector<TableRow>& predicted);
+std::vector<redsim::RowError> compare(const std::vector<TableRow>& measured, const std::vector<TableRow>& predicted);
 
-struct BandSummary {
-  int rows = 0;
-  double max_abs_error = 0;
-  double median_abs_error = 0;
-  int within = 0;  // rows within the band's bound
-};
-// Summary of the rows with lo <= size < hi; `bound` is the |error| the goal allows there.
-BandSummary summarize_band(const std::vector<RowError>& errors, std::int64_t lo, std::int64_t hi, double bound);
+// The band arithmetic is validate's (validate/busbw_bands.h), shared with redsim collective --compare.
+using redsim::BandSummary;
+using redsim::summarize_band;
 
 }  // namespace redsim::fidelity
