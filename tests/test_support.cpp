@@ -56,6 +56,21 @@ ClusterSpec ideal_multi_node(int nodes, int devices, double intra_Bps, double in
   return c;
 }
 
+ClusterSpec nccl_node(double cc, double port_GBps, bool nvls) {
+  auto c = ideal_nvswitch(8, port_GBps * 1e9, 0.5e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = cc;
+  c.intra.nvls = nvls;
+  return c;
+}
+
+ClusterSpec nccl_nodes(int nodes) {
+  auto c = ideal_multi_node(nodes, 8, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  return c;
+}
+
 Plan single_collective_plan(int world, OpKind kind, Algorithm algorithm, std::int64_t bytes, int channels, int root) {
   Plan p = single_allreduce_plan(world, bytes, channels);
   p.ops[0].kind = kind;

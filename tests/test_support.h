@@ -23,6 +23,14 @@ ClusterSpec ideal_nvswitch(int devices, double bandwidth_Bps, double latency_s);
 ClusterSpec ideal_multi_node(int nodes, int devices, double intra_Bps, double intra_latency_s, double inter_Bps,
                              double inter_latency_s);
 
+// One node of 8 GPUs on an NVSwitch as NCCL's topology sees it: ports of port_GBps, 0.5 us device
+// to device, compute capability cc (8.0 DGX A100 with 12 x 20 GB/s; 9.0 DGX H100 with 18 x 20
+// and NVLS), library nccl.
+ClusterSpec nccl_node(double cc, double port_GBps, bool nvls);
+
+// `nodes` nodes of 8 A100-like GPUs (240 GB/s NVLink, 0.5 us) on 25 GB/s NICs (1 us), library nccl.
+ClusterSpec nccl_nodes(int nodes);
+
 // A bundled preset's topology (nodes, devices, fabric, NICs, leaves) with the textbook
 // alpha-beta figures the scalable-fidelity tests were written for: ideal collectives (no NCCL
 // protocol), no separate device PCIe links, 2 us inside a node and 4 us between nodes.

@@ -11,17 +11,8 @@
 
 using namespace redsim;
 
-namespace {
+using testing::nccl_nodes;
 
-// Nodes of 8 A100-like GPUs (240 GB/s NVLink, 0.5 us) on 25 GB/s NICs (1 us), as NCCL sees them.
-ClusterSpec nccl_nodes(int nodes) {
-  auto c = testing::ideal_multi_node(nodes, 8, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
-  return c;
-}
-
-}  // namespace
 TEST_CASE("A tree across 2 nodes moves what the search gave its channels across nodes, as on 3 or more", "[collectives][protocol][tree]") {
   // NCCL's model reads a graph's bandwidth inside the node on up to 2 nodes (tuning.cc), so the
   // tree, whose search raises its speed inside the node, is chosen as if the NICs carried that.
