@@ -296,7 +296,13 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   double plateau = 1.0;
   if (a == Algorithm::ring && p == Protocol::simple && c.nodes > 1 && op.kind == OpKind::allreduce)
     plateau = c.device.compute_capability >= 8.0 ? 1.4 : 1.9;
-  m.base_latency_s = nccl::kBaseLatUs[static_cast<std::size_t>(ai)][static_cast<std::size_t>(pi)] * plateau * 1e-6;
+  // NVLS's latency is its release's (2.18.5 base 23 us; from 2.19 the NVLink hop's, 25 us from
+  // 2.21); the other algorithms keep 2.18.5's base latencies, which the engines were checked with.
+  const auto& rel = t.release();
+  const auto a_ = static_cast<std::size_t>(ai), p_ = static_cast<std::size_t>(pi);
+  const double base_us = nvls ? rel.base_lat_us[a_][p_] + rel.hw_lat_us[static_cast<std::size_t>(Hw::nvlink)][a_][p_]
+                              : nccl::kBaseLatUs[a_][p_];
+  m.base_latency_s = base_us * plateau * 1e-6;
   const int lat_algo = chain && p == Protocol::simple ? nccl::algo_index(Algorithm::tree) : ai;
   for (int h = 0; h < 3; ++h) {
     double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][static_cast<std::size_t>(lat_algo)][static_cast<std::size_t>(pi)];

@@ -18,8 +18,8 @@ int ring_steps(OpKind kind, int n) {
   if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return n - 1;
   return n;
 }
-int inter_steps(OpKind kind, int nodes) {
-  if (kind == OpKind::allreduce) return nodes > 1 ? 2 * nodes : 0;
+int inter_steps(OpKind kind, int nodes, const Release& r) {
+  if (kind == OpKind::allreduce) return nodes > 1 ? (r.v2_23_rules ? 2 * (nodes - 1) : 2 * nodes) : 0;
   if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return nodes - 1;
   return nodes;
 }
@@ -27,7 +27,7 @@ int inter_steps(OpKind kind, int nodes) {
 }  // namespace
 
 Tuning::Tuning(const ClusterSpec& cluster, int forced_channels)
-    : cluster_(cluster), topo_(topology_of(cluster, forced_channels)) {}
+    : cluster_(cluster), topo_(topology_of(cluster, forced_channels)), release_(release_of(cluster.nccl_version)) {}
 
 bool Tuning::supported(OpKind kind, Algorithm a, Protocol p, DType dtype, ReduceOp op) const {
   return unsupported_reason(cluster_, *this, kind, a, p, dtype, op).empty();
@@ -59,26 +59,38 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   }
 }
 
+namespace {
+
+// A graph's per-channel bandwidth as the release reads it: inside the node on up to 2 nodes (a
+// quirk NCCL keeps; `across_nodes` reads the speed across on 2 nodes too), else across; from
+// 2.19 NVLS takes the lesser, NVLSTree too (the speed across halved from 3 nodes).
+double channel_bw_GBps(const Graph& g, Algorithm a, int nodes, bool across_nodes, const Release& r) {
+  if (r.nvls_min_bw && a == Algorithm::nvls) return std::min(g.bw_intra_GBps, g.bw_inter_GBps);
+  if (r.nvls_min_bw && a == Algorithm::nvls_tree)
+    return std::min(g.bw_intra_GBps, nodes <= 2 ? g.bw_inter_GBps : g.bw_inter_GBps / 2);
+  const bool inside = nodes == 1 || (nodes == 2 && !across_nodes);
+  return inside ? g.bw_intra_GBps : g.bw_inter_GBps;
+}
+
+}  // namespace
+
 Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) const {
   Entry e;
-  const int ai = algo_index(a), pi = proto_index(p);
+  const int ai = algo_index(a);
   if (ai < 0) return e;
+  const Release& r = release_;
   const int n = topo_.ranks, N = topo_.nodes, ppn = n / N, gen = topo_.generation, ni = nodes_index(N);
   const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring ? topo_.ring : topo_.nvls_graph;
   if (g.channels == 0) return e;
-  // Per-channel bandwidth: inside the node on up to 2 nodes (a quirk NCCL keeps), else across;
-  // `across_nodes` reads the speed across on 2 nodes too.
-  const bool inside = N == 1 || (N == 2 && !across_nodes);
-  const double b = inside ? g.bw_intra_GBps : g.bw_inter_GBps;
-  double bus = g.channels * b;
-  const double ll_max = kLlMaxBwGBps[u(N == 1 ? gen : 0)][u(ni)];
+  double bus = g.channels * channel_bw_GBps(g, a, N, across_nodes, r);
+  const double ll_max = r.ll_max_GBps[u(N == 1 ? gen : 0)][u(ni)];
   if (a == Algorithm::ring && p == Protocol::ll) {
-    const double f = (N > 1 || kind == OpKind::allreduce || kind == OpKind::reduce) ? 1.0 / 4 : 1.0 / 3;
+    const double f = r.ring_ll_half ? 0.5 : (N > 1 || kind == OpKind::allreduce || kind == OpKind::reduce) ? 1.0 / 4 : 1.0 / 3;
     e.uncapped_bus_GBps = bus * f;
     e.total_cap_GBps = ll_max;
     bus = std::min(ll_max, bus * f);
   } else if (a == Algorithm::ring && p == Protocol::ll128) {
-    bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), g.channels * kPerChMaxRingLl128GBps[u(gen)][u(ni)]);
+    bus = std::min(bus * (ppn < 2 && !r.v2_23_rules ? 0.7 : 0.92), g.channels * kPerChMaxRingLl128GBps[u(gen)][u(ni)]);
   } else if (a == Algorithm::tree) {
     bus = std::min(bus * 0.92, g.channels * kPerChMaxTreeGBps[u(gen)][u(ni)]);
     if (p == Protocol::ll) {
@@ -93,34 +105,41 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
   if (e.total_cap_GBps <= 0) e.uncapped_bus_GBps = bus;
   double ratio = 0.5;
   if (a == Algorithm::ring) ratio = static_cast<double>(n) / ring_steps(kind, n);
-  if (a == Algorithm::nvls) ratio = 5.0 / 6.0;
-  if (a == Algorithm::nvls_tree) ratio = 0.70 * N / (2.0 * (N - 1));
+  if (a == Algorithm::nvls || (a == Algorithm::nvls_tree && r.nvls_min_bw)) ratio = 5.0 / 6.0;
+  else if (a == Algorithm::nvls_tree) ratio = 0.70 * N / (2.0 * (N - 1));
   e.bus_bw_GBps = bus;
   e.bw_GBps = bus * ratio;
+  e.latency_us = latency_us(kind, a, p, g.intra_hw);
+  e.enabled = e.bw_GBps > 0;
+  return e;
+}
 
-  // Latency (tuning.cc L202-239).
-  const Hw intra_hw = g.intra_hw;
+// The model's latency (tuning.cc L202-239 in 2.18.5; the release's tables and rules after).
+double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) const {
+  const Release& r = release_;
+  const int ai = algo_index(a), pi = proto_index(p);
+  const int n = topo_.ranks, N = topo_.nodes;
   const Hw hw = N == 1 ? intra_hw : Hw::net;
-  const double intra_lat = kHwLatUs[u(static_cast<int>(intra_hw))][u(ai)][u(pi)];
-  const double inter_lat = kHwLatUs[u(static_cast<int>(Hw::net))][u(ai)][u(pi)];
-  double lat = kBaseLatUs[u(ai)][u(pi)];
-  const int nsteps = ring_steps(kind, n), ninter = inter_steps(kind, N);
+  const double intra_lat = r.hw_lat_us[u(static_cast<int>(intra_hw))][u(ai)][u(pi)];
+  // From 2.23 one GPU a node pays the tree's network latency whatever the algorithm.
+  const int net_algo = r.v2_23_rules && n == N ? algo_index(Algorithm::tree) : ai;
+  const double inter_lat = r.hw_lat_us[u(static_cast<int>(Hw::net))][u(net_algo)][u(pi)];
+  double lat = r.base_lat_us[u(ai)][u(pi)];
+  const int nsteps = ring_steps(kind, n), ninter = inter_steps(kind, N, r);
   if (a == Algorithm::ring && (kind == OpKind::broadcast || kind == OpKind::reduce)) {
     const int lat_algo = p == Protocol::simple ? algo_index(Algorithm::tree) : ai;  // "some chunk latency"
-    lat += nsteps * kHwLatUs[u(static_cast<int>(hw))][u(lat_algo)][u(pi)];
+    lat += nsteps * r.hw_lat_us[u(static_cast<int>(hw))][u(lat_algo)][u(pi)];
   } else if (a == Algorithm::ring) {
     const double net_overhead = N > 1 ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0.0;
     lat += (nsteps - ninter) * std::max(intra_lat, net_overhead) + ninter * inter_lat;
   } else if (a == Algorithm::tree) {
     lat += 2 * ((n / N - 1) * intra_lat + log2i(N) * inter_lat);
   } else if (a == Algorithm::nvls) {
-    if (N > 1) lat += inter_lat;
+    lat += (r.nvls_min_bw ? intra_lat : 0.0) + (N > 1 ? inter_lat : 0.0);
   } else if (a == Algorithm::nvls_tree) {
-    lat += 2 * (N - 1) * inter_lat;
+    lat += r.nvls_min_bw ? intra_lat + 2 * log2i(N) * inter_lat : 2 * (N - 1) * inter_lat;
   }
-  e.latency_us = lat;
-  e.enabled = e.bw_GBps > 0;
-  return e;
+  return lat;
 }
 
 double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes) const {

@@ -1,10 +1,12 @@
 // NCCL's cost model as it chooses an algorithm, protocol and channel count for one collective
 // (NCCL 2.18.5: src/graph/tuning.cc ncclTopoTuneModel / ncclTopoGetAlgoTime, src/enqueue.cc
-// getAlgoInfo). The model ranks choices; the engines then simulate the chosen one.
+// getAlgoInfo; later releases' constants and rules as the cluster's nccl_version selects them,
+// nccl_releases.h). The model ranks choices; the engines then simulate the chosen one.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "collectives/nccl_releases.h"
 #include "collectives/nccl_topology.h"
 #include "core/cluster.h"
 #include "core/collective_types.h"
@@ -39,6 +41,7 @@ class Tuning {
   explicit Tuning(const ClusterSpec& cluster, int forced_channels = 0);
 
   const Topology& topology() const { return topo_; }
+  const Release& release() const { return release_; }
   // Whether NCCL runs (kind, a, p) on this cluster for this dtype and reduce op.
   bool supported(OpKind kind, Algorithm a, Protocol p, DType dtype = DType::fp32, ReduceOp op = ReduceOp::sum) const;
   // `across_nodes`: each channel at the bandwidth the search gave it across nodes even on 2 nodes,
@@ -53,8 +56,11 @@ class Tuning {
   Choice choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& request) const;
 
  private:
+  double latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) const;
+
   const ClusterSpec& cluster_;
   Topology topo_;
+  const Release& release_;
 };
 
 // Why (a, p) is not available for `kind` on this cluster, in words; empty when it is.

@@ -1,0 +1,119 @@
+// NCCL's model by release: the constants and rules a cluster's nccl_version selects, against hand
+// computations from each tag's src/graph/tuning.cc (NVIDIA/nccl v2.18.5-1, v2.19.3-1, v2.21.5-1,
+// v2.23.4-1; collectives/nccl_releases.h).
+#include <catch2/catch.hpp>
+
+#include "collectives/collective_model.h"
+#include "collectives/nccl_releases.h"
+#include "collectives/nccl_tuning.h"
+#include "tests/test_support.h"
+
+using namespace redsim;
+
+namespace {
+
+constexpr int v2_18_5 = 21805, v2_20_5 = 22005, v2_21_5 = 22105, v2_26_2 = 22602;
+
+ClusterSpec at(ClusterSpec c, int version) {
+  c.nccl_version = version;
+  return c;
+}
+
+// Two nodes of 8 H100s on an NVSwitch with NVLS (18 x 20 GB/s), 50 GB/s NICs.
+ClusterSpec h100_nodes(int version) {
+  auto c = testing::ideal_multi_node(2, 8, 360e9, 0.5e-6, 50e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 9.0;
+  c.intra.nvls = true;
+  return at(c, version);
+}
+
+nccl::Choice choose(const ClusterSpec& c, std::int64_t bytes) {
+  return nccl::Tuning(c).choose(OpKind::allreduce, bytes, DType::fp32, ReduceOp::sum, {});
+}
+
+}  // namespace
+
+TEST_CASE("a cluster's NCCL version selects the newest release model not after it", "[collectives][releases]") {
+  CHECK(std::string(nccl::release_of(20909).tag) == "v2.18.5-1");  // older releases: 2.18.5's
+  CHECK(std::string(nccl::release_of(v2_18_5).tag) == "v2.18.5-1");
+  CHECK(std::string(nccl::release_of(21901).tag) == "v2.19.3-1");
+  CHECK(std::string(nccl::release_of(v2_20_5).tag) == "v2.19.3-1");
+  CHECK(std::string(nccl::release_of(22203).tag) == "v2.21.5-1");
+  CHECK(std::string(nccl::release_of(v2_26_2).tag) == "v2.23.4-1");
+}
+
+TEST_CASE("from 2.21 a ring's LL bus bandwidth is half the graph's, under 141 GB/s on one Hopper node", "[collectives][releases]") {
+  // 8 H100s: 12 rings x 30 GB/s = 360. 2.18.5: min(87.7, 360/4) = 87.7; 2.21.5: min(141, 360/2).
+  // Algorithm bandwidth: x 8 ranks / 14 steps.
+  const auto h100 = testing::nccl_node(9.0, 360, true);
+  CHECK(nccl::Tuning(at(h100, v2_18_5)).entry(OpKind::allreduce, Algorithm::ring, Protocol::ll).bw_GBps ==
+        Approx(87.7 * 8 / 14));
+  CHECK(nccl::Tuning(at(h100, v2_21_5)).entry(OpKind::allreduce, Algorithm::ring, Protocol::ll).bw_GBps ==
+        Approx(141.0 * 8 / 14));
+  // 8 A100s (12 x 20 = 240): an allgather took a third before 2.21 (80 GB/s), then half under
+  // the Ampere cap of 87.7; x 8 / 7.
+  const auto a100 = testing::nccl_node(8.0, 240, false);
+  CHECK(nccl::Tuning(at(a100, v2_18_5)).entry(OpKind::allgather, Algorithm::ring, Protocol::ll).bw_GBps == Approx(80.0 * 8 / 7));
+  CHECK(nccl::Tuning(at(a100, v2_21_5)).entry(OpKind::allgather, Algorithm::ring, Protocol::ll).bw_GBps == Approx(87.7 * 8 / 7));
+}
+
+TEST_CASE("on 8 H100s under 2.21 the model moves from ring LL to NVLS near 1.16 MB, not 494 KB", "[collectives][releases]") {
+  // Ring LL: 6.6 + 14 x 0.6 = 15.0 us + S / (141 x 8/14 = 80.57 GB/s). NVLS: the NVLink hop's
+  // 25 us + S / (8 x 40 x 5/6 = 266.7 GB/s): equal at S = 10 / (1/80.57e3 - 1/266.7e3) = 1.155e6 B.
+  // LL128 (40.6 us + S / 189.3 GB/s) is slower than NVLS at every size.
+  const auto c = at(testing::nccl_node(9.0, 360, true), v2_21_5);
+  CHECK(nccl::Tuning(c).entry(OpKind::allreduce, Algorithm::nvls, Protocol::simple).latency_us == Approx(25.0));
+  CHECK(choose(c, 768 << 10).algorithm == Algorithm::ring);
+  CHECK(choose(c, 1 << 20).algorithm == Algorithm::ring);
+  CHECK(choose(c, 1 << 20).protocol == Protocol::ll);
+  CHECK(choose(c, 2 << 20).algorithm == Algorithm::nvls);
+  CHECK(choose(at(c, v2_18_5), 768 << 10).algorithm == Algorithm::nvls);  // 2.18.5: past 494 KB
+}
+
+TEST_CASE("NVLSTree and ring latencies across 2 nodes follow each release's rules", "[collectives][releases]") {
+  // NVLSTree: 2.18.5 base 23 + 2 (nodes - 1) x 19 (network) = 61 us; 2.19.3 the NVLink hop 23 +
+  // 2 log2(nodes) x 14 = 51; 2.21.5 25 + 28 = 53.
+  auto nvls_tree_us = [](int v) {
+    return nccl::Tuning(h100_nodes(v)).entry(OpKind::allreduce, Algorithm::nvls_tree, Protocol::simple).latency_us;
+  };
+  CHECK(nvls_tree_us(v2_18_5) == Approx(61.0));
+  CHECK(nvls_tree_us(v2_20_5) == Approx(51.0));
+  CHECK(nvls_tree_us(v2_21_5) == Approx(53.0));
+  // Ring LL allreduce over 16 ranks, 30 steps: 2.18.5 counts 2 x nodes = 4 network steps at 2.7 us,
+  // 2.23.4 2 x (nodes - 1) = 2; the others pay max(0.6, the 1 us network post overhead).
+  auto ring_ll_us = [](int v) {
+    return nccl::Tuning(h100_nodes(v)).entry(OpKind::allreduce, Algorithm::ring, Protocol::ll).latency_us;
+  };
+  CHECK(ring_ll_us(v2_18_5) == Approx(6.6 + 26 * 1.0 + 4 * 2.7));
+  CHECK(ring_ll_us(v2_26_2) == Approx(6.6 + 28 * 1.0 + 2 * 2.7));
+}
+
+TEST_CASE("from 2.19 NVLSTree converts bus to algorithm bandwidth at 5/6", "[collectives][releases]") {
+  // Two nodes: 2.18.5 reads the speed inside and takes 0.7 x 2 / (2 x 1) = 0.7; 2.19.3 the lesser
+  // of inside and across, x 5/6.
+  const auto old_c = h100_nodes(v2_18_5), new_c = h100_nodes(v2_20_5);
+  const nccl::Tuning t_old(old_c), t_new(new_c);
+  const auto& g = t_new.topology().nvls_graph;
+  REQUIRE(g.channels > 0);
+  CHECK(t_old.entry(OpKind::allreduce, Algorithm::nvls_tree, Protocol::simple).bw_GBps ==
+        Approx(g.channels * g.bw_intra_GBps * 0.7));
+  CHECK(t_new.entry(OpKind::allreduce, Algorithm::nvls_tree, Protocol::simple).bw_GBps ==
+        Approx(g.channels * std::min(g.bw_intra_GBps, g.bw_inter_GBps) * 5.0 / 6.0));
+}
+
+TEST_CASE("the engines pay NVLS the latency of the cluster's release", "[collectives][releases]") {
+  // 2.18.5 and 2.20: 23 us (baseLat, then the NVLink hop); from 2.21 25 us.
+  auto base_s = [](int v) {
+    PlanOp op;
+    op.kind = OpKind::allreduce;
+    op.bytes = 1 << 20;
+    op.algorithm = Algorithm::nvls;
+    op.protocol = Protocol::simple;
+    op.channels = 16;
+    return mechanics_of(op, at(testing::nccl_node(9.0, 360, true), v), 8).base_latency_s;
+  };
+  CHECK(base_s(v2_18_5) == Approx(23e-6));
+  CHECK(base_s(v2_20_5) == Approx(23e-6));
+  CHECK(base_s(v2_26_2) == Approx(25e-6));
+}
