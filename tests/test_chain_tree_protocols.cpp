@@ -19,6 +19,14 @@ namespace {
 
 const SimOptions kExact{false, Fidelity::exact}, kScalable{false, Fidelity::scalable};
 
+// `nodes` nodes of one A100 each on 25 GB/s NICs (1 us), as NCCL sees them: every hop crosses nodes.
+ClusterSpec a100_per_node(int nodes) {
+  auto c = testing::ideal_multi_node(nodes, 1, 240e9, 0.5e-6, 25e9, 1e-6);
+  c.library = CollectiveLibrary::nccl;
+  c.device.compute_capability = 8.0;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("LL128 chains stream: pieces after the first follow at the channel's cap, no latency each", "[collectives][protocol]") {
@@ -187,9 +195,7 @@ TEST_CASE("A streamed chain over the network: steps leave at the cap's pace, arr
   // GB/s each); the receiver then takes the step's pieces one cap-time apart: 187.9 us. Holding
   // each arrival to the step's payload at the cap as well, as the engines did before, gave 193.6
   // (exact) and 203.2 us (scalable, whose later steps also shared the NIC with the first).
-  auto c = testing::ideal_multi_node(2, 1, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
+  const auto c = a100_per_node(2);
   auto plan = testing::single_collective_plan(2, OpKind::broadcast, Algorithm::ring, 1 << 20, 2, 0);
   plan.ops[0].request = {Algorithm::ring, Protocol::ll, 2};
   choose_collectives(plan, c);
@@ -214,9 +220,7 @@ TEST_CASE("A ring's network hops go through the proxies: a slice waits for the o
   // costs the NET hop's latency once (14 us, tuning.cc hwLat), the transfers a few ns:
   // base + 3 x 14 us = 50.4 us. Charging the latency on every slice, as both fidelities did,
   // gave base + 6 x 14 us = 92.4 us.
-  auto c = testing::ideal_multi_node(4, 1, 240e9, 0.5e-6, 25e9, 1e-6);
-  c.library = CollectiveLibrary::nccl;
-  c.device.compute_capability = 8.0;
+  const auto c = a100_per_node(4);
   auto plan = testing::single_collective_plan(4, OpKind::reduce_scatter, Algorithm::ring, 1024, 1);
   plan.ops[0].request = {Algorithm::ring, Protocol::simple, 1};
   choose_collectives(plan, c);
