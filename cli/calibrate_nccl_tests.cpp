@@ -23,10 +23,10 @@
 namespace redsim::cli {
 namespace {
 
-std::vector<double> predict_run(const ClusterSpec& layout, const NcclTestsRun& run) {
-  std::vector<double> us;
-  for (const auto& r : simulate_run(layout, run, sweep_for_run(run))) us.push_back(r.time_us);
-  return us;
+std::vector<PredictedRow> predict_run(const ClusterSpec& layout, const NcclTestsRun& run) {
+  std::vector<PredictedRow> rows;
+  for (const auto& r : simulate_run(layout, run, sweep_for_run(run))) rows.push_back({r.time_us, r.device_time_us, r.channels});
+  return rows;
 }
 
 double error_pct(double predicted, double measured) { return (predicted / measured - 1) * 100; }

@@ -1,6 +1,7 @@
 // The modelled cluster: nodes of devices, an intra-node fabric, NICs and an inter-node
 // topology (see configs/README.md). Ranks are numbered node-major: rank = node * devices_per_node + local.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -133,9 +134,8 @@ struct ClusterSpec {
   FrameworkSpec framework;
   InterferenceSpec interference;
   double collective_launch_us = 0;  // per-collective software overhead (launch, setup)
-  // The NCCL release the job runs, as major * 10000 + minor * 100 + patch. The model's tuning
-  // constants are 2.18.5's whatever this says; it decides only what changed in how work is laid
-  // out (collectives/README.md, "NCCL versions").
+  // The NCCL release the job runs, as major * 10000 + minor * 100 + patch: it selects the
+  // release's tuning model and how work is laid out (collectives/README.md, "NCCL versions").
   int nccl_version = kModelledNcclVersion;
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).
@@ -143,6 +143,13 @@ struct ClusterSpec {
   double launch_us(OpKind kind) const {
     const auto it = collective_launch_us_by_kind.find(kind);
     return it != collective_launch_us_by_kind.end() ? it->second : collective_launch_us;
+  }
+  // The host's cost for each channel a collective runs on past the first (NCCL prepares a work
+  // element per channel): calibrate fits it from nccl-tests runs whose host thread drives several
+  // GPUs (-g), where it shows; 0 unless given.
+  double collective_launch_per_channel_us = 0;
+  double launch_us(OpKind kind, int channels) const {
+    return launch_us(kind) + collective_launch_per_channel_us * std::max(0, channels - 1);
   }
 
   // DDP's bucket copies (framework.bucket_copy) are plain fp32 copies: at copy_GBps where the

@@ -226,6 +226,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
                 "inter_node", "collective_library", "nccl_version", "collective_launch_us", "collective_launch_us_by_kind",
+                "collective_launch_per_channel_us",
                 "framework", "interference"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
@@ -244,6 +245,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
     c.nccl_version = nccl_version_from_json(*v);
   }
   c.collective_launch_us = optional_latency_us(j, "collective_launch_us");
+  c.collective_launch_per_channel_us = optional_latency_us(j, "collective_launch_per_channel_us");
   if (auto by = j.find("collective_launch_us_by_kind")) {
     by->expect_object();
     by->allow_only({"allreduce", "reduce", "reduce_scatter", "allgather", "broadcast"});
@@ -273,6 +275,7 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.library == CollectiveLibrary::nccl) j["collective_library"] = "nccl";
   if (c.nccl_version != kModelledNcclVersion) j["nccl_version"] = nccl_version_name(c.nccl_version);
   j["collective_launch_us"] = c.collective_launch_us;
+  if (c.collective_launch_per_channel_us > 0) j["collective_launch_per_channel_us"] = c.collective_launch_per_channel_us;
   if (!c.collective_launch_us_by_kind.empty()) {
     json by = json::object();
     for (const auto& [k, us] : c.collective_launch_us_by_kind) by[std::string(op_kind_name(k))] = us;

@@ -130,6 +130,7 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOp
   ClusterSpec device_only = cluster;
   device_only.collective_launch_us = 0;
   device_only.collective_launch_us_by_kind.clear();
+  device_only.collective_launch_per_channel_us = 0;
   const Fidelity fid = resolve_fidelity(plan, device_only, o.fidelity);
   if (used) *used = fid;
   const Timeline tl = simulate(plan, device_only, SimOptions{false, fid});
@@ -146,8 +147,10 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOp
     const double once_s = first_end - start;
     const double period_s = last > first ? (last_end - first_end) / static_cast<double>(last - first) : once_s;
     const double mean_s = (once_s + (o.iters - 1) * period_s) / o.iters;
-    const double host_s = o.gpus_per_process * cluster.launch_us(row.kind) * 1e-6;
+    const double host_s = o.gpus_per_process * cluster.launch_us(row.kind, row.channels) * 1e-6;
     const double t = std::max(mean_s, host_s);
+    row.device_time_us = mean_s * 1e6;
+    row.host_time_us = host_s * 1e6;
     row.time_us = t * 1e6;
     row.algbw_GBps = t > 0 ? static_cast<double>(row.size_bytes) / t / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * bus_factor(row.kind, n);

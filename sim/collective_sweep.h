@@ -26,8 +26,9 @@ struct SweepOptions {
   int root = 0;
   CollectiveRequest request;
   // nccl-tests' -g: devices one process drives. nccl-tests times back-to-back launches, so the
-  // host's launch cost (collective_launch_us, per device) hides behind the device's time unless
-  // it is larger: an iteration lasts max(device time, gpus_per_process x launch).
+  // host's launch cost (collective_launch_us + collective_launch_per_channel_us a channel past
+  // the first, per device) hides behind the device's time unless it is larger: an iteration
+  // lasts max(device time, gpus_per_process x launch).
   int gpus_per_process = 1;
   // nccl-tests' -n: iterations queued back to back and timed together (their mean is the row).
   int iters = 20;
@@ -39,7 +40,9 @@ struct SweepRow {
   std::int64_t size_bytes = 0;  // nccl-tests' size column (allgather, reduce-scatter: the whole buffer)
   std::int64_t count = 0;       // elements passed to the collective (allgather, reduce-scatter: per rank)
   int root = -1;
-  double time_us = 0;
+  double time_us = 0;         // max(device_time_us, host_time_us)
+  double device_time_us = 0;  // the device's mean iteration alone
+  double host_time_us = 0;    // -g launches a thread makes per iteration
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   Algorithm algorithm = Algorithm::ring;

@@ -207,7 +207,7 @@ class StepRun {
     } else if (collective) {
       // The host's launch, then the protocol's base latency (NCCL's baseLat), then the steps.
       const auto& mech = model_.mech(op);
-      if (const double t = cluster_.launch_us(op.kind) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
+      if (const double t = cluster_.launch_us(op.kind, op.channels) * 1e-6 + mech.base_latency_s; t > 0) sg4::this_actor::sleep_for(t);
       device_.run_reduction(reduction_s_[op.id]);  // a CPU rank's (collectives/reduction_work.h)
       if (world_ > 1 && long_chain) run_chain(op, s);
       else if (world_ > 1) run_collective(op, s);

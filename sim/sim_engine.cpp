@@ -216,7 +216,7 @@ void run_collective(const PlanOp& op, int rank, SimContext& ctx, const std::vect
   t.start_s = sg4::Engine::get_clock();
   const auto mark = device ? device->begin_collective() : DeviceActivity::Mark{};
   const auto& mech = ctx.mechanics(op);
-  if (const double s = ctx.cluster.launch_us(op.kind) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
+  if (const double s = ctx.cluster.launch_us(op.kind, op.channels) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
   if (device) device->run_reduction(reduction_s);
   auto tally = sim_collective_for(op).run(op, rank, ctx);
   if (device) device->finish_collective(mark);

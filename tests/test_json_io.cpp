@@ -102,6 +102,13 @@ TEST_CASE("cluster validation rejects impossible clusters", "[core][json]") {
   CHECK(with.launch_us(OpKind::allgather) == 0);
   CHECK(with.launch_us(OpKind::allreduce) == 7);
   CHECK(cluster_to_json(cluster_from_json(cluster_to_json(with), "x")) == cluster_to_json(with));
+  // The host's cost per channel past the first: on top of the kind's launch, and round-trips.
+  by["collective_launch_per_channel_us"] = 0.25;
+  const auto per = cluster_from_json(by, "c.json");
+  CHECK(per.launch_us(OpKind::allreduce, 1) == 7);
+  CHECK(per.launch_us(OpKind::allreduce, 24) == Approx(7 + 23 * 0.25));
+  CHECK(per.launch_us(OpKind::reduce, 3) == Approx(120.5 + 0.5));
+  CHECK(cluster_to_json(cluster_from_json(cluster_to_json(per), "x")) == cluster_to_json(per));
 
   auto bad = c;
   bad["inter_node"]["nics_per_node"] = 3;

@@ -22,6 +22,12 @@ double& latency_of(ClusterSpec& c, bool inter) { return inter ? c.inter.latency_
 
 using Times = std::vector<std::vector<double>>;  // per run of a selection, per row
 
+std::vector<double> times_of(const std::vector<PredictedRow>& rows) {
+  std::vector<double> us;
+  for (const auto& r : rows) us.push_back(r.time_us);
+  return us;
+}
+
 struct Evaluator {
   const std::string& cluster_file;
   const std::vector<NcclTestsRun>& runs;
@@ -37,7 +43,7 @@ struct Evaluator {
   Times operator()(const ClusterSpec& c, const std::vector<std::size_t>& which) {
     Times out;
     for (auto i : which) {
-      out.push_back(predict(layout_of_run(c, cluster_file, runs[i]), runs[i]));
+      out.push_back(times_of(predict(layout_of_run(c, cluster_file, runs[i]), runs[i])));
       ++simulations;
     }
     double sum = 0;
@@ -150,6 +156,58 @@ ClassFit fit_class(ClusterSpec& c, bool inter, const std::vector<std::size_t>& w
   return f;
 }
 
+// A row whose measured time is this far above the device's simulated time is taken to be paced by
+// the host's launches (nccl-tests with -g: an iteration lasts at least g launches).
+constexpr double kHostBoundRatio = 1.25;
+
+struct HostFit {
+  FittedParam fixed, per_channel;
+};
+
+// The host's launch cost from the -g runs' host-bound rows: measured / g = fixed + per_channel x
+// (channels - 1), by least squares weighted by 1/y^2 (relative residuals), each part at least 0.
+// Channels that never vary give the fixed part alone.
+HostFit fit_host_launch(ClusterSpec& c, const std::string& cluster_file, const std::vector<NcclTestsRun>& runs,
+                        const RunPredictor& predict, int& simulations) {
+  HostFit f{{"$.collective_launch_us", c.collective_launch_us, c.collective_launch_us, ""},
+            {"$.collective_launch_per_channel_us", c.collective_launch_per_channel_us, c.collective_launch_per_channel_us, ""}};
+  std::vector<double> xs, ys;
+  for (const auto& run : runs) {
+    if (run.gpus_per_thread < 2) continue;
+    const auto rows = predict(layout_of_run(c, cluster_file, run), run);
+    ++simulations;
+    for (std::size_t i = 0; i < rows.size() && i < run.rows.size(); ++i)
+      if (usable(run.rows[i]) && run.rows[i].time_us > kHostBoundRatio * rows[i].device_us) {
+        xs.push_back(rows[i].channels - 1);
+        ys.push_back(run.rows[i].time_us / run.gpus_per_thread);
+      }
+  }
+  if (xs.size() < 3) {
+    f.fixed.note = f.per_channel.note = "not fitted: fewer than 3 rows of -g runs paced by the host";
+    return f;
+  }
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double w = 1 / (ys[i] * ys[i]);
+    sw += w, sx += w * xs[i], sy += w * ys[i], sxx += w * xs[i] * xs[i], sxy += w * xs[i] * ys[i];
+  }
+  const double det = sw * sxx - sx * sx;
+  double b = det > 1e-12 * sw * sxx ? (sw * sxy - sx * sy) / det : 0.0;
+  if (b <= 0) {
+    b = 0;
+    f.per_channel.note = det > 1e-12 * sw * sxx ? "fitted to 0: the host-paced rows do not grow with channels"
+                                                : "not fitted: the host-paced rows all ran on one channel count";
+  }
+  const double a = std::max(0.0, (sy - b * sx) / sw);
+  c.collective_launch_us = a;
+  c.collective_launch_us_by_kind.clear();  // the logs measured the launch itself
+  if (f.per_channel.note.rfind("not fitted", 0) != 0) c.collective_launch_per_channel_us = b;
+  f.fixed.after = c.collective_launch_us;
+  f.per_channel.after = c.collective_launch_per_channel_us;
+  f.fixed.note += std::to_string(xs.size()) + " host-paced rows";
+  return f;
+}
+
 }  // namespace
 
 ClusterSpec layout_of_run(const ClusterSpec& cluster, const std::string& cluster_file, const NcclTestsRun& run) {
@@ -174,6 +232,10 @@ NcclTestsFit fit_nccl_tests(const ClusterSpec& base, const std::string& cluster_
   NcclTestsFit fit;
   fit.cluster = base;
   const Times before = eval(base, all);
+  // The host first, so that the link fits see host-paced rows as such; again after them, since
+  // which rows the host paces depends on the device times the links give.
+  int host_sims = 0;
+  fit_host_launch(fit.cluster, cluster_file, runs, predict, host_sims);
   if (!single.empty()) {
     const auto f = fit_class(fit.cluster, false, single, eval, progress);
     fit.params.push_back(f.bandwidth);
@@ -184,11 +246,20 @@ NcclTestsFit fit_nccl_tests(const ClusterSpec& base, const std::string& cluster_
     fit.params.push_back(f.bandwidth);
     fit.params.push_back(f.latency);
   }
+  {
+    HostFit h = fit_host_launch(fit.cluster, cluster_file, runs, predict, host_sims);
+    h.fixed.before = base.collective_launch_us;
+    h.per_channel.before = base.collective_launch_per_channel_us;
+    if (h.fixed.note.rfind("not fitted", 0) != 0) {
+      fit.params.push_back(h.fixed);
+      fit.params.push_back(h.per_channel);
+    }
+  }
   const Times after = eval(fit.cluster, all);
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t r = 0; r < runs[i].rows.size(); ++r)
       fit.rows.push_back({i, r, runs[i].rows[r].time_us, before[i][r], after[i][r], usable(runs[i].rows[r])});
-  fit.simulations = eval.simulations;
+  fit.simulations = eval.simulations + host_sims;
   return fit;
 }
 

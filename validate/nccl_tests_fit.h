@@ -1,7 +1,9 @@
 // Fits a cluster file's link parameters to real nccl-tests logs: each log is simulated on the part
 // of the cluster it ran on (one node's devices, or several nodes), and the link class it exercises
 // (the intra-node link from single-node logs, the NICs from multi-node ones) gets the bandwidth
-// that matches its large sizes and the latency that matches its small ones. NCCL's own constants
+// that matches its large sizes and the latency that matches its small ones. Runs whose thread
+// drives several GPUs (-g) also give the host's launch cost, a fixed part and a part per channel,
+// from the rows their launches bound. NCCL's own constants
 // (protocol and per-hop latencies, per-channel caps) stay as published: the fit moves only what a
 // cluster file says. The simulator comes in as a RunPredictor, so validate/ needs no sim/.
 #pragma once
@@ -14,9 +16,16 @@
 
 namespace redsim {
 
-// Predicted out-of-place time of each row of `run`, in µs, on `layout` (the cluster restricted to
-// the run's nodes and devices).
-using RunPredictor = std::function<std::vector<double>(const ClusterSpec& layout, const NcclTestsRun& run)>;
+// One row of a run as simulated: the out-of-place time nccl-tests would print, the device's part
+// of it, and the channels the collective ran on (which the host's launches pay for).
+struct PredictedRow {
+  double time_us = 0;
+  double device_us = 0;
+  int channels = 1;
+};
+
+// Predicted rows of `run` on `layout` (the cluster restricted to the run's nodes and devices).
+using RunPredictor = std::function<std::vector<PredictedRow>(const ClusterSpec& layout, const NcclTestsRun& run)>;
 
 struct FittedParam {
   std::string name;  // the cluster file's JSON path, e.g. "$.intra_node.link_bandwidth_GBps"

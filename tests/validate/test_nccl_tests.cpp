@@ -45,13 +45,16 @@ std::string input_error(const std::string& text, const std::string& name = "log.
 }
 
 // A log of `op` as nccl-tests prints it, with the times the simulator gives on `cluster`.
-std::string simulated_log(const ClusterSpec& cluster, OpKind op, const char* test, std::int64_t min_b, std::int64_t max_b) {
+std::string simulated_log(const ClusterSpec& cluster, OpKind op, const char* test, std::int64_t min_b, std::int64_t max_b,
+                          int gpus_per_thread = 1) {
   SweepOptions o;
   o.ops = {op};
   o.min_bytes = min_b;
   o.max_bytes = max_b;
   o.step_factor = 2;
-  std::string s = std::string("# Collective test starting: ") + test + "\n# nThread 1 nGpus 1 minBytes 8 maxBytes 1\n" +
+  o.gpus_per_process = gpus_per_thread;
+  std::string s = std::string("# Collective test starting: ") + test + "\n# nThread 1 nGpus " + std::to_string(gpus_per_thread) +
+                  " minBytes 8 maxBytes 1\n" +
                   rank_lines(cluster.nodes, cluster.devices_per_node) + kColumns;
   for (const auto& r : collective_sweep(cluster, o)) {
     char line[200];
@@ -62,13 +65,14 @@ std::string simulated_log(const ClusterSpec& cluster, OpKind op, const char* tes
   return s + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n";
 }
 
-std::vector<double> predict(const ClusterSpec& layout, const NcclTestsRun& run) {
+std::vector<PredictedRow> predict(const ClusterSpec& layout, const NcclTestsRun& run) {
   SweepOptions o;
   o.ops = {run.op};
+  o.gpus_per_process = run.gpus_per_thread;
   for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
-  std::vector<double> us;
-  for (const auto& r : collective_sweep(layout, o)) us.push_back(r.time_us);
-  return us;
+  std::vector<PredictedRow> rows;
+  for (const auto& r : collective_sweep(layout, o)) rows.push_back({r.time_us, r.device_time_us, r.channels});
+  return rows;
 }
 
 }  // namespace
@@ -173,6 +177,34 @@ TEST_CASE("nccl-tests fit: recovers the link bandwidth and latency the logs were
   // step, and every row then matches what the logs were made with.
   CHECK(fit.params[0].after == Approx(150).epsilon(0.1));
   CHECK(fit.params[1].after == Approx(3.0).margin(0.3));
+  for (const auto& r : fit.rows) CHECK(r.after_us == Approx(r.measured_us).epsilon(0.02));
+}
+
+TEST_CASE("nccl-tests fit: a -g 8 log gives the host's launch cost and its part per channel", "[nccl_tests][fit]") {
+  // One thread launching 8 GPUs: an iteration lasts at least 8 x (launch + per channel x
+  // (channels - 1)), and NCCL gives a ring LL collective a channel per 32 KiB here, so from 64 KiB
+  // to 1 MiB the host's time grows with the channels (2 to 24) and below it stays at 8 launches.
+  const ClusterSpec preset = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-a100.json");
+  REQUIRE(preset.collective_launch_us == 4);
+  ClusterSpec truth = preset;
+  truth.collective_launch_us = 4.5;
+  truth.collective_launch_per_channel_us = 0.2;
+  const auto runs = parse(simulated_log(truth, OpKind::allgather, "all_gather_perf", 1024, 256LL << 20, 8), "all_gather.log");
+  REQUIRE(runs[0].gpus_per_thread == 8);
+  const auto fit = fit_nccl_tests(preset, "dgx-a100.json", runs, predict, [](const std::string&) {});
+  const FittedParam* fixed = nullptr;
+  const FittedParam* per_channel = nullptr;
+  for (const auto& p : fit.params) {
+    if (p.name == "$.collective_launch_us") fixed = &p;
+    if (p.name == "$.collective_launch_per_channel_us") per_channel = &p;
+  }
+  REQUIRE(fixed != nullptr);
+  REQUIRE(per_channel != nullptr);
+  CHECK(fixed->before == 4);
+  CHECK(fixed->after == Approx(4.5).epsilon(0.02));
+  CHECK(per_channel->before == 0);
+  CHECK(per_channel->after == Approx(0.2).epsilon(0.05));
+  CHECK(fit.cluster.launch_us(OpKind::allgather, 24) == Approx(4.5 + 0.2 * 23).epsilon(0.02));
   for (const auto& r : fit.rows) CHECK(r.after_us == Approx(r.measured_us).epsilon(0.02));
 }
 
