@@ -129,7 +129,10 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   const auto progress = [](const std::string& what) { std::cerr << what << "\n"; };
   NcclTestsFit fit = fit_nccl_tests(base, o.cluster_file, runs, predict_run, progress);
   print_fit(fit, runs);
-  name_fitted_cluster(fit.cluster, base, o.name, "Link parameters", "--from-nccl-tests", o.logs);
+  const bool host = std::any_of(fit.params.begin(), fit.params.end(),
+                                [](const FittedParam& p) { return p.name == "$.collective_launch_us"; });
+  name_fitted_cluster(fit.cluster, base, o.name, host ? "Link parameters and the host's launch cost" : "Link parameters",
+                      "--from-nccl-tests", o.logs);
   write_calibrated_cluster(fit.cluster, o.out_file);
   if (!o.svg_file.empty()) {
     write_file_atomically(o.svg_file, fit_chart(fit, runs, fit.cluster.name));
