@@ -83,6 +83,23 @@ text = " ".join(e.text or "" for e in svg.iter() if e.tag.endswith("text"))
 assert "fitted (calibrate's cluster)" in text and "as given" in text and "band below" not in text, text
 PY
 
+# Two SuperBench logs that ran -g 8: one thread's launches pace their small and mid sizes, and
+# the launches cost more the more channels a size runs on (NCCL adds one per 32 KiB up to 24), so
+# calibrate fits the host's launch and a positive part per channel, each in the written cluster,
+# and the fitted rows come out closer than the preset's.
+"$redsim" calibrate --from-nccl-tests "$logs/superbench-a100_reduce_scatter_8r.log" "$ag" --cluster "$src/configs/dgx-a100.json" \
+  --out "$tmp/host.json" >"$tmp/host.txt" 2>/dev/null
+check "calibrate on -g 8 logs" "[ $? -eq 0 ]"
+python3 - "$tmp/host.json" "$tmp/host.txt" <<'PY' && echo "ok   the host's launch cost fitted from -g 8 logs" || { echo "FAIL: host launch fit"; fail=1; }
+import json, re, sys
+c = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+assert c["collective_launch_per_channel_us"] > 0 and c["collective_launch_us"] > 0, c
+assert re.search(r"^  \$\.collective_launch_per_channel_us +0\.000 +[\d.]+ ", out, re.M), out
+m = re.search(r"median \|time error\| over \d+ rows: ([\d.]+)% as given, ([\d.]+)% fitted", out)
+assert m and float(m.group(2)) < float(m.group(1)), m
+PY
+
 # Bad input: exit 2, one line naming what is wrong, and nothing written.
 bad() {
   local what=$1
