@@ -236,7 +236,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--fidelity", o->fidelity, "exact|scalable|auto")->capture_default_str();
   cmd->add_option("--json", o->json_file, "also write the rows as JSON here");
   cmd->add_option("--nccl-version", o->nccl_version,
-                  "the NCCL release to lay work out as, e.g. 2.20.5 (nccl clusters; default: the cluster file's nccl_version, else 2.18.5)");
+                  "the NCCL release whose tuning model and work layout to follow, e.g. 2.20.5 (nccl clusters; default: the cluster file's nccl_version, else 2.18.5)");
   auto* compare = cmd->add_option("--compare", o->compare_logs,
                                   "nccl-tests logs (all_reduce_perf, ... output) to set beside the simulation: each run simulated on "
                                   "the part of the cluster it ran on, with its sizes, op, type, -g, -n and NCCL release; prints "

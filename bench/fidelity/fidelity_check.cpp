@@ -82,7 +82,7 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   for (const auto& r : rows) predicted.push_back({r.size_bytes, r.busbw_GBps});
   const auto errors = fidelity::compare(measured, predicted);
   std::cout << "\n== " << e.name << "\n   " << op_kind_name(e.op) << ", " << e.cluster << ", -g " << e.gpus << ", -n " << e.iters << ", algorithm " << e.algorithm
-            << ", NCCL " << nccl_version_name(cluster.nccl_version) << " layout; " << e.how
+            << ", NCCL " << nccl_version_name(cluster.nccl_version) << " model; " << e.how
             << "\n        size   measured  predicted    error   choice\n";
   for (const auto& err : errors) {
     std::string choice;
