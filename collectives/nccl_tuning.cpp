@@ -38,7 +38,7 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   const auto& topo = t.topology();
   if (a == Algorithm::hierarchical) return "hierarchical is not an NCCL algorithm";
   if (kind != OpKind::allreduce && a != Algorithm::ring)
-    return "NCCL 2.18 runs " + std::string(op_kind_name(kind)) + " with rings only";
+    return "redsim runs " + std::string(op_kind_name(kind)) + " with rings only, as NCCL 2.18 does (the NVLS and PAT of later releases are not modelled)";
   if (p == Protocol::ll128 && !topo.ll128)
     return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
   switch (a) {
