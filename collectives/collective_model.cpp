@@ -139,12 +139,14 @@ std::int64_t nvls_chunk(std::int64_t bytes, int channels, int heads) {
   return chunk;
 }
 
-// NVLSTree's chunk (enqueue.cc L1312-1369): 512 KiB, halved down to 32 KiB for smaller buffers.
-std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads) {
+// NVLSTree's chunk (2.18.5 enqueue.cc L1312-1369): a Simple step (512 KiB), cut to 256, 128, 64
+// and 32 KiB for smaller buffers. From 2.21 (enqueue.cc, NCCL_NVLS_CHUNKSIZE and
+// NCCL_NVLS_TREE_MAXCHUNKSIZE) it starts at 128 KiB, and at 64 KiB from 4 nodes.
+std::int64_t nvls_tree_chunk(std::int64_t bytes, int channels, int heads, std::int64_t first_chunk) {
   const std::int64_t ops = static_cast<std::int64_t>(channels) * heads;
-  std::int64_t chunk = nccl::kSimpleStepBytes;
-  for (int factor : {32, 16, 4, 1})
-    if (bytes < factor * ops * chunk) chunk /= 2;
+  std::int64_t chunk = first_chunk;
+  for (auto [factor, to] : {std::pair<std::int64_t, std::int64_t>{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}})
+    if (bytes < factor * ops * chunk && chunk > to) chunk = to;
   return chunk;
 }
 
@@ -176,7 +178,11 @@ void set_ring_passes(Mechanics& m, Protocol p, int threads) {
 
 void set_nvls(Mechanics& m, const ClusterSpec& c, const PlanOp& op, double model_bw_GBps, int nvls_channels) {
   if (op.algorithm == Algorithm::nvls_tree) {
-    m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node);
+    const auto& rel = nccl::release_of(c.nccl_version);
+    const std::int64_t first = rel.nvls_chunk_bytes == 0 ? nccl::kSimpleStepBytes
+                               : c.nodes >= 4          ? std::min<std::int64_t>(rel.nvls_chunk_bytes, 65536)
+                                                       : rel.nvls_chunk_bytes;
+    m.chunk_bytes = nvls_tree_chunk(op.bytes, op.channels, c.devices_per_node, first);
     return;
   }
   m.chunk_bytes = nvls_chunk(op.bytes, op.channels, c.devices_per_node);

@@ -23,8 +23,8 @@ constexpr GenNodes kLlMax221{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45
 const Release kReleases[] = {
     {21805, "v2.18.5-1", kBaseLatUs, kHwLatUs, kLlMaxBwGBps, false, false, false},
     {21903, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false},
-    {22105, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false},
-    {22304, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true},
+    {22105, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072},
+    {22304, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072},
 };
 
 }  // namespace

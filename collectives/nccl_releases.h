@@ -3,6 +3,8 @@
 // names the tag of NVIDIA/nccl (src/graph/tuning.cc) it was read from; the rules that use them
 // are in nccl_tuning.cpp. Releases before 2.18.5 are ranked as 2.18.5.
 #pragma once
+#include <cstdint>
+
 #include "collectives/nccl_constants.h"
 
 namespace redsim::nccl {
@@ -25,6 +27,9 @@ struct Release {
   // latency for every algorithm; a multi-node ring allreduce has 2 x (nodes - 1) network steps
   // (before: 2 x nodes).
   bool v2_23_rules = false;
+  // 2.21.5 (enqueue.cc, transport/nvls.cc): NVLSTree's chunk starts at NCCL_NVLS_CHUNKSIZE, 128 KiB
+  // (64 KiB from 4 nodes), where it had started at a Simple step of 512 KiB (0 here).
+  std::int64_t nvls_chunk_bytes = 0;
 };
 
 // The release whose model applies to nccl_version (the newest not after it; 2.18.5 before that).

@@ -19,9 +19,9 @@ ClusterSpec at(ClusterSpec c, int version) {
   return c;
 }
 
-// Two nodes of 8 H100s on an NVSwitch with NVLS (18 x 20 GB/s), 50 GB/s NICs.
-ClusterSpec h100_nodes(int version) {
-  auto c = testing::ideal_multi_node(2, 8, 360e9, 0.5e-6, 50e9, 1e-6);
+// Nodes (2 unless given) of 8 H100s on an NVSwitch with NVLS (18 x 20 GB/s), 50 GB/s NICs.
+ClusterSpec h100_nodes(int version, int nodes = 2) {
+  auto c = testing::ideal_multi_node(nodes, 8, 360e9, 0.5e-6, 50e9, 1e-6);
   c.library = CollectiveLibrary::nccl;
   c.device.compute_capability = 9.0;
   c.intra.nvls = true;
@@ -116,4 +116,31 @@ TEST_CASE("the engines pay NVLS the latency of the cluster's release", "[collect
   CHECK(base_s(v2_18_5) == Approx(23e-6));
   CHECK(base_s(v2_20_5) == Approx(23e-6));
   CHECK(base_s(v2_26_2) == Approx(25e-6));
+}
+
+TEST_CASE("NVLSTree's chunk starts at a Simple step before 2.21, at 128 KiB from it, 64 KiB from 4 nodes", "[collectives][releases]") {
+  // 16 channels x 8 heads = 128 concurrent chunks. 2.18.5 starts at 512 KiB and cuts to 256 KiB
+  // below 32 x 128 x 512 KiB (2 GiB), to 128 KiB below 16 x 128 x 256 KiB (512 MiB), to 64 KiB
+  // below 4 x 128 x 128 KiB (64 MiB). 2.21 starts at NCCL_NVLS_CHUNKSIZE (128 KiB), on 4 nodes or
+  // more at NCCL_NVLS_TREE_MAXCHUNKSIZE's default of 64 KiB, and cuts by the same rules.
+  auto chunk = [](int version, int nodes, std::int64_t bytes) {
+    PlanOp op;
+    op.kind = OpKind::allreduce;
+    op.bytes = bytes;
+    op.algorithm = Algorithm::nvls_tree;
+    op.protocol = Protocol::simple;
+    op.channels = 16;
+    return mechanics_of(op, h100_nodes(version, nodes), 8 * nodes).chunk_bytes;
+  };
+  const std::int64_t MiB = 1 << 20;
+  CHECK(chunk(v2_18_5, 2, 1024 * MiB) == 256 * 1024);
+  CHECK(chunk(v2_18_5, 2, 64 * MiB) == 128 * 1024);
+  CHECK(chunk(v2_20_5, 2, 1024 * MiB) == 256 * 1024);
+  CHECK(chunk(v2_21_5, 2, 1024 * MiB) == 128 * 1024);
+  CHECK(chunk(v2_26_2, 2, 64 * MiB) == 128 * 1024);
+  CHECK(chunk(v2_26_2, 4, 64 * MiB) == 64 * 1024);
+  CHECK(chunk(v2_18_5, 4, 64 * MiB) == 128 * 1024);
+  // Small buffers are cut alike: below 128 x 64 KiB (8 MiB) to 32 KiB.
+  CHECK(chunk(v2_18_5, 2, 4 * MiB) == 32 * 1024);
+  CHECK(chunk(v2_26_2, 4, 4 * MiB) == 32 * 1024);
 }
