@@ -176,9 +176,9 @@ void set_ring_passes(Mechanics& m, Protocol p, int threads) {
                                    : std::int64_t{threads} / nccl::kWarpThreads * nccl::kLl128WarpSlicePayloadBytes;
 }
 
-void set_nvls(Mechanics& m, const ClusterSpec& c, const PlanOp& op, double model_bw_GBps, int nvls_channels) {
+void set_nvls(Mechanics& m, const ClusterSpec& c, const PlanOp& op, const nccl::Release& rel, double model_bw_GBps,
+              int nvls_channels) {
   if (op.algorithm == Algorithm::nvls_tree) {
-    const auto& rel = nccl::release_of(c.nccl_version);
     const std::int64_t first = rel.nvls_chunk_bytes == 0 ? nccl::kSimpleStepBytes
                                : c.nodes >= 4          ? std::min<std::int64_t>(rel.nvls_chunk_bytes, 65536)
                                                        : rel.nvls_chunk_bytes;
@@ -355,7 +355,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
   } else if (nvls) {
-    set_nvls(m, c, op, e.bw_GBps, topo.nvls_channels);
+    set_nvls(m, c, op, rel, e.bw_GBps, topo.nvls_channels);
   }
   if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
     // A tree's LL128 steps are the chunk NCCL sizes for the collective; a sender runs up to

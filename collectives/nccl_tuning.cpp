@@ -134,10 +134,10 @@ double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) con
     lat += (nsteps - ninter) * std::max(intra_lat, net_overhead) + ninter * inter_lat;
   } else if (a == Algorithm::tree) {
     lat += 2 * ((n / N - 1) * intra_lat + log2i(N) * inter_lat);
-  } else if (a == Algorithm::nvls) {
-    lat += (r.nvls_min_bw ? intra_lat : 0.0) + (N > 1 ? inter_lat : 0.0);
+  } else if (a == Algorithm::nvls) {  // 2.18.5's NVLink hop for NVLS is 0: its latency is in the base
+    lat += intra_lat + (N > 1 ? inter_lat : 0.0);
   } else if (a == Algorithm::nvls_tree) {
-    lat += r.nvls_min_bw ? intra_lat + 2 * log2i(N) * inter_lat : 2 * (N - 1) * inter_lat;
+    lat += intra_lat + (r.nvls_min_bw ? 2 * log2i(N) : 2 * (N - 1)) * inter_lat;
   }
   return lat;
 }

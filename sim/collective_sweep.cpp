@@ -150,7 +150,6 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOp
     const double host_s = o.gpus_per_process * cluster.launch_us(row.kind, row.channels) * 1e-6;
     const double t = std::max(mean_s, host_s);
     row.device_time_us = mean_s * 1e6;
-    row.host_time_us = host_s * 1e6;
     row.time_us = t * 1e6;
     row.algbw_GBps = t > 0 ? static_cast<double>(row.size_bytes) / t / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * bus_factor(row.kind, n);

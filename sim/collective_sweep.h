@@ -40,9 +40,8 @@ struct SweepRow {
   std::int64_t size_bytes = 0;  // nccl-tests' size column (allgather, reduce-scatter: the whole buffer)
   std::int64_t count = 0;       // elements passed to the collective (allgather, reduce-scatter: per rank)
   int root = -1;
-  double time_us = 0;         // max(device_time_us, host_time_us)
+  double time_us = 0;         // the larger of the device's time and -g launches of the host's
   double device_time_us = 0;  // the device's mean iteration alone
-  double host_time_us = 0;    // -g launches a thread makes per iteration
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   Algorithm algorithm = Algorithm::ring;

@@ -7,6 +7,7 @@
 #include "collectives/cluster_subset.h"
 #include "core/error.h"
 #include "core/statistics.h"
+#include "validate/least_squares.h"
 
 namespace redsim {
 namespace {
@@ -186,19 +187,25 @@ HostFit fit_host_launch(ClusterSpec& c, const std::string& cluster_file, const s
     f.fixed.note = f.per_channel.note = "not fitted: fewer than 3 rows of -g runs paced by the host";
     return f;
   }
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const double w = 1 / (ys[i] * ys[i]);
-    sw += w, sx += w * xs[i], sy += w * ys[i], sxx += w * xs[i] * xs[i], sxy += w * xs[i] * ys[i];
-  }
-  const double det = sw * sxx - sx * sx;
-  double b = det > 1e-12 * sw * sxx ? (sw * sxy - sx * sy) / det : 0.0;
+  // Weights 1/y: relative residuals. Channels that never vary leave the fixed part alone to fit,
+  // as does a slope below 0 (refitted without it).
+  std::vector<double> w;
+  for (double y : ys) w.push_back(1 / y);
+  const bool varies = std::any_of(xs.begin(), xs.end(), [&](double x) { return x != xs.front(); });
+  auto fit = [&](bool slope) {
+    std::vector<std::vector<double>> X;
+    for (double x : xs) X.push_back(slope ? std::vector<double>{1, x} : std::vector<double>{1});
+    return weighted_least_squares(X, ys, w).coef;
+  };
+  std::vector<double> coef = varies ? fit(true) : fit(false);
+  double b = coef.size() > 1 ? coef[1] : 0.0;
   if (b <= 0) {
+    f.per_channel.note = varies ? "fitted to 0: the host-paced rows do not grow with channels"
+                                : "not fitted: the host-paced rows all ran on one channel count";
+    if (coef.size() > 1) coef = fit(false);
     b = 0;
-    f.per_channel.note = det > 1e-12 * sw * sxx ? "fitted to 0: the host-paced rows do not grow with channels"
-                                                : "not fitted: the host-paced rows all ran on one channel count";
   }
-  const double a = std::max(0.0, (sy - b * sx) / sw);
+  const double a = std::max(0.0, coef[0]);
   c.collective_launch_us = a;
   c.collective_launch_us_by_kind.clear();  // the logs measured the launch itself
   if (f.per_channel.note.rfind("not fitted", 0) != 0) c.collective_launch_per_channel_us = b;
