@@ -87,8 +87,9 @@ TransferTally run_streamed_chain(const PlanOp& op, int rank, SimContext& ctx, in
   std::optional<StreamRecv> in;
   std::optional<StreamSend> out;
   if (pl.prev >= 0)
-    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), pl.prev, rank, piece, chunks);
-  if (pl.next >= 0) out.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, pl.next), rank, pl.next, piece, chunks);
+    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), pl.prev, rank, piece, chunks, StreamPace::chain);
+  if (pl.next >= 0)
+    out.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, pl.next), rank, pl.next, piece, chunks, StreamPace::chain);
   TransferTally t;
   for (int k = 0; k < chunks; ++k) {
     const std::int64_t b = split_piece(pl.bytes, chunks, k);

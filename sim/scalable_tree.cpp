@@ -72,8 +72,6 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
   const auto first = split_piece(bytes, P, 0), last = split_piece(bytes, P, P - 1);
   const double chunk = static_cast<double>(bytes) / P;
   auto reduce_s = [&](int q) { return chunk * static_cast<double>(t.kids[static_cast<std::size_t>(q)].size()) * m.reduce_s_per_byte; };
-  // The time q spends passing on the chunks of the last step it received down a network hop.
-  auto unpack_s = [&](int q) { return stream_message_extra_s(m, routes_.hw(t.down[static_cast<std::size_t>(q)]), bytes, P, last, true); };
   Stage up_wave, steady, down_wave;
   for (int q = 1; q < n; ++q) {
     const int p = t.parent[static_cast<std::size_t>(q)];
@@ -84,8 +82,11 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
     f.post_delay_s = f.round_extra_s;
     int k = 0;
     for (int kid : t.kids[static_cast<std::size_t>(q)]) f.after[k++] = kid - 1;
-    // On a network hop q first gathers the step the chunk goes in (sim/stream_edge.h).
-    f.after_extra_s = reduce_s(q) + stream_message_extra_s(m, routes_.hw(f.route), bytes, P, first, false);
+    // On a network hop the chunk leaves with the step it goes in. Gathering that step takes
+    // none of the first chunk's time: the step's later pieces come at the pace the leaves set,
+    // which the steady stage charges once, and after a network hop a step is passed on at the
+    // links' rate (sim/stream_edge.h, StreamSend).
+    f.after_extra_s = reduce_s(q);
     apply_protocol(f, m, 1);
     // The first chunk crosses at the links' rate: the cap is the pace of the chunks behind it,
     // charged once (sim/stream_edge.h, StreamRecv::take; Simple: tree_allreduce.cpp).
@@ -94,12 +95,7 @@ std::vector<Stage> Model::tree_stages(const PlanOp& op, int c, std::int64_t byte
     Flow d;  // the parent's last chunk to q, once the parent has it
     d.route = t.down[static_cast<std::size_t>(q)];
     d.bytes = stream_message_bytes(m, routes_.hw(d.route), bytes, P, last, true);
-    // ... and q passes that step's chunks on one by one, the last one after the others.
-    d.post_delay_s = unpack_s(q);
-    if (p > 0) {
-      d.after[0] = p - 1;
-      d.after_extra_s = unpack_s(p);
-    }
+    if (p > 0) d.after[0] = p - 1;
     apply_protocol(d, m, 1);
     d.min_transfer_s = 0;  // as on the way up
     down_wave.flows.push_back(d);
@@ -176,11 +172,9 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
     return m.channel_cap_Bps > 0 && !first_chunk ? std::max(linked, payload / m.channel_cap_Bps) : linked;
   };
   // As in tree_stages: over a network hop the first chunk up leaves with the whole step it goes
-  // in, gathered first, and the last chunk down arrives with its step, which the receiver then
-  // passes on chunk by chunk (sim/stream_edge.h).
+  // in, and the last chunk down arrives with its step, passed on at the links' rate
+  // (sim/stream_edge.h).
   auto message = [&](const EdgeLinks& e, std::int64_t piece, bool down) { return static_cast<double>(stream_message_bytes(m, e.hw, bytes, P, piece, down)); };
-  auto gather_s = [&](const EdgeLinks& e, std::int64_t piece, bool down) { return stream_message_extra_s(m, e.hw, bytes, P, piece, down); };
-  auto unpack_s = [&](int q) { return q > 0 ? gather_s(t.down_edge[static_cast<std::size_t>(q)], last, true) : 0.0; };
   // Up: a position is done once its children are and it has reduced them and sent its chunk.
   std::vector<double> done(static_cast<std::size_t>(n), 0.0), arrive(static_cast<std::size_t>(n), 0.0);
   double up_wave = 0, down_wave = 0, round = 0;
@@ -193,15 +187,14 @@ std::vector<Stage> Model::computed_tree_stages(const PlanOp& op, const Tree& t, 
       continue;
     }
     const auto& e = t.up_edge[static_cast<std::size_t>(q)];
-    done[static_cast<std::size_t>(q)] = ready + gather_s(e, first, false) + hop(e, message(e, first, false), up_rate[static_cast<std::size_t>(q)]);
+    done[static_cast<std::size_t>(q)] = ready + hop(e, message(e, first, false), up_rate[static_cast<std::size_t>(q)]);
   }
   // Down: the last chunk reaches q once its parent has it and has passed its step on.
   for (int q = 1; q < n; ++q) {
     const int p = t.parent[static_cast<std::size_t>(q)];
     const auto& e = t.down_edge[static_cast<std::size_t>(q)];
-    arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(p)] + unpack_s(p) +
-                                          hop(e, message(e, last, true), down_rate[static_cast<std::size_t>(q)]);
-    down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)] + unpack_s(q));
+    arrive[static_cast<std::size_t>(q)] = arrive[static_cast<std::size_t>(p)] + hop(e, message(e, last, true), down_rate[static_cast<std::size_t>(q)]);
+    down_wave = std::max(down_wave, arrive[static_cast<std::size_t>(q)]);
   }
   if (P > 1) {
     // The other chunks: every edge of a direction at once; a round lasts its slowest edge.

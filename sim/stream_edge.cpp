@@ -18,17 +18,19 @@ int stream_group(SimContext& ctx, const Mechanics& m, int from, int to, std::int
   return m.stream_group(nccl::hop_hw(ctx.cluster, from, to) == nccl::Hw::net, piece_bytes);
 }
 
-double stream_message_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes) {
-  double s = m.channel_cap_Bps > 0 ? static_cast<double>(message_bytes) / m.channel_cap_Bps : 0.0;
+double stream_message_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes, bool paced) {
+  double s = paced && m.channel_cap_Bps > 0 ? static_cast<double>(message_bytes) / m.channel_cap_Bps : 0.0;
   if (const double bw = ctx.route_bandwidth_Bps(from, to); bw > 0)
     s = std::max(s, static_cast<double>(ctx.wire_bytes(m, message_bytes)) / bw);
   return s;
 }
 
-int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes) {
+int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes, StreamPace pace) {
   if (m.stream_window_bytes <= 0 || message_bytes <= 0) return 1;
   const auto window = static_cast<int>(std::max<std::int64_t>(1, m.stream_window_bytes / message_bytes));
-  const double message_s = stream_message_s(ctx, m, from, to, message_bytes);
+  // A tree's start spaces its messages at the cap itself, so a queue as deep as a rank further on
+  // needs at the links' pace does not crowd its link.
+  const double message_s = stream_message_s(ctx, m, from, to, message_bytes, pace == StreamPace::chain);
   if (message_s <= 0) return window;
   // One message in transfer plus those the route's latency (and the hop's) hides, and one spare.
   const double lat_s = std::max(ctx.route_latency(from, to), m.hop_latency(nccl::hop_hw(ctx.cluster, from, to)));
@@ -37,10 +39,11 @@ int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int
 }
 
 StreamSend::StreamSend(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes,
-                       int pieces)
+                       int pieces, StreamPace pace)
     : ctx_(ctx), m_(m), box_(box), group_(stream_group(ctx, m, from, to, piece_bytes)),
-      depth_(stream_depth(ctx, m, from, to, piece_bytes * group_)), pieces_(pieces),
-      message_s_(stream_message_s(ctx, m, from, to, piece_bytes * group_)), message_bytes_(piece_bytes * group_) {}
+      depth_(stream_depth(ctx, m, from, to, piece_bytes * group_, pace)), pieces_(pieces),
+      message_s_(stream_message_s(ctx, m, from, to, piece_bytes * group_, pace != StreamPace::tree_on)),
+      message_bytes_(piece_bytes * group_) {}
 
 void StreamSend::put(std::int64_t payload) {
   held_bytes_ += payload;
@@ -70,10 +73,10 @@ void StreamSend::finish() {
 }
 
 StreamRecv::StreamRecv(SimContext& ctx, const Mechanics& m, sg4::Mailbox* box, int from, int to, std::int64_t piece_bytes,
-                       int pieces)
+                       int pieces, StreamPace pace)
     : ctx_(ctx), m_(m), box_(box), from_(from), to_(to), pieces_(pieces), group_(stream_group(ctx, m, from, to, piece_bytes)),
-      messages_((pieces + group_ - 1) / group_) {
-  const int depth = stream_depth(ctx, m, from, to, piece_bytes * group_);
+      messages_((pieces + group_ - 1) / group_), paced_(pace == StreamPace::chain) {
+  const int depth = stream_depth(ctx, m, from, to, piece_bytes * group_, pace);
   for (int k = 0; k < std::max(1, depth); ++k) post();
 }
 
@@ -89,10 +92,10 @@ void StreamRecv::take(std::int64_t payload, double ready_s) {
     pending_.pop_front();
     comm->wait();
     left_in_message_ = std::min(group_, pieces_ - taken_);
-    ctx_.pace_step(m_, from_, to_, 0, comm, true);  // the hop's latency; the cap is the pace below
+    ctx_.pace_step(m_, from_, to_, 0, comm, true);  // the hop's latency
     post();
   }
-  if (taken_ > 0 && m_.channel_cap_Bps > 0) {
+  if (paced_ && taken_ > 0 && m_.channel_cap_Bps > 0) {
     const double until = ready_s + static_cast<double>(payload) / m_.channel_cap_Bps;
     if (until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(until);
   }

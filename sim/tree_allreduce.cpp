@@ -122,15 +122,16 @@ void run_up_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::int
   ins.reserve(nd.children.size());
   for (std::size_t k = 0; k < nd.children.size(); ++k) {
     const int kid = nd.children[k];
-    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, piece, chunks);
+    ins.emplace_back(ctx, m, ctx.mailbox(op.stream, c, up_phase(static_cast<int>(k)), rank), kid, rank, piece, chunks,
+                     StreamPace::tree_on);
   }
   std::optional<StreamSend> out;
   if (nd.parent >= 0)
-    out.emplace(ctx, m, ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent), rank, nd.parent, piece, chunks);
+    out.emplace(ctx, m, ctx.mailbox(op.stream, c, up_phase(nd.slot), nd.parent), rank, nd.parent, piece, chunks,
+                ins.empty() ? StreamPace::tree_start : StreamPace::tree_on);
   for (int k = 0; k < chunks; ++k) {
     const std::int64_t b = split_piece(bytes, chunks, k);
-    const double ready_s = sg4::Engine::get_clock();
-    for (auto& in : ins) in.take(b, ready_s);
+    for (auto& in : ins) in.take(b, 0);
     const auto received = b * static_cast<std::int64_t>(ins.size());
     t.bytes_received += received;
     ctx.charge_reduction(m, received);
@@ -151,14 +152,15 @@ void run_down_streamed(const PlanOp& op, int rank, int c, const Node& nd, std::i
   const auto phase = static_cast<int>(MailPhase::tree_down);
   std::optional<StreamRecv> in;
   if (nd.parent >= 0)
-    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, piece, chunks);
+    in.emplace(ctx, m, ctx.mailbox(op.stream, c, phase, rank), nd.parent, rank, piece, chunks, StreamPace::tree_on);
   std::vector<StreamSend> outs;
   outs.reserve(nd.children.size());
-  for (int kid : nd.children) outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece, chunks);
+  for (int kid : nd.children)
+    outs.emplace_back(ctx, m, ctx.mailbox(op.stream, c, phase, kid), rank, kid, piece, chunks, StreamPace::tree_on);
   for (int k = 0; k < chunks; ++k) {
     const std::int64_t b = split_piece(bytes, chunks, k);
     if (in) {
-      in->take(b, sg4::Engine::get_clock());
+      in->take(b, 0);
       t.bytes_received += b;
     } else {
       reduced->acquire();
