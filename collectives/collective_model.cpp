@@ -280,6 +280,31 @@ int Mechanics::chunks(std::int64_t bytes) const {
   return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));
 }
 
+// Each hop class's synchronisation latency per step.
+void set_hop_latencies(Mechanics& m, const ClusterSpec& c, Algorithm a, Protocol p, bool chain, double plateau) {
+  const bool nvls = a == Algorithm::nvls || a == Algorithm::nvls_tree;
+  const auto pi = static_cast<std::size_t>(nccl::proto_index(p));
+  const auto lat_algo = static_cast<std::size_t>(nccl::algo_index(chain && p == Protocol::simple ? Algorithm::tree : a));
+  for (int h = 0; h < 3; ++h) {
+    double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][lat_algo][pi];
+    if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
+      us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
+    // A step of a ring, tree or chain synchronises as the protocol does, measured (NVLS steps
+    // go through the switch's own multicast, which the model's base latency covers).
+    if (!nvls) us = std::max(us, nccl::kMeasuredHopLatUs[pi]);
+    m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
+  }
+}
+
+// A channel's share of the model's bus bandwidth (per execution channel), the LL cap on all
+// channels together shared by those the collective runs on. GB/s.
+double per_channel_bus_GBps(const nccl::Tuning& t, const PlanOp& op, Algorithm a, Protocol p) {
+  const auto e = t.entry(op.kind, a, p, a == Algorithm::tree);
+  double bus = e.uncapped_bus_GBps / std::max(1, t.topology().comm_channels);
+  if (e.total_cap_GBps > 0) bus = std::min(bus, e.total_cap_GBps / std::max(1, op.channels));
+  return bus;
+}
+
 Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   Mechanics m;
   // On a CPU rank the reductions are charged before the network part, on the device
@@ -309,22 +334,8 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   const double base_us = nvls ? rel.base_lat_us[a_][p_] + rel.hw_lat_us[static_cast<std::size_t>(Hw::nvlink)][a_][p_]
                               : nccl::kBaseLatUs[a_][p_];
   m.base_latency_s = base_us * plateau * 1e-6;
-  const int lat_algo = chain && p == Protocol::simple ? nccl::algo_index(Algorithm::tree) : ai;
-  for (int h = 0; h < 3; ++h) {
-    double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][static_cast<std::size_t>(lat_algo)][static_cast<std::size_t>(pi)];
-    if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
-      us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
-    // A step of a ring, tree or chain synchronises as the protocol does, measured (NVLS steps
-    // go through the switch's own multicast, which the model's base latency covers).
-    if (!nvls) us = std::max(us, nccl::kMeasuredHopLatUs[static_cast<std::size_t>(pi)]);
-    m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
-  }
-  const auto e = t.entry(op.kind, a, p, a == Algorithm::tree);
-  const int channels = std::max(1, topo.comm_channels);
-  // A channel moves its share of the model's bus bandwidth (per execution channel), and the LL
-  // cap on all channels together is shared by those the collective runs on.
-  double per_channel_bus = e.uncapped_bus_GBps / channels;
-  if (e.total_cap_GBps > 0) per_channel_bus = std::min(per_channel_bus, e.total_cap_GBps / std::max(1, op.channels));
+  set_hop_latencies(m, c, a, p, chain, plateau);
+  const double per_channel_bus = per_channel_bus_GBps(t, op, a, p);
   // LL and LL128 forward data line by line (a flag in every 8- or 128-byte line), so along a
   // chain or tree they stream in pieces of at most 4 KiB (one LL pass of 512 x 8 B; two LL128
   // warp slices of 1,920 B, whose pass is 38,400 B: pieces of a whole LL128 pass fit the
@@ -355,7 +366,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
   } else if (nvls) {
-    set_nvls(m, c, op, rel, e.bw_GBps, topo.nvls_channels);
+    set_nvls(m, c, op, rel, t.entry(op.kind, a, p).bw_GBps, topo.nvls_channels);
   }
   if (lines && (a == Algorithm::tree || (a == Algorithm::ring && chain))) {
     // A tree's LL128 steps are the chunk NCCL sizes for the collective; a sender runs up to

@@ -33,6 +33,35 @@ std::vector<GradBucket> zero_reduce_buckets(const ModelTrace& trace, std::int64_
   return out;
 }
 
+// The updated partitions' allgathers, `slice_bytes` of every rank's partition each, after `opt`.
+void add_partition_allgathers(Plan& plan, const ModelTrace& trace, const ZeroPartition& part, const Knobs& knobs,
+                              std::uint32_t comm, std::uint32_t opt, std::int64_t slice_bytes) {
+  const int world = plan.world_size;
+  for (std::int64_t off = 0, i = 0; off < part.max_shard_bytes(); off += slice_bytes, ++i) {
+    PlanOp op;
+    op.kind = OpKind::allgather;
+    op.name = "allgather:params" + std::to_string(i);
+    op.stream = comm;
+    op.request = collective_request(knobs);
+    op.deps = {opt};
+    for (int r = 0; r < world; ++r) {
+      const auto lo = part.bounds[static_cast<std::size_t>(r)] + off;
+      const auto hi = std::min(part.bounds[static_cast<std::size_t>(r) + 1], lo + slice_bytes);
+      std::int64_t shard = 0;
+      if (lo < hi) {
+        for (const auto& sl : slices_in_range(trace, part, lo, hi)) {
+          op.slices.push_back(sl);
+          shard += sl.numel * trace.params[sl.param].bytes() / trace.params[sl.param].numel;
+        }
+      }
+      op.shard_bytes.push_back(shard);
+      op.bytes += shard;
+    }
+    op.dtype = trace.params[op.slices.front().param].dtype;
+    plan.add(std::move(op));
+  }
+}
+
 }  // namespace
 
 Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, const Knobs& knobs) const {
@@ -83,29 +112,7 @@ Plan ZeroStrategy::build(const ModelTrace& trace, const ClusterSpec& cluster, co
   // bytes) of every rank's partition, so the shards are even and a ring moves them well.
   // Updated parameters travel in their own dtype (the 16-bit working copy).
   const std::int64_t slice_bytes = std::max<std::int64_t>(8, knobs.allgather_bucket_bytes / world / 8 * 8);
-  for (std::int64_t off = 0, i = 0; off < part.max_shard_bytes(); off += slice_bytes, ++i) {
-    PlanOp op;
-    op.kind = OpKind::allgather;
-    op.name = "allgather:params" + std::to_string(i);
-    op.stream = comm;
-    op.request = collective_request(knobs);
-    op.deps = {opt};
-    for (int r = 0; r < world; ++r) {
-      const auto lo = part.bounds[static_cast<std::size_t>(r)] + off;
-      const auto hi = std::min(part.bounds[static_cast<std::size_t>(r) + 1], lo + slice_bytes);
-      std::int64_t shard = 0;
-      if (lo < hi) {
-        for (const auto& sl : slices_in_range(trace, part, lo, hi)) {
-          op.slices.push_back(sl);
-          shard += sl.numel * trace.params[sl.param].bytes() / trace.params[sl.param].numel;
-        }
-      }
-      op.shard_bytes.push_back(shard);
-      op.bytes += shard;
-    }
-    op.dtype = trace.params[op.slices.front().param].dtype;
-    plan.add(std::move(op));
-  }
+  add_partition_allgathers(plan, trace, part, knobs, comm, opt, slice_bytes);
 
   std::int64_t largest_bucket = 0;
   for (const auto& b : buckets) largest_bucket = std::max(largest_bucket, b.bytes);
