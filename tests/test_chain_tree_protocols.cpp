@@ -27,6 +27,23 @@ ClusterSpec a100_per_node(int nodes) {
   return c;
 }
 
+// An allreduce of `bytes` on every rank of `c` forced onto a tree with protocol `p` on `channels`
+// channels (0: NCCL's count), chosen as the model chooses, with its mechanics.
+struct ForcedTree {
+  Plan plan;
+  Mechanics m;
+};
+ForcedTree forced_tree(const ClusterSpec& c, std::int64_t bytes, Protocol p, int channels) {
+  const int world = c.world_size();
+  ForcedTree t{testing::single_allreduce_plan(world, bytes, 1), {}};
+  t.plan.ops[0].request = {Algorithm::tree, p, channels};
+  choose_collectives(t.plan, c);
+  REQUIRE(t.plan.ops[0].protocol == p);
+  if (channels > 0) REQUIRE(t.plan.ops[0].channels == channels);
+  t.m = mechanics_of(t.plan.ops[0], c, world);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("LL128 chains stream: pieces after the first follow at the channel's cap, no latency each", "[collectives][protocol]") {
@@ -87,11 +104,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   // chain, gather, network; the root sends the step down as it has it; down: network, node 1's
   // chain. Base latency 14 us.
   const auto c = nccl_nodes(2);
-  auto plan = testing::single_allreduce_plan(16, 16 << 10, 1);
-  plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 1};
-  choose_collectives(plan, c);
-  REQUIRE(plan.ops[0].protocol == Protocol::ll128);
-  const auto m = mechanics_of(plan.ops[0], c, 16);
+  const auto [plan, m] = forced_tree(c, 16 << 10, Protocol::ll128, 1);
   REQUIRE(m.chunk_bytes == 1024);
   REQUIRE(m.stream_net_step_bytes == 16384);
   const double piece_s = 1024 / m.channel_cap_Bps;
@@ -114,10 +127,7 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   // 25 GB/s; down the last chain the step's 32 KiB at 240 GB/s a hop. Base latency 6.8 us. Left
   // out: the first pieces' own transfers and the reductions, well under a microsecond; within 3%.
   const auto c = nccl_nodes(4);
-  auto plan = testing::single_allreduce_plan(32, 16 << 10, 1);
-  plan.ops[0].request = {Algorithm::tree, Protocol::ll, 1};
-  choose_collectives(plan, c);
-  const auto m = mechanics_of(plan.ops[0], c, 32);
+  const auto [plan, m] = forced_tree(c, 16 << 10, Protocol::ll, 1);
   REQUIRE(m.chunk_bytes == 1024);
   REQUIRE(m.stream_net_step_bytes == 16384);
   const double network_s = 5.0e-6 + 32768 / 25e9;
@@ -128,14 +138,11 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   // what one channel does: the cap is paid once either way. Paced again after every network hop,
   // a step of a channel's whole share cost its time at the channel's 1/32 of the cap at each of
   // the 4 network hops and 3 times more: 32 channels 1.8x slower than one (4 x 8 H100, 2.26.2).
-  plan = testing::single_allreduce_plan(32, 128 << 10, 1);
   double one_channel_s = 0;
   for (const int channels : {1, 32}) {
-    plan.ops[0].request = {Algorithm::tree, Protocol::ll, channels};
-    choose_collectives(plan, c);
-    REQUIRE(plan.ops[0].channels == channels);
-    const double exact_s = testing::end_of(simulate(plan, c, kExact));
-    CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(exact_s).epsilon(0.02));
+    const auto wide = forced_tree(c, 128 << 10, Protocol::ll, channels).plan;
+    const double exact_s = testing::end_of(simulate(wide, c, kExact));
+    CHECK(testing::end_of(simulate(wide, c, kScalable)) == Approx(exact_s).epsilon(0.02));
     if (channels == 1) one_channel_s = exact_s;
     else CHECK(exact_s <= 1.02 * one_channel_s);
   }
@@ -161,12 +168,7 @@ TEST_CASE("A tree's LL128 step is the chunk NCCL sizes for the collective", "[co
   for (const Case k : {Case{2, 256 << 10, 1, 36000}, Case{2, 1 << 20, 16, 18000}, Case{2, 16 << 20, 16, 72000},
                        Case{2, 64 << 20, 16, 144000}, Case{4, 64 << 20, 16, 72000}}) {
     CAPTURE(k.nodes, k.bytes, k.channels);
-    const auto c = nccl_nodes(k.nodes);
-    auto plan = testing::single_allreduce_plan(8 * k.nodes, k.bytes, 1);
-    plan.ops[0].request = {Algorithm::tree, Protocol::ll128, k.channels};
-    choose_collectives(plan, c);
-    REQUIRE(plan.ops[0].channels == k.channels);
-    const auto m = mechanics_of(plan.ops[0], c, 8 * k.nodes);
+    const auto m = forced_tree(nccl_nodes(k.nodes), k.bytes, Protocol::ll128, k.channels).m;
     CHECK(m.stream_net_step_bytes == k.step);
     CHECK(m.stream_window_bytes == 8 * k.step);
   }
@@ -179,10 +181,7 @@ TEST_CASE("A tree's LL128 network hop pipelines NCCL's steps: both fidelities, e
   // top of what streaming needs; the pipelined tree finishes sooner than that bound, both
   // fidelities agree, and each byte still crosses each tree edge once each way.
   const auto c = nccl_nodes(2);
-  auto plan = testing::single_allreduce_plan(16, 1 << 20, 1);
-  plan.ops[0].request = {Algorithm::tree, Protocol::ll128, 16};
-  choose_collectives(plan, c);
-  const auto m = mechanics_of(plan.ops[0], c, 16);
+  const auto [plan, m] = forced_tree(c, 1 << 20, Protocol::ll128, 16);
   REQUIRE(m.stream_net_step_bytes == 18000);
   const double share_s = 65536 / m.channel_cap_Bps;
   // The whole-share store and forward: base latency, the chain up and down (7 hops each way of
