@@ -25,9 +25,9 @@ int stream_group(SimContext& ctx, const Mechanics& m, int from, int to, std::int
 double stream_message_s(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes, bool paced);
 // Messages an edge keeps in flight: enough to keep it busy over the route's latency (or the
 // hop's) at the pace its sender keeps (a chain's cap; a tree's links), and no more than the
-// protocol's window holds. A deeper queue would not run faster, and
-// in SimGrid messages in flight share the link at once rather than in order, so the first ones
-// of a deeper queue would arrive later than a real network delivers them.
+// protocol's window holds. A deeper queue would not run faster, and in SimGrid messages in
+// flight share the link at once rather than in order, so the first ones of a deeper queue would
+// arrive later than a real network delivers them.
 int stream_depth(SimContext& ctx, const Mechanics& m, int from, int to, std::int64_t message_bytes, StreamPace pace);
 
 class StreamSend {
@@ -40,15 +40,15 @@ class StreamSend {
   // had its time on the edge (stream_message_s), so that a head injects no faster than the edge
   // carries and its messages cross the link one after another, as a real link's do.
   //
-  //
   // A tree charges its cap once, where the stream starts: the cap is a channel's share of NCCL's
   // modelled tree bandwidth (0.1-3 GB/s, NCCL's tree correction for size included), the pace of
   // the whole pipeline, not a rate a GPU passes on pieces it already holds at. A rank further on
   // passes pieces on as they come, so a network step that arrived whole goes on at the links'
   // rate. Re-pacing it at the cap charged a step's cap time again after every network hop: a
   // 4-node H100 tree/LL at 128 KiB on 32 channels took 184 us where NCCL's own model says 65 us
-  // and the published run 55 us (bench/fidelity/README.md). A chain's cap is the ring's channel
-  // bandwidth, a GPU's rate, and every rank keeps it.
+  // and the published run 55 us (bench/fidelity/README.md). Chains keep the cap at every rank:
+  // paced at their head only, this engine passes a step that arrived whole on hop by hop as a
+  // block, which the scalable fidelity's chain wave does not model (collectives/README.md).
   void put(std::int64_t payload);
   void finish();  // waits for every message in flight
 
