@@ -335,6 +335,9 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
                               : nccl::kBaseLatUs[a_][p_];
   m.base_latency_s = base_us * plateau * 1e-6;
   set_hop_latencies(m, c, a, p, chain, plateau);
+  // NVLSTree's network hop, as its NVLS latency, is its release's (19 us in 2.18.5, 14 from 2.19).
+  if (a == Algorithm::nvls_tree)
+    m.hop_latency_s[static_cast<std::size_t>(Hw::net)] = rel.hw_lat_us[static_cast<std::size_t>(Hw::net)][a_][p_] * 1e-6;
   const double per_channel_bus = per_channel_bus_GBps(t, op, a, p);
   // LL and LL128 forward data line by line (a flag in every 8- or 128-byte line), so along a
   // chain or tree they stream in pieces of at most 4 KiB (one LL pass of 512 x 8 B; two LL128

@@ -118,6 +118,24 @@ TEST_CASE("the engines pay NVLS the latency of the cluster's release", "[collect
   CHECK(base_s(v2_26_2) == Approx(25e-6));
 }
 
+TEST_CASE("the engines pay NVLSTree's network hop the latency of the cluster's release", "[collectives][releases]") {
+  // hwLat[NET][NVLS_TREE][SIMPLE]: 19 us in v2.18.5-1 src/graph/tuning.cc, 14 us from v2.19.3-1
+  // (unchanged to 2.29), where the model's NVLSTree latency also became the NVLink hop plus
+  // 2 log2(nodes) of these.
+  auto net_hop_s = [](int version) {
+    PlanOp op;
+    op.kind = OpKind::allreduce;
+    op.bytes = 8 << 20;
+    op.algorithm = Algorithm::nvls_tree;
+    op.protocol = Protocol::simple;
+    op.channels = 16;
+    return mechanics_of(op, h100_nodes(version, 2), 16).hop_latency(nccl::Hw::net);
+  };
+  CHECK(net_hop_s(v2_18_5) == Approx(19e-6));
+  CHECK(net_hop_s(v2_20_5) == Approx(14e-6));
+  CHECK(net_hop_s(v2_26_2) == Approx(14e-6));
+}
+
 TEST_CASE("NVLSTree's chunk starts at a Simple step before 2.21, at 128 KiB from it, 64 KiB from 4 nodes", "[collectives][releases]") {
   // 16 channels x 8 heads = 128 concurrent chunks. 2.18.5 starts at 512 KiB and cuts to 256 KiB
   // below 32 x 128 x 512 KiB (2 GiB), to 128 KiB below 16 x 128 x 256 KiB (512 MiB), to 64 KiB
