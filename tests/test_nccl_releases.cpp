@@ -32,6 +32,17 @@ nccl::Choice choose(const ClusterSpec& c, std::int64_t bytes) {
   return nccl::Tuning(c).choose(OpKind::allreduce, bytes, DType::fp32, ReduceOp::sum, {});
 }
 
+// An allreduce of `bytes` on 16 channels run as `a` with Simple, its algorithm already chosen.
+PlanOp simple_allreduce(Algorithm a, std::int64_t bytes) {
+  PlanOp op;
+  op.kind = OpKind::allreduce;
+  op.bytes = bytes;
+  op.algorithm = a;
+  op.protocol = Protocol::simple;
+  op.channels = 16;
+  return op;
+}
+
 }  // namespace
 
 TEST_CASE("a cluster's NCCL version selects the newest release model not after it", "[collectives][releases]") {
@@ -105,13 +116,8 @@ TEST_CASE("from 2.19 NVLSTree converts bus to algorithm bandwidth at 5/6", "[col
 TEST_CASE("the engines pay NVLS the latency of the cluster's release", "[collectives][releases]") {
   // 2.18.5 and 2.20: 23 us (baseLat, then the NVLink hop); from 2.21 25 us.
   auto base_s = [](int v) {
-    PlanOp op;
-    op.kind = OpKind::allreduce;
-    op.bytes = 1 << 20;
-    op.algorithm = Algorithm::nvls;
-    op.protocol = Protocol::simple;
-    op.channels = 16;
-    return mechanics_of(op, at(testing::nccl_node(9.0, 360, true), v), 8).base_latency_s;
+    return mechanics_of(simple_allreduce(Algorithm::nvls, 1 << 20), at(testing::nccl_node(9.0, 360, true), v), 8)
+        .base_latency_s;
   };
   CHECK(base_s(v2_18_5) == Approx(23e-6));
   CHECK(base_s(v2_20_5) == Approx(23e-6));
@@ -123,13 +129,8 @@ TEST_CASE("the engines pay NVLSTree's network hop the latency of the cluster's r
   // (unchanged to 2.29), where the model's NVLSTree latency also became the NVLink hop plus
   // 2 log2(nodes) of these.
   auto net_hop_s = [](int version) {
-    PlanOp op;
-    op.kind = OpKind::allreduce;
-    op.bytes = 8 << 20;
-    op.algorithm = Algorithm::nvls_tree;
-    op.protocol = Protocol::simple;
-    op.channels = 16;
-    return mechanics_of(op, h100_nodes(version, 2), 16).hop_latency(nccl::Hw::net);
+    return mechanics_of(simple_allreduce(Algorithm::nvls_tree, 8 << 20), h100_nodes(version, 2), 16)
+        .hop_latency(nccl::Hw::net);
   };
   CHECK(net_hop_s(v2_18_5) == Approx(19e-6));
   CHECK(net_hop_s(v2_20_5) == Approx(14e-6));
@@ -142,13 +143,7 @@ TEST_CASE("NVLSTree's chunk starts at a Simple step before 2.21, at 128 KiB from
   // below 4 x 128 x 128 KiB (64 MiB). 2.21 starts at NCCL_NVLS_CHUNKSIZE (128 KiB), on 4 nodes or
   // more at NCCL_NVLS_TREE_MAXCHUNKSIZE's default of 64 KiB, and cuts by the same rules.
   auto chunk = [](int version, int nodes, std::int64_t bytes) {
-    PlanOp op;
-    op.kind = OpKind::allreduce;
-    op.bytes = bytes;
-    op.algorithm = Algorithm::nvls_tree;
-    op.protocol = Protocol::simple;
-    op.channels = 16;
-    return mechanics_of(op, h100_nodes(version, nodes), 8 * nodes).chunk_bytes;
+    return mechanics_of(simple_allreduce(Algorithm::nvls_tree, bytes), h100_nodes(version, nodes), 8 * nodes).chunk_bytes;
   };
   const std::int64_t MiB = 1 << 20;
   CHECK(chunk(v2_18_5, 2, 1024 * MiB) == 256 * 1024);
