@@ -280,13 +280,17 @@ int Mechanics::chunks(std::int64_t bytes) const {
   return static_cast<int>(std::max<std::int64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes));
 }
 
-// Each hop class's synchronisation latency per step.
-void set_hop_latencies(Mechanics& m, const ClusterSpec& c, Algorithm a, Protocol p, bool chain, double plateau) {
+// Each hop class's synchronisation latency per step. NVLS's and NVLSTree's network hop is the
+// release's (NVLSTree: 19 us in 2.18.5, 14 from 2.19), as their NVLS latency is; the other hops
+// keep 2.18.5's, which the engines were checked with.
+void set_hop_latencies(Mechanics& m, const ClusterSpec& c, const nccl::Release& rel, Algorithm a, Protocol p, bool chain,
+                       double plateau) {
   const bool nvls = a == Algorithm::nvls || a == Algorithm::nvls_tree;
   const auto pi = static_cast<std::size_t>(nccl::proto_index(p));
   const auto lat_algo = static_cast<std::size_t>(nccl::algo_index(chain && p == Protocol::simple ? Algorithm::tree : a));
   for (int h = 0; h < 3; ++h) {
-    double us = nccl::kHwLatUs[static_cast<std::size_t>(h)][lat_algo][pi];
+    const auto& table = nvls && h == static_cast<int>(Hw::net) ? rel.hw_lat_us : nccl::kHwLatUs;
+    double us = table[static_cast<std::size_t>(h)][lat_algo][pi];
     if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
       us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
     // A step of a ring, tree or chain synchronises as the protocol does, measured (NVLS steps
@@ -334,10 +338,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
   const double base_us = nvls ? rel.base_lat_us[a_][p_] + rel.hw_lat_us[static_cast<std::size_t>(Hw::nvlink)][a_][p_]
                               : nccl::kBaseLatUs[a_][p_];
   m.base_latency_s = base_us * plateau * 1e-6;
-  set_hop_latencies(m, c, a, p, chain, plateau);
-  // NVLSTree's network hop, as its NVLS latency, is its release's (19 us in 2.18.5, 14 from 2.19).
-  if (a == Algorithm::nvls_tree)
-    m.hop_latency_s[static_cast<std::size_t>(Hw::net)] = rel.hw_lat_us[static_cast<std::size_t>(Hw::net)][a_][p_] * 1e-6;
+  set_hop_latencies(m, c, rel, a, p, chain, plateau);
   const double per_channel_bus = per_channel_bus_GBps(t, op, a, p);
   // LL and LL128 forward data line by line (a flag in every 8- or 128-byte line), so along a
   // chain or tree they stream in pieces of at most 4 KiB (one LL pass of 512 x 8 B; two LL128

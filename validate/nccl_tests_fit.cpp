@@ -166,8 +166,8 @@ struct HostFit {
 };
 
 // The host's launch cost from the -g runs' host-bound rows: measured / g = fixed + per_channel x
-// (channels - 1), by least squares weighted by 1/y^2 (relative residuals), each part at least 0.
-// Channels that never vary give the fixed part alone.
+// (channels - 1), by least squares with each row scaled by 1/y (relative residuals), each part at
+// least 0. Channels that never vary give the fixed part alone.
 HostFit fit_host_launch(ClusterSpec& c, const std::string& cluster_file, const std::vector<NcclTestsRun>& runs,
                         const RunPredictor& predict, int& simulations) {
   HostFit f{{"$.collective_launch_us", c.collective_launch_us, c.collective_launch_us, ""},
