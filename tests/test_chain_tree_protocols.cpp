@@ -27,6 +27,12 @@ ClusterSpec a100_per_node(int nodes) {
   return c;
 }
 
+// Both fidelities end `plan` on `c` within `epsilon` (relative) of `expected_s`.
+void check_both_fidelities(const Plan& plan, const ClusterSpec& c, double expected_s, double epsilon) {
+  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected_s).epsilon(epsilon));
+  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected_s).epsilon(epsilon));
+}
+
 // An allreduce of `bytes` on every rank of `c` forced onto a tree with protocol `p` on `channels`
 // channels (0: NCCL's count), chosen as the model chooses, with its mechanics.
 struct ForcedTree {
@@ -85,8 +91,7 @@ TEST_CASE("Simple chains store and forward: a chunk waits for the previous one's
   auto plan = testing::single_collective_plan(8, OpKind::broadcast, Algorithm::ring, 4 << 20, 1, 0);
   plan.ops[0].request = {Algorithm::ring, Protocol::simple, 1};
   choose_collectives(plan, c);
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  check_both_fidelities(plan, c, expected, 0.01);
 }
 
 TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "[collectives][protocol]") {
@@ -111,8 +116,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   const double chain_s = 7 * (2.0e-6 + piece_s), gather_s = 15 * piece_s;
   const double network_s = 8.5e-6 + 16384.0 * 128 / 120 / 25e9;
   const double expected = 14e-6 + 2 * (chain_s + network_s) + gather_s;
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  check_both_fidelities(plan, c, expected, 0.01);
 }
 
 TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid once, whatever the channels", "[collectives][protocol]") {
@@ -132,8 +136,7 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   REQUIRE(m.stream_net_step_bytes == 16384);
   const double network_s = 5.0e-6 + 32768 / 25e9;
   const double expected = 6.8e-6 + 14 * 1.0e-6 + 4 * network_s + 7 * 32768 / 240e9 + 15 * 1024 / m.channel_cap_Bps;
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.03));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.03));
+  check_both_fidelities(plan, c, expected, 0.03);
   // LL's cap is one bandwidth the channels share, so 32 channels of 4 KiB at 128 KiB take about
   // what one channel does: the cap is paid once either way. Paced again after every network hop,
   // a step of a channel's whole share cost its time at the channel's 1/32 of the cap at each of
@@ -218,8 +221,7 @@ TEST_CASE("A streamed tree pays its channel's cap once: long LL trees take NCCL'
       REQUIRE(plan.ops[0].protocol == Protocol::ll);
       REQUIRE(mechanics_of(plan.ops[0], c, 8).chunks(bytes / plan.ops[0].channels) >= 16);
       const double model_s = nccl::Tuning(c).time_us(OpKind::allreduce, Algorithm::tree, Protocol::ll, bytes) * 1e-6;
-      CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(model_s).epsilon(0.05));
-      CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(model_s).epsilon(0.05));
+      check_both_fidelities(plan, c, model_s, 0.05);
     }
   }
 }
@@ -247,8 +249,7 @@ TEST_CASE("A streamed chain over the network: steps leave at the cap's pace, arr
   const double hop_s = std::max(m.hop_latency(nccl::Hw::net), 1e-6);
   const double expected = m.base_latency_s + (steps - 1) * step / m.channel_cap_Bps + hop_s + 2 * step / 12.5e9 +
                           (pieces_per_step - 1) * piece_s;
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  check_both_fidelities(plan, c, expected, 0.01);
 }
 
 TEST_CASE("A ring's network hops go through the proxies: a slice waits for the one a step back", "[collectives][protocol]") {
@@ -268,8 +269,7 @@ TEST_CASE("A ring's network hops go through the proxies: a slice waits for the o
   REQUIRE(m.slices == 2);
   REQUIRE(m.hop_latency(nccl::Hw::net) == Approx(14e-6));
   const double expected = m.base_latency_s + 3 * m.hop_latency(nccl::Hw::net);
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
+  check_both_fidelities(plan, c, expected, 0.01);
 }
 
 TEST_CASE("A Simple tree pays its channel's cap once: its first chunk crosses each hop at the links' rate", "[collectives][protocol]") {
@@ -292,6 +292,5 @@ TEST_CASE("A Simple tree pays its channel's cap once: its first chunk crosses ea
                           7 * per_channel * m.reduce_s_per_byte;
   // The cap per hop would have cost at least half as much again.
   REQUIRE(14 * (per_channel / m.channel_cap_Bps) > 0.5 * expected);
-  CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.03));
-  CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.03));
+  check_both_fidelities(plan, c, expected, 0.03);
 }
