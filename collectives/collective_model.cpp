@@ -293,9 +293,9 @@ void set_hop_latencies(Mechanics& m, const ClusterSpec& c, const nccl::Release& 
     double us = table[static_cast<std::size_t>(h)][lat_algo][pi];
     if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
       us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
-    // A step of a ring, tree or chain synchronises as the protocol does, measured (NVLS steps
-    // go through the switch's own multicast, which the model's base latency covers).
-    if (!nvls) us = std::max(us, nccl::kMeasuredHopLatUs[pi]);
+    // A Simple step of a ring, tree or chain fences as measured (nccl_constants.h); NVLS steps
+    // go through the switch's own multicast, which the model's base latency covers.
+    if (!nvls && p == Protocol::simple) us = std::max(us, nccl::kSimpleHopFenceUs);
     m.hop_latency_s[static_cast<std::size_t>(h)] = us * plateau * 1e-6;
   }
 }

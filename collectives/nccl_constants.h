@@ -39,12 +39,16 @@ inline constexpr std::array<AlgoProto, 3> kHwLatUs{{
     {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 10.7}, {0, 0, 14.0}, {0, 0, 18.0}, {0, 0, 19.0}}},  // NET
 }};
 
-// Per-hop synchronisation latency of each protocol as measured, us (Hu, Shen, Bonato, Jeaugey et
-// al., "Demystifying NCCL: An In-depth Analysis of GPU Communication Protocols and Algorithms",
-// arXiv:2507.04786, 2025, protocol comparison: LL ~1 us, LL128 ~2 us, Simple ~6 us per hop, the
-// last from its memory fences). NCCL's hwLat above are ranking constants ("waiting for proper
-// chunk modeling", tuning.cc L214); the engines charge a step the larger of the two.
-inline constexpr std::array<double, kProtoCount> kMeasuredHopLatUs{1.0, 2.0, 6.0};
+// Simple's per-hop synchronisation, us: its memory fences before a slice is posted, ~6 us a hop
+// (Hu, Shen, Bonato, Jeaugey et al., "Demystifying NCCL: An In-depth Analysis of GPU
+// Communication Protocols and Algorithms", arXiv:2507.04786, 2025, protocol comparison). NCCL's
+// hwLat above are ranking constants ("waiting for proper chunk modeling", tuning.cc L214); a
+// Simple step pays the larger of the two, which the A100 tables' Simple rows at 32-128 MiB (not
+// host-bound) bear out. LL and LL128 synchronise by flags in the data and pay hwLat alone: the
+// paper's "~1 us" and "~2 us" describe the protocols, not an NVLink hop, and runs of one process
+// per GPU on Hopper (2 and 4 x HGX H100 trees at 128 B-32 KiB, NCCL 2.26.2) take hwLat's 0.6 us
+// an NVLink hop, not 1 us (bench/fidelity/README.md, 2026-11-30).
+inline constexpr double kSimpleHopFenceUs = 6.0;
 
 // Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper][nodes: 1, 2, >2]
 // (tuning.cc L85-106). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is

@@ -56,14 +56,14 @@ TEST_CASE("LL128 chains stream: pieces after the first follow at the channel's c
   // One channel, 8 A100s (240 GB/s ports, 0.5 us), broadcast and reduce of 4 MiB with LL128. A
   // chain streams in 4 KiB pieces (4 MiB / 16, at most 4 KiB): P = 1024. NCCL's sender runs up to
   // NCCL_STEPS steps ahead of its receiver (prims_ll128.h), far more than the route's latency
-  // needs, so the first piece crosses the 7 hops, each max(2.0 us measured LL128 hop, 1.9 us
-  // hwLat, 0.5 us route) + 4096 B at the channel's cap, and the other 1023 follow one cap-time
+  // needs, so the first piece crosses the 7 hops, each max(1.9 us NVLink ring LL128 hwLat, 0.5 us
+  // route) + 4096 B at the channel's cap, and the other 1023 follow one cap-time
   // apart. The cap is one channel's LL128 bus bandwidth: 240 GB/s x 0.92 (tuning.cc) = 220.8
   // GB/s, above the wire's 240 x 120/128 = 225 GB/s of payload. Base latency 14 us. Waiting a
   // route latency per piece would add 1022 x 0.5 us = 511 us.
   const auto c = nccl_node(8.0, 240, false);
   const double piece_s = 4096 / 220.8e9;
-  const double expected = 14e-6 + 7 * (2.0e-6 + piece_s) + 1023 * piece_s;
+  const double expected = 14e-6 + 7 * (1.9e-6 + piece_s) + 1023 * piece_s;
   for (auto kind : {OpKind::broadcast, OpKind::reduce}) {
     CAPTURE(op_kind_name(kind));
     auto plan = testing::single_collective_plan(8, kind, Algorithm::ring, 4 << 20, 1, 3);
@@ -98,7 +98,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   // 2 nodes of 8 (240 GB/s NVLink, 0.5 us; 25 GB/s NICs, 1 us), allreduce of 16 KiB on one tree
   // channel with LL128: 1 KiB pieces (16 KiB / 16), P = 16. NCCL's tree is a chain of 7 NVLink
   // hops in each node and one network hop between the nodes' heads. Inside a node pieces stream:
-  // each hop max(2.0 us measured LL128 hop, 1.25 us NVLink tree hwLat) + 1024 B at the channel's
+  // each hop 1.25 us (NVLink tree LL128 hwLat; the route's 0.5 us is less) + 1024 B at the channel's
   // cap (its derivation is checked against NCCL's tuning above), the next piece one cap-time
   // behind. A network hop carries whole steps (net.cc: the proxy sends a step once all its lines
   // are in): here the channel's 16 KiB is one step (a tree LL128 step is at least 30,720 bytes of
@@ -113,7 +113,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   REQUIRE(m.chunk_bytes == 1024);
   REQUIRE(m.stream_net_step_bytes == 16384);
   const double piece_s = 1024 / m.channel_cap_Bps;
-  const double chain_s = 7 * (2.0e-6 + piece_s), gather_s = 15 * piece_s;
+  const double chain_s = 7 * (1.25e-6 + piece_s), gather_s = 15 * piece_s;
   const double network_s = 8.5e-6 + 16384.0 * 128 / 120 / 25e9;
   const double expected = 14e-6 + 2 * (chain_s + network_s) + gather_s;
   check_both_fidelities(plan, c, expected, 0.01);
@@ -126,8 +126,8 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   // deep. The leaves send their pieces one cap-time apart, the pace of the whole pipeline, so the
   // deepest node's head has the step 15 cap-times after the first piece; from there the step goes
   // whole: up 2 network hops, down 2, and down the 7 hops of that node's chain, passed on at the
-  // links' rate (sim/stream_edge.h). Each NVLink hop max(1.0 us measured LL hop, 0.6 us tree LL
-  // hwLat); each network hop 5.0 us (NET tree LL hwLat) and the step's 32 KiB of LL lines at
+  // links' rate (sim/stream_edge.h). Each NVLink hop 0.6 us (NVLink tree LL hwLat, above the
+  // route's 0.5); each network hop 5.0 us (NET tree LL hwLat) and the step's 32 KiB of LL lines at
   // 25 GB/s; down the last chain the step's 32 KiB at 240 GB/s a hop. Base latency 6.8 us. Left
   // out: the first pieces' own transfers and the reductions, well under a microsecond; within 3%.
   const auto c = nccl_nodes(4);
@@ -135,7 +135,7 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   REQUIRE(m.chunk_bytes == 1024);
   REQUIRE(m.stream_net_step_bytes == 16384);
   const double network_s = 5.0e-6 + 32768 / 25e9;
-  const double expected = 6.8e-6 + 14 * 1.0e-6 + 4 * network_s + 7 * 32768 / 240e9 + 15 * 1024 / m.channel_cap_Bps;
+  const double expected = 6.8e-6 + 14 * 0.6e-6 + 4 * network_s + 7 * 32768 / 240e9 + 15 * 1024 / m.channel_cap_Bps;
   check_both_fidelities(plan, c, expected, 0.03);
   // LL's cap is one bandwidth the channels share, so 32 channels of 4 KiB at 128 KiB take about
   // what one channel does: the cap is paid once either way. Paced again after every network hop,
@@ -188,12 +188,12 @@ TEST_CASE("A tree's LL128 network hop pipelines NCCL's steps: both fidelities, e
   REQUIRE(m.stream_net_step_bytes == 18000);
   const double share_s = 65536 / m.channel_cap_Bps;
   // The whole-share store and forward: base latency, the chain up and down (7 hops each way of
-  // max(2.0 us, 1.25 us) plus a piece), the network both ways (8.5 us + 64 KiB x 128/120 at the
+  // 1.25 us plus a piece), the network both ways (8.5 us + 64 KiB x 128/120 at the
   // NIC's 25 GB/s shared by 16 channels), and gathering the share three times (up at the head,
   // at the root, down at the head's peer).
   const double piece_s = static_cast<double>(m.chunk_bytes) / m.channel_cap_Bps;
   const double net_s = 8.5e-6 + 65536.0 * 128 / 120 / (25e9 / 16);
-  const double store_forward_s = 14e-6 + 2 * (7 * (2.0e-6 + piece_s) + net_s) + 3 * share_s;
+  const double store_forward_s = 14e-6 + 2 * (7 * (1.25e-6 + piece_s) + net_s) + 3 * share_s;
   const auto exact = simulate(plan, c, kExact);
   const double exact_s = testing::end_of(exact), scalable_s = testing::end_of(simulate(plan, c, kScalable));
   CHECK(exact_s < store_forward_s);
@@ -209,7 +209,7 @@ TEST_CASE("A streamed tree pays its channel's cap once: long LL trees take NCCL'
   // tree's bus bandwidth / 3.8, under llMaxBw), a throughput, not a rate each piece crosses a hop
   // at. Paid once, as the pace of the pieces, a tree of P pieces takes the hops' latencies plus
   // P pieces at the cap, which for P of tens and more is NCCL's own latency + bytes / bandwidth
-  // to within the fill: 2 x 7 hops of about 1 us against a few hundred us. Charging the cap again
+  // to within the fill: 2 x 7 hops of about a microsecond against a few hundred us. Charging the cap again
   // on each hop's first piece and on each arrival made these trees 31-70% slower than the model.
   for (const bool hopper : {false, true}) {
     const auto c = hopper ? nccl_node(9.0, 360, false) : nccl_node(8.0, 240, false);

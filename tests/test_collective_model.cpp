@@ -94,13 +94,14 @@ TEST_CASE("a request NCCL cannot run on the cluster is bad input", "[collectives
 TEST_CASE("ring LL: 2(N-1) steps of max(hop latency) + payload at the LL channel cap, both fidelities", "[collectives][protocol]") {
   // One channel (pinned), 8 A100s, 256 KiB: one loop of 32 KiB per step. LL's cap is the model's
   // bus bandwidth per channel: min(87.7, 240/4) = 60 GB/s; its wire bytes (x2) at 240 GB/s
-  // would take less. A step lasts max(1.0 us measured hop, 0.5 us route) + 32768 / 60e9.
+  // would take less. A step lasts max(0.6 us NVLink ring LL hwLat, 0.5 us route) + 32768 / 60e9
+  // (LL pays hwLat alone: nccl_constants.h, kSimpleHopFenceUs).
   const auto c = nccl_node(8.0, 240, false);
   auto plan = testing::single_allreduce_plan(8, 256 << 10, 1);
   plan.ops[0].request = {Algorithm::ring, Protocol::ll, 1};
   choose_collectives(plan, c);
   REQUIRE(plan.ops[0].channels == 1);
-  const double expected = 6.6e-6 + 14 * (1.0e-6 + 32768 / 60e9);
+  const double expected = 6.6e-6 + 14 * (0.6e-6 + 32768 / 60e9);
   CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.01));
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.01));
 }
@@ -110,8 +111,8 @@ TEST_CASE("ring LL128: a step smaller than a pass of the channel's warps lasts a
   // channel's 640 threads is 20 warps x 1,920 data bytes (32 threads x 8 words, 1 in 16 a flag:
   // NCCL's prims_ll128.h) = 38,400 B, and a step runs as whole passes. LL128's cap is the model's
   // bus bandwidth for one channel: min(240 x 0.92, 20 x 12) = 220.8 GB/s (its wire bytes, x16/15,
-  // at 240 GB/s would take less). A step lasts max(2.0 us measured hop, 1.9 us hwLat, 0.5 us
-  // route) + passes x 38,400 / 220.8e9; base latency 14 us.
+  // at 240 GB/s would take less). A step lasts max(1.9 us NVLink ring LL128 hwLat, 0.5 us route)
+  // + passes x 38,400 / 220.8e9; base latency 14 us.
   const auto c = nccl_node(8.0, 240, false);
   auto run = [&](std::int64_t bytes, const SimOptions& how) {
     auto plan = testing::single_collective_plan(8, OpKind::allgather, Algorithm::ring, bytes, 1);
@@ -121,7 +122,7 @@ TEST_CASE("ring LL128: a step smaller than a pass of the channel's warps lasts a
     return testing::end_of(simulate(plan, c, how));
   };
   const double pass_s = 38400 / 220.8e9;
-  const double one_pass = 14e-6 + 7 * (2.0e-6 + pass_s), two_passes = 14e-6 + 7 * (2.0e-6 + 2 * pass_s);
+  const double one_pass = 14e-6 + 7 * (1.9e-6 + pass_s), two_passes = 14e-6 + 7 * (1.9e-6 + 2 * pass_s);
   for (const auto& how : {kExact, kScalable}) {
     CHECK(run(8 * 7680, how) == Approx(one_pass).epsilon(0.01));  // 4 warps' slices: still a pass
     CHECK(run(8 * 38400, how) == Approx(one_pass).epsilon(0.01));
@@ -207,13 +208,13 @@ TEST_CASE("NVLS before NCCL 2.20 runs a small buffer on its first channels and h
 }
 
 TEST_CASE("NCCL's tree pays every hop's latency twice: a chain through the node, a network hop", "[collectives][protocol]") {
-  // 2 nodes of 8, 8 bytes, LL: up 7 NVLink hops (max(1.0 us measured, 0.6 us hwLat)) and one
+  // 2 nodes of 8, 8 bytes, LL: up 7 NVLink hops (hwLat NVLink tree LL 0.6 us) and one
   // network hop (hwLat NET tree LL 5.0 us), then the same down; base latency 6.8 us.
   const auto c = nccl_nodes(2);
   auto plan = testing::single_allreduce_plan(16, 8, 1);
   plan.ops[0].request = {Algorithm::tree, Protocol::ll, 1};
   choose_collectives(plan, c);
-  const double expected = 6.8e-6 + 2 * (7 * 1.0e-6 + 5.0e-6);
+  const double expected = 6.8e-6 + 2 * (7 * 0.6e-6 + 5.0e-6);
   CHECK(testing::end_of(simulate(plan, c, kExact)) == Approx(expected).epsilon(0.02));
   CHECK(testing::end_of(simulate(plan, c, kScalable)) == Approx(expected).epsilon(0.02));
 }
