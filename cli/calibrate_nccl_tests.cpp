@@ -113,10 +113,12 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
   check_output_targets({{"--out", o.out_file}, {"--svg", o.svg_file}});
   ClusterSpec base = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
+  std::vector<NcclTestsSkip> skipped;
   for (const auto& log : o.logs)
-    for (auto& r : read_nccl_tests_log(log)) runs.push_back(std::move(r));
+    for (auto& r : read_nccl_tests_log(log, &skipped)) runs.push_back(std::move(r));
   std::cout << "redsim calibrate: " << runs.size() << " nccl-tests run(s) from " << o.logs.size() << " log(s), on "
             << o.cluster_file << " (" << base.name << ")\n";
+  for (const auto& k : skipped) std::cout << "  note: " << skipped_run_note(k) << "\n";
   take_logged_nccl_version(runs, base);
   for (const auto& r : runs)
     if (!r.device.empty() && normalized_device_name(r.device) != normalized_device_name(base.device.name)) {

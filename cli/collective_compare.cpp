@@ -114,8 +114,10 @@ void compare_collective_logs(const CollectiveCompare& o) {
   check_output_targets({{"--json", o.json_file}, {"--svg", o.svg_file}});
   const ClusterSpec cluster = load_cluster(o.cluster_file);
   std::vector<NcclTestsRun> runs;
+  std::vector<NcclTestsSkip> skipped;
   for (const auto& log : o.logs)
-    for (auto& r : read_nccl_tests_log(log)) runs.push_back(std::move(r));
+    for (auto& r : read_nccl_tests_log(log, &skipped)) runs.push_back(std::move(r));
+  for (const auto& k : skipped) std::cerr << "redsim: note: " << skipped_run_note(k) << "\n";
   // Simulate everything before printing or writing anything, so bad input leaves no half output.
   std::vector<ComparedRun> compared;
   for (const auto& run : runs) {

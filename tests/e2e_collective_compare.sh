@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # redsim collective --compare end to end: a real nccl-tests log against the simulated sweep (each
 # row's measured time is the log's, the error its arithmetic, the band summary its count), the
-# chart, the log's NCCL release, calibrate --from-nccl-tests's chart of the fit, and bad input
+# chart, the log's NCCL release, a log's alltoall run left out, calibrate --from-nccl-tests's chart
+# of the fit, and bad input
 # (exit 2, one line, nothing written).
 # usage: e2e_collective_compare.sh REDSIM_BINARY SOURCE_DIR
 set -u
@@ -61,6 +62,14 @@ PY
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/v220.log" --json "$tmp/v.json" >"$tmp/v.txt"
 check "the log's NCCL release" "[ $? -eq 0 ] && grep -q '\"nccl_version\": \"2.20.5\"' '$tmp/v.json' && grep -q \"NCCL 2.20.5 (the log's)\" '$tmp/v.txt'"
 
+# A cluster check's log of several tests (a real alltoall_perf run, then an all_reduce_perf run):
+# the alltoall run is left out with a note naming the file and its line, and the rest compared;
+# a log of nothing else is bad input (below).
+cat "$logs/xxrjun-h100_alltoall_8r.log" "$ar" >"$tmp/mixed.log"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/mixed.log" --json "$tmp/m.json" >"$tmp/m.txt" 2>"$tmp/m.err"
+check "a log's alltoall run left out, its allreduce compared" "[ $? -eq 0 ] && grep -q 'mixed.log: line 2: alltoall_perf left out' '$tmp/m.err' && \
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"runs\"]; assert [x[\"op\"] for x in r] == [\"allreduce\"], r' '$tmp/m.json'"
+
 # A row with wrong results (#wrong > 0) is shown and marked, and left out of the band summary.
 sed -E '0,/^ +1048576 /s/^( +1048576 +[0-9]+ +float +sum +[0-9.]+ +[0-9.]+ +[0-9.]+ +)N\/A/\13/' "$ar" >"$tmp/wrong.log"
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" >"$tmp/w0.txt"
@@ -115,5 +124,7 @@ bad "16 ranks on one node" collective --cluster "$src/configs/dgx-a100.json" --c
 bad "sizes beside a log" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" -b 1M
 bad "--svg without a log" collective --cluster "$src/configs/dgx-a100.json" --svg "$tmp/bad.svg"
 bad "calibrate --svg without logs" calibrate --ranks 2 --out "$tmp/bad.json" --svg "$tmp/bad.svg"
+bad "a log of alltoall alone" collective --cluster "$src/configs/dgx-a100.json" --compare "$logs/xxrjun-h100_alltoall_8r.log" --json "$tmp/bad.json"
+check "  saying what the log has" "grep -q 'line 2: .*the log has only alltoall_perf' '$tmp/bad.txt'"
 bad "a missing log" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/none.log" --json "$tmp/bad.json"
 exit $fail

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/cluster_json.h"
@@ -79,6 +80,7 @@ std::optional<Columns> columns_of(const std::vector<std::string>& t, int line) {
 struct Reader {
   std::string file;
   std::vector<NcclTestsRun> runs;
+  std::vector<NcclTestsSkip>* skipped = nullptr;
   std::optional<NcclTestsRun> run;
   std::optional<Columns> cols;
   std::vector<std::string> hosts;  // host of each rank line, in order
@@ -242,6 +244,13 @@ std::optional<OpKind> op_of_test_name(const std::string& name) {
   return it == ops.end() ? std::nullopt : std::optional<OpKind>(it->second);
 }
 
+// nccl-tests' tests of operations redsim does not model.
+bool other_nccl_test(const std::string& name) {
+  static const std::set<std::string> others = {"alltoall_perf", "sendrecv_perf", "gather_perf", "scatter_perf",
+                                               "hypercube_perf"};
+  return others.count(name) > 0;
+}
+
 std::optional<OpKind> op_of_file_name(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   for (auto& ch : base) ch = ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -289,6 +298,10 @@ void Reader::finish() {
                            std::to_string(r.devices_per_node) + " ranks a host)");
   if (!run_test_name.empty()) {
     const auto op = op_of_test_name(run_test_name);
+    if (!op && skipped && other_nccl_test(run_test_name)) {
+      skipped->push_back(NcclTestsSkip{file, r.first_line, run_test_name});
+      return;
+    }
     if (!op) fail(r.first_line, "an allreduce, reduce_scatter, allgather, broadcast or reduce test, got " + run_test_name);
     r.op = *op, r.op_from = "test name line";
   } else if (const auto op = op_of_file_name(file)) {
@@ -303,9 +316,12 @@ void Reader::finish() {
 
 }  // namespace
 
-std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file) {
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file,
+                                               std::vector<NcclTestsSkip>* skipped) {
   Reader r;
   r.file = file;
+  r.skipped = skipped;
+  const std::size_t skipped_before = skipped ? skipped->size() : 0;
   std::string raw;
   int n = 0;
   while (std::getline(in, raw)) {
@@ -315,16 +331,27 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::stri
     r.line(raw, n);
   }
   if (r.run) r.finish();
+  if (r.runs.empty() && skipped && skipped->size() > skipped_before) {
+    std::string tests;
+    for (auto i = skipped_before; i < skipped->size(); ++i) tests += (tests.empty() ? "" : ", ") + (*skipped)[i].test;
+    r.fail((*skipped)[skipped_before].line,
+           "an allreduce, reduce_scatter, allgather, broadcast or reduce run; the log has only " + tests);
+  }
   if (r.runs.empty()) r.fail(std::max(1, n), "nccl-tests output (a \"# nThread ...\" header, rank lines and result rows)");
   return r.runs;
 }
 
-std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file) {
+std::string skipped_run_note(const NcclTestsSkip& k) {
+  return k.file + ": line " + std::to_string(k.line) + ": " + k.test +
+         " left out (redsim models allreduce, reduce_scatter, allgather, broadcast and reduce)";
+}
+
+std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file, std::vector<NcclTestsSkip>* skipped) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected an nccl-tests log, got a directory");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open the file");
-  return parse_nccl_tests_log(in, file);
+  return parse_nccl_tests_log(in, file, skipped);
 }
 
 int nccl_tests_type_bytes(const std::string& type) {

@@ -45,11 +45,24 @@ struct NcclTestsRun {
   std::vector<NcclTestsRow> rows;
 };
 
+// A run of one of nccl-tests' other tests (alltoall_perf, sendrecv_perf, gather_perf,
+// scatter_perf, hypercube_perf), which redsim does not model, left out of a log.
+struct NcclTestsSkip {
+  std::string file;
+  int line = 0;  // its "# nThread" header
+  std::string test;
+};
+
 // Throws InputError("FILE: line N: expected ...") for anything it cannot read: a truncated row or
 // log, a row before any header, no rank lines, ranks spread unevenly over hosts, an unknown type,
-// an op it cannot tell (alltoall, sendrecv).
-std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file);
-std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file);
+// an op it cannot tell. With `skipped`, a run that names itself one of nccl-tests' other tests
+// (cluster checks often log several tests in one file) is left out and listed there instead, and
+// only a log with nothing else is an error; without it, such a run is an error.
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& file,
+                                               std::vector<NcclTestsSkip>* skipped = nullptr);
+std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file, std::vector<NcclTestsSkip>* skipped = nullptr);
+// "FILE: line N: alltoall_perf left out (...)", for a user's console.
+std::string skipped_run_note(const NcclTestsSkip& k);
 
 // NCCL_VERSION_CODE as nccl-tests prints it ("nccl-library=21805"; before 2.9 the code was
 // major * 1000 + minor * 100 + patch, e.g. 2708) in ClusterSpec's encoding; 0 if not one.

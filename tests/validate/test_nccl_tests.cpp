@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "collectives/cluster_subset.h"
@@ -269,6 +270,46 @@ TEST_CASE("nccl-tests: real logs from public repositories (tests/data/nccl_tests
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("truncated_all_reduce.log: line 50: ") != std::string::npos);
   }
+}
+
+TEST_CASE("nccl-tests: a log's runs of tests redsim does not model are left out, when asked", "[nccl_tests]") {
+  // Cluster checks log several tests in one file. With a list to put them in, an alltoall_perf
+  // run is left out (its header line noted) and the all_reduce_perf run after it read; without,
+  // it is an error, as is a log with nothing else, or a test nccl-tests does not have.
+  const std::string head = "# nThread 1 nGpus 1\n" + rank_lines(1, 2) + kColumns;
+  const std::string a2a = "# Collective test starting: alltoall_perf\n" + head +
+                          " 1048576 131072 float none -1 20.0 52.43 26.21 0 20.0 52.43 26.21 N/A\n# Avg bus bandwidth : 26.21\n";
+  const std::string ar = "# Collective test starting: all_reduce_perf\n" + head +
+                         " 1048576 262144 float sum -1 20.0 52.43 52.43 0 20.0 52.43 52.43 0\n# Avg bus bandwidth : 52.43\n";
+  std::vector<NcclTestsSkip> skipped;
+  std::istringstream in(a2a + ar);
+  const auto runs = parse_nccl_tests_log(in, "mixed.log", &skipped);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].op == OpKind::allreduce);
+  CHECK(runs[0].first_line == 13);  // after the first run (11 lines) and its own test line
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].test == "alltoall_perf");
+  CHECK(skipped[0].line == 2);
+  CHECK(skipped_run_note(skipped[0]).rfind("mixed.log: line 2: alltoall_perf left out", 0) == 0);
+  CHECK(input_error(a2a + ar).rfind("log.txt: line 2: ", 0) == 0);  // not asked: an error
+  std::vector<NcclTestsSkip> only;
+  std::istringstream alone(a2a);
+  CHECK_THROWS_WITH(parse_nccl_tests_log(alone, "a2a.log", &only),
+                    Catch::Contains("a2a.log: line 2: ") && Catch::Contains("the log has only alltoall_perf"));
+  std::istringstream foreign("# Collective test starting: foo_perf\n" + head +
+                             " 1048576 262144 float sum -1 20.0 52.43 52.43 0 20.0 52.43 52.43 0\n# Avg bus bandwidth : 1\n");
+  CHECK_THROWS_WITH(parse_nccl_tests_log(foreign, "foo.log", &only), Catch::Contains("got foo_perf"));
+  // A real log: the alltoall run of an H100 cluster check, then a real all_reduce run.
+  const std::string dir = REDSIM_SOURCE_DIR "/tests/data/nccl_tests/";
+  std::ifstream x(dir + "xxrjun-h100_alltoall_8r.log"), y(dir + "superbench-a100_all_reduce_8r.log");
+  std::stringstream both;
+  both << x.rdbuf() << y.rdbuf();
+  std::vector<NcclTestsSkip> real;
+  const auto real_runs = parse_nccl_tests_log(both, "cluster_check.log", &real);
+  REQUIRE(real_runs.size() == 1);
+  CHECK(real_runs[0].ranks == 8);
+  REQUIRE(real.size() == 1);
+  CHECK(real[0].line == 2);
 }
 
 TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines", "[nccl_tests]") {
