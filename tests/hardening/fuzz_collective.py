@@ -7,11 +7,12 @@ a hang or another status. Deterministic from --seed.
 
 usage: fuzz_collective.py REDSIM SOURCE_DIR [--count N] [--seed S] [--timeout-s T]
 """
-import argparse
 import os
 import random
 import subprocess
 import sys
+
+from fuzz_args import fuzz_arguments
 
 PRESETS = ["dgx-a100", "dgx-h100", "dgx-h200", "dgx1-v100", "pcie-8gpu", "pcie-a10g-8gpu", "aws-p4d-x2",
            "dgx-h100-x2", "hgx-h100-8x400g-x2", "ethernet-100g-x8", "dgx-a100-x2"]
@@ -54,13 +55,7 @@ def rows_ok(out):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("redsim")
-    ap.add_argument("src")
-    ap.add_argument("--count", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=30)
-    ap.add_argument("--timeout-s", type=float, default=300)
-    a = ap.parse_args()
+    a = fuzz_arguments(count=40, seed=30)
     rng = random.Random(a.seed)
     counts, failures = {0: 0, 2: 0}, []
     for i in range(a.count):

@@ -11,13 +11,14 @@ Deterministic from --seed.
 
 usage: fuzz_nccl_logs.py REDSIM SOURCE_DIR [--count N] [--calibrate-every K] [--seed S]
 """
-import argparse
 import glob
 import os
 import random
 import subprocess
 import sys
 import tempfile
+
+from fuzz_args import fuzz_arguments
 
 HOSTILE = ["-1", "0", "1e999", "nan", "inf", "-inf", "N/A", "abc", "99999999999999999999", "1e-300", "#",
            "0x10", "1.5.3", "-0", "4294967297", "\u00e9"]
@@ -74,14 +75,8 @@ def check(redsim, args, log, out, timeout_s):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("redsim")
-    ap.add_argument("src")
-    ap.add_argument("--count", type=int, default=60)
-    ap.add_argument("--calibrate-every", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=53)
-    ap.add_argument("--timeout-s", type=float, default=300)
-    a = ap.parse_args()
+    a = fuzz_arguments(count=60, seed=53, extra=[("--calibrate-every", {"type": int, "default": 5,
+                                                                        "help": "every K-th input through calibrate"})])
     rng = random.Random(a.seed)
     logs = sorted(glob.glob(os.path.join(a.src, "tests", "data", "nccl_tests", "*.log")))
     failures = 0
