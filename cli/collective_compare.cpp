@@ -71,6 +71,14 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
   };
   summary("below 64 KiB:  ", 0, kBandBytes, kSmallWithin);
   summary("from 64 KiB up:", kBandBytes, std::numeric_limits<std::int64_t>::max(), kLargeWithin);
+  // One thread launching several GPUs' kernels paces the small and mid sizes by the host's cost,
+  // which differs by host (bench/fidelity/README.md): say which figures the prediction took.
+  const int g = c.run->gpus_per_thread;
+  if (g > 1)
+    std::cout << "#  -g " << g << ": one thread launches " << g << " GPUs' kernels, so the host's costs set an iteration "
+              << "at small and mid sizes:\n#        " << g << " x (" << fmt("%g", c.layout.launch_us(c.run->op)) << " us + "
+              << fmt("%g", c.layout.collective_launch_per_channel_us) << " us a channel past the first) in "
+              << "this cluster file; calibrate --from-nccl-tests fits both from the log\n";
 }
 
 nlohmann::json run_json(const ComparedRun& c) {

@@ -62,6 +62,11 @@ PY
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/v220.log" --json "$tmp/v.json" >"$tmp/v.txt"
 check "the log's NCCL release" "[ $? -eq 0 ] && grep -q '\"nccl_version\": \"2.20.5\"' '$tmp/v.json' && grep -q \"NCCL 2.20.5 (the log's)\" '$tmp/v.txt'"
 
+# A -g 8 run: the output says the host's launches pace it, with the cluster file's figures
+# (dgx-a100.json: collective_launch_us 4, no cost per channel).
+check "a -g 8 run names the host's launch costs" "grep -q \"^#  -g 8: one thread launches 8 GPUs' kernels\" '$tmp/out.txt' && \
+  grep -q '^#        8 x (4 us + 0 us a channel past the first) in this cluster file' '$tmp/out.txt'"
+
 # A cluster check's log of several tests (a real alltoall_perf run, then an all_reduce_perf run):
 # the alltoall run is left out with a note naming the file and its line, and the rest compared;
 # a log of nothing else is bad input (below).
