@@ -50,6 +50,15 @@ ForcedTree forced_tree(const ClusterSpec& c, std::int64_t bytes, Protocol p, int
   return t;
 }
 
+// The closed forms' premise: 16 KiB on one tree channel streams in 1 KiB pieces (16 KiB / 16,
+// P = 16), and the channel's 16 KiB crosses a network hop as one step.
+ForcedTree one_step_tree(const ClusterSpec& c, Protocol p) {
+  auto t = forced_tree(c, 16 << 10, p, 1);
+  REQUIRE(t.m.chunk_bytes == 1024);
+  REQUIRE(t.m.stream_net_step_bytes == 16384);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("LL128 chains stream: pieces after the first follow at the channel's cap, no latency each", "[collectives][protocol]") {
@@ -109,9 +118,7 @@ TEST_CASE("LL128 trees stream both ways: the network hop carries whole steps", "
   // chain, gather, network; the root sends the step down as it has it; down: network, node 1's
   // chain. Base latency 14 us.
   const auto c = nccl_nodes(2);
-  const auto [plan, m] = forced_tree(c, 16 << 10, Protocol::ll128, 1);
-  REQUIRE(m.chunk_bytes == 1024);
-  REQUIRE(m.stream_net_step_bytes == 16384);
+  const auto [plan, m] = one_step_tree(c, Protocol::ll128);
   const double piece_s = 1024 / m.channel_cap_Bps;
   const double chain_s = 7 * (1.25e-6 + piece_s), gather_s = 15 * piece_s;
   const double network_s = 8.5e-6 + 16384.0 * 128 / 120 / 25e9;
@@ -131,9 +138,7 @@ TEST_CASE("A tree's network step goes on at the links' rate: its cap is paid onc
   // 25 GB/s; down the last chain the step's 32 KiB at 240 GB/s a hop. Base latency 6.8 us. Left
   // out: the first pieces' own transfers and the reductions, well under a microsecond; within 3%.
   const auto c = nccl_nodes(4);
-  const auto [plan, m] = forced_tree(c, 16 << 10, Protocol::ll, 1);
-  REQUIRE(m.chunk_bytes == 1024);
-  REQUIRE(m.stream_net_step_bytes == 16384);
+  const auto [plan, m] = one_step_tree(c, Protocol::ll);
   const double network_s = 5.0e-6 + 32768 / 25e9;
   const double expected = 6.8e-6 + 14 * 0.6e-6 + 4 * network_s + 7 * 32768 / 240e9 + 15 * 1024 / m.channel_cap_Bps;
   check_both_fidelities(plan, c, expected, 0.03);
