@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""redsim simulate against PyTorch's published DDP benchmark on DGX-1 V100 machines.
+
+The table (pytorch_ddp_dgx1_v100.csv, with its source) gives DDP's step time for four torchvision
+models at 1-16 GPUs with 25 MiB and 1 MiB buckets, and each model's step on one GPU without DDP.
+The one-GPU step is the only measurement the prediction takes: it sets --compute-scale, so the
+trace's compute (forward + backward + optimizer) is the measured step, as a user's own profile of one
+GPU would. Everything else comes from the cluster file (default: the dgx1-v100 preset, and a copy of
+it with two nodes for 16 GPUs). The bench prints the step time error per row and what the 1 MiB
+buckets cost against 25 MiB, measured and predicted.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = os.path.join(HERE, "pytorch_ddp_dgx1_v100.csv")
+MODELS = ["resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d"]
+
+
+def read_table(path):
+    """{model: {"no_ddp": s, (gpus, bucket_mb): (p75_s, diff_pct or None)}} from the CSV."""
+    with open(path) as f:
+        rows = [line for line in f if not line.startswith("#")]
+    table = {}
+    for r in csv.DictReader(rows):
+        m = table.setdefault(r["model"], {})
+        if r["ddp"] == "0":
+            m["no_ddp"] = float(r["p75_s"])
+        else:
+            diff = float(r["diff_pct"]) if r["diff_pct"] else None
+            m[(int(r["gpus"]), int(r["bucket_mb"]))] = (float(r["p75_s"]), diff)
+    return table
+
+
+def trace_compute_s(trace):
+    """What one GPU spends on a step without DDP: every layer's forward and backward, and the optimizer."""
+    return sum(l["forward_s"] + l["backward_s"] for l in trace["layers"]) + trace.get("optimizer_s", 0.0)
+
+
+def error_pct(predicted, measured):
+    return 100.0 * (predicted - measured) / measured
+
+
+def throughput_change_pct(step_small_s, step_large_s):
+    """diff.py's column: throughput with the small buckets against the large ones, in %."""
+    return 100.0 * (step_large_s / step_small_s - 1.0)
+
+
+def two_node_copy(cluster_path, out_dir):
+    with open(cluster_path) as f:
+        c = json.load(f)
+    if c.get("nodes", 1) != 1 or "inter_node" not in c:
+        sys.exit(f"ddp_check: {cluster_path}: expected a one-node cluster that lists its NICs (inter_node)")
+    c["nodes"] = 2
+    c["name"] = c.get("name", "cluster") + "-x2"
+    path = os.path.join(out_dir, "two_nodes.json")
+    with open(path, "w") as f:
+        json.dump(c, f, indent=1)
+    return path
+
+
+def simulate_step_s(redsim, trace_path, cluster, layout, bucket_mb, compute_scale, out_dir):
+    out = os.path.join(out_dir, "result.json")
+    cmd = [redsim, "simulate", "--trace", trace_path, "--cluster", cluster, "--strategy", "bucketed",
+           "--bucket-mb", str(bucket_mb), "--no-broadcast-buffers", "--compute-scale", repr(compute_scale),
+           "--out", out]
+    if layout:
+        cmd += ["--layout", layout]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"ddp_check: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+    with open(out) as f:
+        return json.load(f)["summary"]["step_time_s"]
+
+
+def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 16)):
+    with open(trace_path) as f:
+        trace = json.load(f)
+    scale = trace_compute_s(trace) / measured["no_ddp"]
+    print(f"\n== {model}: {os.path.relpath(trace_path, args.root)} ({trace['reference_device']}), "
+          f"compute x 1/{scale:.4g} = the measured one-GPU step without DDP, {measured['no_ddp'] * 1e3:.0f} ms")
+    print(f"{'gpus':>5} {'25 MiB meas':>12} {'pred':>8} {'error':>7} {'1 MiB meas':>11} {'pred':>8} {'error':>7}"
+          f" {'1 vs 25 meas':>13} {'pred':>7}")
+    rows = []
+    for gpus in gpu_counts:
+        cluster, layout = (args.two_node, None) if gpus == 16 else (args.cluster, str(gpus))
+        pred = {b: simulate_step_s(args.redsim, trace_path, cluster, layout, b, scale, tmp) for b in (25, 1)}
+        (m25, _), (m1, diff) = measured[(gpus, 25)], measured[(gpus, 1)]
+        row = {"gpus": gpus, "p25": pred[25], "p1": pred[1], "e25": error_pct(pred[25], m25),
+               "e1": error_pct(pred[1], m1), "diff": diff, "pdiff": throughput_change_pct(pred[1], pred[25])}
+        rows.append(row)
+        print(f"{gpus:>5} {m25 * 1e3:>9.0f} ms {pred[25] * 1e3:>8.1f} {row['e25']:>+6.1f}% {m1 * 1e3:>8.0f} ms"
+              f" {pred[1] * 1e3:>8.1f} {row['e1']:>+6.1f}% {diff:>+12.1f}% {row['pdiff']:>+6.1f}%")
+    return rows
+
+
+def summarise(all_rows):
+    errors = [abs(r[k]) for r in all_rows for k in ("e25", "e1")]
+    gaps = [abs(r["pdiff"] - r["diff"]) for r in all_rows if r["gpus"] > 1]
+    worse = [r for r in all_rows if r["gpus"] > 1 and r["diff"] < -1.0]
+    right_sign = sum(1 for r in worse if r["pdiff"] < 0)
+    print(f"\nstep time: {len(errors)} rows, median |error| {statistics.median(errors):.1f}%, "
+          f"worst {max(errors):.1f}%")
+    print(f"1 MiB against 25 MiB (2-16 GPUs): median |predicted - measured| {statistics.median(gaps):.1f} points; "
+          f"where 1 MiB measured more than 1% slower, predicted slower in {right_sign} of {len(worse)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--redsim", default="build/cli/redsim", help="the redsim binary (default build/cli/redsim)")
+    ap.add_argument("--root", default=".", help="the repository root (default .)")
+    ap.add_argument("--cluster", default="configs/dgx1-v100.json",
+                    help="one-node cluster file for 1-8 GPUs; 16 GPUs run on a copy with two nodes")
+    ap.add_argument("--traces", default=os.path.join(HERE, "traces"),
+                    help="folder of <model>.json traces (default: the captures kept beside this script)")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, from the table")
+    args = ap.parse_args()
+    os.chdir(args.root)
+    args.root = os.getcwd()
+    table = read_table(TABLE)
+    all_rows = []
+    with tempfile.TemporaryDirectory(prefix="ddp_check.") as tmp:
+        args.two_node = two_node_copy(args.cluster, tmp)
+        for model in args.models.split(","):
+            if model not in table:
+                sys.exit(f"ddp_check: --models: unknown model {model!r}; expected one of {', '.join(table)}")
+            all_rows += check_model(args, model, table[model], os.path.join(args.traces, model + ".json"), tmp)
+    summarise(all_rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""bench/fidelity/ddp/ddp_check.py: its table, its arithmetic and one model through redsim.
+Usage: e2e_ddp_check.py REDSIM SOURCE_DIR"""
+import argparse
+import os
+import sys
+import tempfile
+
+redsim, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.join(src, "bench", "fidelity", "ddp"))
+import ddp_check  # noqa: E402
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit("e2e_ddp_check: FAIL: " + what)
+
+
+# diff.py's column is throughput against the baseline: (1/t_small) / (1/t_large) - 1.
+check(abs(ddp_check.throughput_change_pct(0.108, 0.104) - 100 * (0.104 / 0.108 - 1)) < 1e-12, "throughput change")
+check(abs(ddp_check.throughput_change_pct(0.1, 0.1)) < 1e-12, "no change")
+check(abs(ddp_check.error_pct(0.11, 0.1) - 10.0) < 1e-9, "error")
+
+# The table: four models, each with its one-GPU step without DDP and 1-16 GPUs at 25 and 1 MiB.
+table = ddp_check.read_table(ddp_check.TABLE)
+check(sorted(table) == sorted(ddp_check.MODELS), f"models {sorted(table)}")
+for model, rows in table.items():
+    check("no_ddp" in rows, model + ": no one-GPU step without DDP")
+    for gpus in (1, 2, 4, 8, 16):
+        check((gpus, 25) in rows and (gpus, 1) in rows, f"{model}: {gpus} GPUs missing")
+        check(rows[(gpus, 1)][1] is not None and rows[(gpus, 25)][1] is None, f"{model}: diff_pct only on 1 MiB rows")
+        check(rows[(gpus, 25)][0] >= rows["no_ddp"], f"{model}: DDP faster than no DDP at {gpus} GPUs")
+
+# A trace's compute is its layers' forward and backward and the optimizer.
+trace = {"layers": [{"forward_s": 0.25, "backward_s": 0.5}, {"forward_s": 0.125, "backward_s": 0.0625}],
+         "optimizer_s": 0.0625}
+check(abs(ddp_check.trace_compute_s(trace) - 1.0) < 1e-12, "trace compute")
+
+# One model through redsim on the preset, which has no framework costs: one GPU then computes the
+# trace scaled to the measured step without DDP, whatever the bucket size, with nothing to reduce.
+with tempfile.TemporaryDirectory() as tmp:
+    args = argparse.Namespace(redsim=redsim, root=src, cluster=os.path.join(src, "configs", "dgx1-v100.json"))
+    args.two_node = ddp_check.two_node_copy(args.cluster, tmp)
+    os.chdir(src)
+    rows = ddp_check.check_model(args, "resnet50", table["resnet50"],
+                                 os.path.join(src, "bench", "fidelity", "ddp", "traces", "resnet50.json"), tmp,
+                                 gpu_counts=(1, 16))
+no_ddp = table["resnet50"]["no_ddp"]
+one, sixteen = rows
+for b in ("p25", "p1"):
+    check(abs(one[b] - no_ddp) < 1e-4 * no_ddp, f"one GPU {b}: {one[b]} s against the {no_ddp} s the trace is scaled to")
+    # 16 GPUs over two nodes: the step cannot be shorter than the compute alone.
+    check(sixteen[b] >= no_ddp * (1 - 1e-9), f"16 GPUs {b}: {sixteen[b]} s below the compute {no_ddp} s")
+check(one["pdiff"] == 0.0 or abs(one["pdiff"]) < 1e-6, "one GPU: 1 MiB and 25 MiB differ")
+print("e2e_ddp_check: ok")
