@@ -23,6 +23,20 @@ TABLE = os.path.join(HERE, "pytorch_ddp_dgx1_v100.csv")
 MODELS = ["resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d"]
 
 
+def fail(message):
+    """Bad input: one line naming what was wrong, exit status 2 (the project's convention)."""
+    print("ddp_check: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+def load_json(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: cannot read the {what}: {e}")
+
+
 def read_table(path):
     """{model: {"no_ddp": s, (gpus, bucket_mb): (p75_s, diff_pct or None)}} from the CSV."""
     with open(path) as f:
@@ -53,10 +67,9 @@ def throughput_change_pct(step_small_s, step_large_s):
 
 
 def two_node_copy(cluster_path, out_dir):
-    with open(cluster_path) as f:
-        c = json.load(f)
-    if c.get("nodes", 1) != 1 or "inter_node" not in c:
-        sys.exit(f"ddp_check: {cluster_path}: expected a one-node cluster that lists its NICs (inter_node)")
+    c = load_json(cluster_path, "cluster file")
+    if not isinstance(c, dict) or c.get("nodes", 1) != 1 or "inter_node" not in c:
+        fail(f"{cluster_path}: $.nodes, $.inter_node: expected a one-node cluster that lists its NICs")
     c["nodes"] = 2
     c["name"] = c.get("name", "cluster") + "-x2"
     path = os.path.join(out_dir, "two_nodes.json")
@@ -74,16 +87,19 @@ def simulate_step_s(redsim, trace_path, cluster, layout, bucket_mb, compute_scal
         cmd += ["--layout", layout]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        sys.exit(f"ddp_check: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+        fail(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
     with open(out) as f:
         return json.load(f)["summary"]["step_time_s"]
 
 
 def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 16)):
-    with open(trace_path) as f:
-        trace = json.load(f)
-    scale = trace_compute_s(trace) / measured["no_ddp"]
-    print(f"\n== {model}: {os.path.relpath(trace_path, args.root)} ({trace['reference_device']}), "
+    trace = load_json(trace_path, "trace")
+    try:
+        scale = trace_compute_s(trace) / measured["no_ddp"]
+        device = trace["reference_device"]
+    except (KeyError, TypeError, AttributeError) as e:
+        fail(f"{trace_path}: $.layers[*].forward_s, backward_s, $.reference_device: expected a redsim trace ({e!r})")
+    print(f"\n== {model}: {os.path.relpath(trace_path, args.root)} ({device}), "
           f"compute x 1/{scale:.4g} = the measured one-GPU step without DDP, {measured['no_ddp'] * 1e3:.0f} ms")
     print(f"{'gpus':>5} {'25 MiB meas':>12} {'pred':>8} {'error':>7} {'1 MiB meas':>11} {'pred':>8} {'error':>7}"
           f" {'1 vs 25 meas':>13} {'pred':>7}")
@@ -129,7 +145,7 @@ def main():
         args.two_node = two_node_copy(args.cluster, tmp)
         for model in args.models.split(","):
             if model not in table:
-                sys.exit(f"ddp_check: --models: unknown model {model!r}; expected one of {', '.join(table)}")
+                fail(f"--models: unknown model {model!r}; expected one of {', '.join(table)}")
             all_rows += check_model(args, model, table[model], os.path.join(args.traces, model + ".json"), tmp)
     summarise(all_rows)
 
