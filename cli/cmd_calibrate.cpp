@@ -135,7 +135,12 @@ void apply_interference(const rx::InterferenceMeasurement& m, bool write, Cluste
   const double compute = factor(m.compute_slowdown());
   const double collective = m.large.beside > 0 ? factor(m.collective_slowdown()) : 1.0;
   const double latency_us = m.collective_latency_s() * 1e6;
-  if (write) c.interference = {compute, collective, latency_us};
+  if (write) {
+    c.interference = InterferenceSpec{};
+    c.interference.compute_slowdown = compute;
+    c.interference.collective_slowdown = collective;
+    c.interference.collective_latency_us = latency_us;
+  }
   std::printf("\ninterference: compute x%.3f beside an allreduce of %lld B, an allreduce x%.3f + %.1f us beside compute "
               "(%lld and %lld B)%s: %s\n",
               compute, static_cast<long long>(m.large.bytes), collective, latency_us,

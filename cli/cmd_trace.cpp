@@ -102,7 +102,8 @@ struct ImportArgs {
   bool average = false;
   std::string model;
   std::int64_t batch_size = 1;
-  double compute_slowdown = 1.0;
+  std::string compute_slowdown = "1";  // a factor, or "sm_share"
+  int sm_count = 0;
   std::string params_from;
   double bucket_mb = 25, first_bucket_mb = 1;
   CLI::Option* step_opt = nullptr;
@@ -130,9 +131,12 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
             << (imp.grad_tensors > 0 ? with_commas(imp.grad_tensors) + " tensors (AccumulateGrad ops a step)"
                                      : std::string("tensors not in the profile (no AccumulateGrad ops)"))
             << "\n";
-  if (imp.taken_out.slowdown > 1)
+  if (imp.taken_out.slowdown > 1 || imp.taken_out.sm_share)
     std::cout << "alone:      " << ms(imp.taken_out.total_s()) << " per step taken out of compute that ran beside "
-              << "NCCL kernels (compute slowdown " << fmt("%.4g", imp.taken_out.slowdown) << ")\n";
+              << "NCCL kernels ("
+              << (imp.taken_out.sm_share ? "the SM-share rule on " + std::to_string(imp.taken_out.sm_count) + " SMs"
+                                         : "compute slowdown " + fmt("%.4g", imp.taken_out.slowdown))
+              << ")\n";
   std::int64_t total = 0;
   for (const auto& b : imp.buckets) total += b.numel * dtype_size_bytes(b.dtype);
   std::cout << "buckets:    " << imp.buckets.size() << " gradient allreduces"
@@ -191,7 +195,13 @@ void run_import(const ImportArgs& a) {
     throw InputError("", "", "--batch-size: expected a positive integer, got " + std::to_string(a.batch_size));
   o.model = a.model;
   o.batch_size_per_rank = a.batch_size;
-  o.compute_slowdown = a.compute_slowdown;
+  if (a.compute_slowdown == "sm_share") {
+    o.compute_slowdown_sm_share = true;
+    o.sm_count = a.sm_count;
+  } else {
+    o.compute_slowdown = std::stod(a.compute_slowdown);  // checked by its validator
+    if (a.sm_count > 0) throw InputError("", "", "--sm-count: expected only with --compute-slowdown sm_share");
+  }
   // Everything is read and checked before anything is written.
   const std::vector<NamedPath> outputs{{"--out", a.out_file}, {"--measured", a.measured_file}};
   check_outputs_distinct({{"--kineto", a.kineto_file}, {"--params-from", a.params_from}}, outputs);
@@ -294,10 +304,26 @@ void add_import(CLI::App& trace) {
                      ->capture_default_str();
   cmd->add_option("--compute-slowdown", a->compute_slowdown,
                   "take this interference out of the compute: kernels that ran beside NCCL kernels are timed as if "
-                  "alone (the cluster's interference.compute_slowdown, as calibrate --from-profile fits it; 1 = as "
+                  "alone (the cluster's interference.compute_slowdown: a factor, as calibrate --from-profile fits "
+                  "it, or sm_share, the presets' rule, with each NCCL kernel's grid from the profile; 1 = as "
                   "measured)")
-      ->check(CLI::Range(1.0, 10.0))
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "sm_share") return {};
+            try {
+              std::size_t used = 0;
+              const double x = std::stod(v, &used);
+              if (used == v.size() && x >= 1 && x <= 10) return {};
+            } catch (const std::exception&) {
+            }
+            return "expected a factor from 1 to 10 or sm_share, got " + v;
+          },
+          "FACTOR|sm_share"))
       ->capture_default_str();
+  cmd->add_option("--sm-count", a->sm_count,
+                  "with --compute-slowdown sm_share: the device's SMs (default: the profile's deviceProperties "
+                  "numSms)")
+      ->check(CLI::Range(1, 4096));
   auto* from = cmd->add_option("--params-from", a->params_from,
                                "a model trace of the profiled model (redsim_capture.py, trace synth): its parameters "
                                "replace the synthetic per-bucket ones, so the trace can be simulated at any bucket "

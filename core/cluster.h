@@ -47,6 +47,10 @@ struct DeviceSpec {
   // CUDA compute capability (7.0 V100, 8.0 A100, 8.6 A10G, 9.0 H100); 0 = not a GPU. NCCL's
   // per-generation constants (LL128, NVLS, per-channel caps) key on it.
   double compute_capability = 0;
+  // Streaming multiprocessors (the datasheet's SM count; 0 = unknown). NCCL runs one thread block
+  // per channel, each on an SM the compute kernels beside it do not get
+  // (InterferenceSpec::compute_slowdown_sm_share).
+  int sm_count = 0;
   double pcie_GBps = 0;  // the device's own PCIe link, per direction (0 = not a bottleneck)
   double memory_GBps = 0;  // device memory bandwidth (0 = unknown): the bucket copies where copy_GBps is 0, a CPU's hook kernels
   // The framework's plain fp32 copies and adds (torch.cat, grad += g) on this device, where they
@@ -79,13 +83,17 @@ struct FrameworkSpec {
 // Fitted by `calibrate --from-profile`.
 struct InterferenceSpec {
   double compute_slowdown = 1.0;     // compute (and framework) ops while a collective runs
+  // Instead of a fixed compute_slowdown: compute beside collectives runs on the SMs their blocks
+  // leave, device.sm_count / (sm_count - blocks), blocks being the channels of every collective
+  // running then (NCCL launches one block per channel). A rule from the datasheet, not a fit.
+  bool compute_slowdown_sm_share = false;
   double collective_slowdown = 1.0;  // collectives while compute runs
   // A fixed delay a collective pays when compute runs beside it throughout, in proportion to the
   // part of it that compute overlaps: on CPU ranks each step's waiting thread must be scheduled
   // back onto cores the compute holds, a latency that a rate does not describe (small
   // collectives lose the most). Measured by `calibrate` on Gloo.
   double collective_latency_us = 0.0;
-  bool active() const { return compute_slowdown != 1.0 || collective_slowdown != 1.0 || collective_latency_us > 0; }
+  bool active() const { return compute_slowdown != 1.0 || compute_slowdown_sm_share || collective_slowdown != 1.0 || collective_latency_us > 0; }
 };
 
 struct IntraNodeSpec {

@@ -18,6 +18,7 @@ constexpr double kMinBandwidth = 1e-6;   // GB/s or Gb/s: 1 kB/s
 constexpr double kMaxBandwidth = 1e6;    // GB/s or Gb/s: 1 PB/s, far above any link
 constexpr double kMaxLatencyUs = 1e6;    // 1 s
 constexpr double kMinSpeedup = 1e-3, kMaxSpeedup = 1e3;
+constexpr std::int64_t kMaxSmCount = 4096;  // far above any GPU (H100: 132)
 constexpr double kMaxInterferenceSlowdown = 10;  // 10x: far beyond the ~2x reported for GEMMs next to NCCL
 
 double in_range(const JsonIn& v, double lo, double hi, bool zero_ok, const char* what) {
@@ -49,7 +50,7 @@ int small_positive_int(const JsonIn& v, std::int64_t max) {
 void read_device(const JsonIn& d, ClusterSpec& c) {
   d.allow_only({"name", "aliases", "compute_speedup", "speedup_reference", "memory_GB", "reduce_GBps",
                 "reduce_GBps_by_dtype", "compute_capability", "pcie_GBps", "memory_GBps", "copy_GBps",
-                "fresh_copy_GBps"});
+                "fresh_copy_GBps", "sm_count"});
   c.device.name = d.at("name").nonempty_string();
   if (auto aliases = d.find("aliases"))
     for (const auto& a : aliases->items()) c.device.aliases.push_back(a.nonempty_string());
@@ -74,6 +75,7 @@ void read_device(const JsonIn& d, ClusterSpec& c) {
     if (c.device.compute_capability > 0 && (c.device.compute_capability < 3 || c.device.compute_capability >= 20))
       cc->fail("a CUDA compute capability such as 7.0, 8.0 or 9.0 (0 for no GPU)");
   }
+  if (auto n = d.find("sm_count")) c.device.sm_count = small_positive_int(*n, kMaxSmCount);
   c.device.pcie_GBps = optional_bandwidth(d, "pcie_GBps");
   c.device.memory_GBps = optional_bandwidth(d, "memory_GBps");
   c.device.copy_GBps = optional_bandwidth(d, "copy_GBps");
@@ -101,7 +103,13 @@ void read_interference(const JsonIn& f, ClusterSpec& c) {
     auto v = f.find(key);
     return v ? in_range(*v, 1.0, kMaxInterferenceSlowdown, false, "a slowdown factor (1 = none)") : 1.0;
   };
-  c.interference.compute_slowdown = factor("compute_slowdown");
+  if (auto v = f.find("compute_slowdown"); v && v->raw().is_string()) {
+    if (v->string() != "sm_share") v->fail("a slowdown factor (1 = none) or \"sm_share\"");
+    if (c.device.sm_count <= 0) v->fail("a slowdown factor: \"sm_share\" needs $.device.sm_count (the device's SMs)");
+    c.interference.compute_slowdown_sm_share = true;
+  } else {
+    c.interference.compute_slowdown = factor("compute_slowdown");
+  }
   c.interference.collective_slowdown = factor("collective_slowdown");
   if (auto v = f.find("collective_latency_us")) c.interference.collective_latency_us = latency_us(*v);
 }
@@ -286,6 +294,7 @@ json cluster_to_json(const ClusterSpec& c) {
   if (!c.device.aliases.empty()) j["device"]["aliases"] = c.device.aliases;
   if (!c.device.speedup_reference.empty()) j["device"]["speedup_reference"] = c.device.speedup_reference;
   if (c.device.compute_capability > 0) j["device"]["compute_capability"] = c.device.compute_capability;
+  if (c.device.sm_count > 0) j["device"]["sm_count"] = c.device.sm_count;
   if (c.device.pcie_GBps > 0) j["device"]["pcie_GBps"] = c.device.pcie_GBps;
   if (c.device.memory_GBps > 0) j["device"]["memory_GBps"] = c.device.memory_GBps;
   if (c.device.copy_GBps > 0) j["device"]["copy_GBps"] = c.device.copy_GBps;
@@ -296,7 +305,9 @@ json cluster_to_json(const ClusterSpec& c) {
     if (c.framework.copy_out_us_per_tensor > 0) j["framework"]["copy_out_us_per_tensor"] = c.framework.copy_out_us_per_tensor;
   }
   if (c.interference.active())
-    j["interference"] = {{"compute_slowdown", c.interference.compute_slowdown},
+    j["interference"] = {{"compute_slowdown", c.interference.compute_slowdown_sm_share
+                                                  ? json("sm_share")
+                                                  : json(c.interference.compute_slowdown)},
                          {"collective_slowdown", c.interference.collective_slowdown},
                          {"collective_latency_us", c.interference.collective_latency_us}};
   if (c.devices_per_node > 1) {

@@ -6,7 +6,7 @@
 namespace redsim {
 namespace sg4 = simgrid::s4u;
 
-DeviceActivity::DeviceActivity(const InterferenceSpec& spec) : spec_(spec) {}
+DeviceActivity::DeviceActivity(const InterferenceSpec& spec, int sm_count) : spec_(spec), sm_count_(sm_count) {}
 
 double DeviceActivity::compute_busy_s() const {
   return busy_before_s_ + (computing_ > 0 ? sg4::Engine::get_clock() - busy_since_s_ : 0.0);
@@ -15,6 +15,12 @@ double DeviceActivity::compute_busy_s() const {
 double DeviceActivity::share() const {
   const int jobs = computing_ + reducing_;
   return jobs > 1 ? 1.0 / jobs : 1.0;
+}
+
+double DeviceActivity::compute_rate() const {
+  if (collectives_ == 0) return 1.0;
+  if (!spec_.compute_slowdown_sm_share || sm_count_ <= 0) return 1.0 / spec_.compute_slowdown;
+  return 1.0 - std::min(0.5, static_cast<double>(blocks_) / sm_count_);
 }
 
 template <class Rate>
@@ -55,7 +61,7 @@ void DeviceActivity::as_job(int& counter, Body body) {
 
 void DeviceActivity::run_compute(double work_s) {
   as_job(computing_, [&] {
-    run_at_rate(work_s, [this] { return (collectives_ > 0 ? 1.0 / spec_.compute_slowdown : 1.0) * share(); });
+    run_at_rate(work_s, [this] { return compute_rate() * share(); });
   });
 }
 
@@ -64,14 +70,15 @@ void DeviceActivity::run_reduction(double work_s) {
   as_job(reducing_, [&] { run_at_rate(work_s, [this] { return share(); }); });
 }
 
-DeviceActivity::Mark DeviceActivity::begin_collective() {
+DeviceActivity::Mark DeviceActivity::begin_collective(int channels) {
   Mark mark;
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     ++collectives_;
-    mark = {compute_busy_s(), sg4::Engine::get_clock()};
+    mark = {compute_busy_s(), sg4::Engine::get_clock(), spec_.compute_slowdown_sm_share ? std::max(channels, 0) : 0};
+    blocks_ += mark.blocks;
   }
-  if (spec_.compute_slowdown != 1.0) changed_->notify_all();
+  if (compute_rate_varies()) changed_->notify_all();
   return mark;
 }
 
@@ -91,8 +98,9 @@ void DeviceActivity::finish_collective(Mark mark) {
   {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     --collectives_;
+    blocks_ -= mark.blocks;
   }
-  if (spec_.compute_slowdown != 1.0) changed_->notify_all();
+  if (compute_rate_varies()) changed_->notify_all();
 }
 
 }  // namespace redsim

@@ -102,7 +102,7 @@ class StepRun {
         cv_(sg4::ConditionVariable::create()),
         stream_ops_(plan.streams.size()),
         isolated_(collective_streams(plan) <= 1),
-        device_(cluster.interference),
+        device_(cluster.interference, cluster.device.sm_count),
         reduction_s_(reduction_s_by_op(plan, cluster)) {
     for (const auto& op : plan.ops) stream_ops_[op.stream].push_back(op.id);
   }
@@ -256,7 +256,7 @@ class StepRun {
         std::fill(s.sent.begin(), s.sent.end(), 0);
         std::fill(s.received.begin(), s.received.end(), 0);
       }
-      const auto mark = collective ? device_.begin_collective() : DeviceActivity::Mark{};
+      const auto mark = collective ? device_.begin_collective(sm_blocks(op, world_)) : DeviceActivity::Mark{};
       const double network_end = run_op(op, ready, long_chain, s);
       if (collective) device_.finish_collective(mark);
       record_op(op, ready, network_end, sg4::Engine::get_clock(), long_chain, s);

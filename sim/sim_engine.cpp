@@ -194,11 +194,11 @@ std::vector<std::vector<sg4::BarrierPtr>> collective_barriers(const Plan& plan) 
 
 // A grouped collective: the member waits for its group, then takes as long as its place in the
 // group took when the group was simulated alone (sim/grouped_collectives.h).
-void run_grouped(const PlanOp& op, int rank, const std::vector<sg4::BarrierPtr>& barriers, const GroupedTiming& g,
-                 OpTiming& t, DeviceActivity* device) {
+void run_grouped(const PlanOp& op, int rank, int world, const std::vector<sg4::BarrierPtr>& barriers,
+                 const GroupedTiming& g, OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[static_cast<std::size_t>(group_index(op, rank))]->wait();
   t.start_s = sg4::Engine::get_clock();
-  const auto mark = device ? device->begin_collective() : DeviceActivity::Mark{};
+  const auto mark = device ? device->begin_collective(sm_blocks(op, world)) : DeviceActivity::Mark{};
   const auto i = static_cast<std::size_t>(group_member_index(op, rank));
   if (g.duration_s[i] > 0) sg4::this_actor::sleep_for(g.duration_s[i]);
   if (device) device->finish_collective(mark);
@@ -214,7 +214,7 @@ void run_collective(const PlanOp& op, int rank, SimContext& ctx, const std::vect
                     double reduction_s, OpTiming& t, DeviceActivity* device) {
   if (!barriers.empty()) barriers[0]->wait();
   t.start_s = sg4::Engine::get_clock();
-  const auto mark = device ? device->begin_collective() : DeviceActivity::Mark{};
+  const auto mark = device ? device->begin_collective(sm_blocks(op, ctx.plan.world_size)) : DeviceActivity::Mark{};
   const auto& mech = ctx.mechanics(op);
   if (const double s = ctx.cluster.launch_us(op.kind, op.channels) * 1e-6 + mech.base_latency_s; s > 0) sg4::this_actor::sleep_for(s);
   if (device) device->run_reduction(reduction_s);
@@ -237,7 +237,7 @@ RankDevices rank_devices(const Plan& plan, const ClusterSpec& cluster) {
   d.reduction_s = reduction_s_by_op(plan, cluster);
   if (!cluster.interference.active() && !reductions_share_cpu(cluster)) return d;
   d.activity.reserve(static_cast<std::size_t>(plan.world_size));
-  for (int r = 0; r < plan.world_size; ++r) d.activity.emplace_back(cluster.interference);  // a mutex each
+  for (int r = 0; r < plan.world_size; ++r) d.activity.emplace_back(cluster.interference, cluster.device.sm_count);  // a mutex each
   return d;
 }
 
@@ -281,7 +281,7 @@ Timeline simulate_exact_in_process(const Plan& plan, const ClusterSpec& cluster,
       auto& t = tl.mutable_at(rank, id);
       t.ready_s = sg4::Engine::get_clock();
       if (op_kind_is_collective(op.kind) && op.group_size > 0) {
-        run_grouped(op, rank, barriers[id], grouped.at(id), t, device);
+        run_grouped(op, rank, plan.world_size, barriers[id], grouped.at(id), t, device);
       } else if (op_kind_is_collective(op.kind)) {
         run_collective(op, rank, ctx, barriers[id], devices.reduction_s[id], t, device);
       } else {

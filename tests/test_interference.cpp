@@ -117,6 +117,45 @@ TEST_CASE("interference stretches only the overlapped work, by its closed form",
   }
 }
 
+// The SM-share rule (InterferenceSpec::compute_slowdown_sm_share): beside a collective of b
+// channels on a device of S SMs compute runs at 1 - b/S (one NCCL block per channel), so a
+// compute op of C > D ends at D + (C - D (1 - b/S)) = C + D b/S; the blocks count at most half
+// the SMs. The collective itself is untouched and takes D = S_bytes / B alone.
+TEST_CASE("compute beside a collective runs on the SMs its channels leave", "[sim][interference]") {
+  const Fidelity fid = GENERATE(Fidelity::exact, Fidelity::scalable);
+  INFO((fid == Fidelity::exact ? "exact" : "scalable"));
+  const double C = 5e-3;
+  auto run = [&](int channels, int sms, bool rule) {
+    auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
+    cluster.device.sm_count = sms;
+    cluster.interference.compute_slowdown_sm_share = rule;
+    Plan plan = compute_beside_allreduce(C);
+    plan.ops[0].channels = channels;
+    const Timeline tl = simulate(plan, cluster, SimOptions{false, fid});
+    return Ends{tl.at(0, 0).end_s, tl.at(0, 1).end_s};
+  };
+  const double D = kAloneS;
+  SECTION("one channel of four SMs") {
+    const auto e = run(1, 4, true);
+    CHECK(e.collective_s == Approx(D).epsilon(1e-9));
+    CHECK(e.compute_s == Approx(C + D / 4).epsilon(1e-9));
+  }
+  SECTION("eight channels of 108 SMs (an A100 beside an 8-block allreduce)") {
+    const auto e = run(8, 108, true);
+    const double d = e.collective_s;  // channels split the buffer; the star's links are shared alike
+    CHECK(d == Approx(D).epsilon(1e-6));
+    CHECK(e.compute_s == Approx(C + d * 8 / 108).epsilon(1e-9));
+  }
+  SECTION("channels beyond half the SMs take half") {
+    const auto e = run(3, 4, true);
+    CHECK(e.compute_s == Approx(C + e.collective_s / 2).epsilon(1e-9));
+  }
+  SECTION("the SM count alone changes nothing") {
+    const auto e = run(8, 8, false);
+    CHECK(e.compute_s == Approx(C).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("interference factors are read strictly", "[core][cluster][interference]") {
   auto j = cluster_to_json(testing::ideal_star(2, kBandwidthBps, 0));
   j["interference"] = {{"compute_slowdown", 1.2}, {"collective_slowdown", 1.1}};
@@ -136,6 +175,21 @@ TEST_CASE("interference factors are read strictly", "[core][cluster][interferenc
   bad["interference"]["compute_slowdown"] = 0.5;  // would speed compute up
   CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.interference.compute_slowdown") !=
         std::string::npos);
+  bad = j;
+  bad["interference"]["compute_slowdown"] = "sm_share";  // the rule needs the device's SMs
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.interference.compute_slowdown") !=
+        std::string::npos);
+  bad["device"]["sm_count"] = 0;
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("$.device.sm_count") != std::string::npos);
+  bad["device"]["sm_count"] = 108;
+  const auto rule = cluster_from_json(bad, "c.json");
+  CHECK(rule.interference.compute_slowdown_sm_share);
+  CHECK(rule.device.sm_count == 108);
+  const auto again = cluster_from_json(cluster_to_json(rule), "c.json");  // round trip
+  CHECK(again.interference.compute_slowdown_sm_share);
+  CHECK(again.device.sm_count == 108);
+  bad["interference"]["compute_slowdown"] = "sm-share";
+  CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("\"sm_share\"") != std::string::npos);
   bad = j;
   bad["interference"]["sm_share"] = 0.2;
   CHECK(testing::error_of([&] { cluster_from_json(bad, "c.json"); }).find("sm_share") != std::string::npos);

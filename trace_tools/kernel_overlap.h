@@ -24,4 +24,22 @@ double overlap_us(const Busy& busy, double begin_us, double end_us);
 // The fraction of kernel k's time the other kind ran beside it (0 for a kernel of no time).
 double overlap_fraction(const Kernel& k, const std::map<std::string, Busy>& other_by_device);
 
+// An NCCL kernel runs one block per channel: its grid's x, or 0 where the profile gives none.
+int grid_blocks(const Kernel& k);
+
+// The SM-share rule (core/cluster.h, InterferenceSpec::compute_slowdown_sm_share) on a profile:
+// the NCCL kernels of each device with the SMs each held (its grid's blocks).
+struct HeldSms {
+  double begin_us, end_us;
+  int blocks;
+};
+using HeldByDevice = std::map<std::string, std::vector<HeldSms>>;
+HeldByDevice nccl_blocks_by_device(const KinetoEvents& ev);
+// Microseconds compute kernel k gave up beside NCCL kernels under the rule: its overlap with each
+// times the share of the device's `sm_count` SMs that one's blocks held (at most half).
+double sm_share_lost_us(const Kernel& k, const HeldByDevice& held, int sm_count);
+// The profile's SMs per device (its "deviceProperties" numSms, alike on every device), or 0 where
+// it gives none or they differ.
+int profile_sm_count(const nlohmann::json& root);
+
 }  // namespace redsim::kineto

@@ -110,21 +110,44 @@ std::vector<std::int64_t> spread_tensors(std::int64_t tensors, const std::vector
   return out;
 }
 
-// 7b. The compute slowdown taken out of each layer (KinetoImportOptions::compute_slowdown).
-void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>& steps, double slowdown,
-                           KinetoImport& imp) {
+// The SMs the SM-share rule divides among NCCL's blocks: given, or the profile's; every NCCL kernel
+// that ran beside compute must say its grid.
+int interference_sm_count(const json& root, const KinetoEvents& ev, const KinetoImportOptions& o) {
+  if (!o.compute_slowdown_sm_share) return 0;
+  const int sms = o.sm_count > 0 ? o.sm_count : profile_sm_count(root);
+  if (sms <= 0)
+    throw InputError(ev.file, "$.deviceProperties",
+                     "each device's numSms, alike on every device, for the SM-share rule (or give --sm-count)");
+  const auto compute = busy_by_device(ev, false);
+  for (const auto& k : ev.kernels)
+    if (k.nccl && grid_blocks(k) == 0 && overlap_fraction(k, compute) > 0)
+      throw InputError(ev.file, ev.events_path + "[" + std::to_string(k.span->event) + "].args.grid",
+                       "the NCCL kernel's grid (one block per channel) for the SM-share rule; without grids give "
+                       "--compute-slowdown as a number");
+  return sms;
+}
+
+// 7b. The compute slowdown taken out of each layer (KinetoImportOptions::compute_slowdown, or
+// the SM-share rule with the profile's own NCCL grids).
+void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>& steps,
+                           const KinetoImportOptions& o, int sm_count, KinetoImport& imp) {
   InterferenceTakenOut& out = imp.taken_out;
   out.interval_s.assign(steps.front().buckets.size(), 0.0);
-  out.slowdown = slowdown;
-  if (!(slowdown > 1)) return;
+  out.slowdown = o.compute_slowdown_sm_share ? 1.0 : o.compute_slowdown;
+  out.sm_share = o.compute_slowdown_sm_share;
+  out.sm_count = o.compute_slowdown_sm_share ? sm_count : 0;
+  if (!(out.slowdown > 1) && !out.sm_share) return;
   const auto nccl = busy_by_device(ev, true);
+  const auto held = nccl_blocks_by_device(ev);
+  const double slowdown = out.slowdown;
   const double per_step_s = kSPerUs / static_cast<double>(steps.size());
   for (const auto& r : steps) {
     std::vector<std::pair<double, double>> lost;  // (end, us given up) of each compute kernel beside NCCL
     for (const auto& k : ev.kernels) {
       if (k.nccl || k.end() <= r.origin || k.end() > r.last_end) continue;
-      const double phi = overlap_fraction(k, nccl);
-      if (phi > 0) lost.push_back({k.end(), k.span->dur * phi * (1 - 1 / slowdown)});
+      const double l = out.sm_share ? sm_share_lost_us(k, held, sm_count)
+                                    : k.span->dur * overlap_fraction(k, nccl) * (1 - 1 / slowdown);
+      if (l > 0) lost.push_back({k.end(), l});
     }
     // A kernel's loss is taken from the layer it ended in: (a, b].
     const auto within = [&](double a, double b) {
@@ -141,15 +164,6 @@ void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>
     out.backward_tail_s += within(prev, r.bwd_end);
     out.optimizer_s += within(r.opt_start, r.opt_end);
   }
-}
-
-// An NCCL kernel runs one block per channel: its grid's x, or 0 where the profile gives none.
-int grid_blocks(const Kernel& k) {
-  if (k.span->args == nullptr || !k.span->args->is_object()) return 0;
-  const auto it = k.span->args->find("grid");
-  if (it == k.span->args->end() || !it->is_array() || it->empty() || !(*it)[0].is_number_integer()) return 0;
-  const auto x = (*it)[0].get<std::int64_t>();
-  return x > 0 && x <= 1024 ? static_cast<int>(x) : 0;
 }
 
 // The buckets, as the first step names them and every step times them; returns how many show no dtype.
@@ -308,7 +322,15 @@ std::string trace_source(const KinetoImport& imp, const std::string& file) {
                   "events; the other layers' 0."
                 : " Activations are not in the trace: the profile has no GPU memory events before backward "
                   "(record it with profile_memory=True).";
-  if (imp.taken_out.slowdown > 1) {
+  if (imp.taken_out.sm_share) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  " Compute as it would run alone: kernels that ran beside NCCL kernels were sped up by the SM-share "
+                  "rule over their overlap, each NCCL kernel holding its grid's blocks of the device's %d SMs (%.3f ms "
+                  "per step taken out).",
+                  imp.taken_out.sm_count, imp.taken_out.total_s() * 1e3);
+    source += buf;
+  } else if (imp.taken_out.slowdown > 1) {
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   " Compute as it would run alone: kernels that ran beside NCCL kernels were sped up by the compute "
@@ -378,7 +400,7 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   average_phases(steps, imp);                                          // 7
   const std::size_t unknown_dtype = average_buckets(steps, imp);
   average_other_collectives(steps, imp);
-  take_out_interference(ev, steps, options.compute_slowdown, imp);
+  take_out_interference(ev, steps, options, interference_sm_count(root, ev, options), imp);
   step_numbers_and_times(steps, imp);
   const std::string device_id = compute_device_id(ev, steps);
   where_it_ran(root, ev, steps, device_id, imp);  // 8

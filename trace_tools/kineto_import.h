@@ -28,12 +28,18 @@ struct KinetoImportOptions {
   // sim/interference.h), taken out of the layer it ended in. 1 = as measured. Fitted by
   // calibrate --from-profile (interference.compute_slowdown).
   double compute_slowdown = 1.0;
+  // Instead: the SM-share rule (core/cluster.h), each NCCL kernel beside a compute kernel holding
+  // its grid's blocks of the device's sm_count SMs (0: the profile's deviceProperties numSms).
+  bool compute_slowdown_sm_share = false;
+  int sm_count = 0;
 };
 
 // What the compute slowdown took out of the imported layers, seconds per step (means over the
 // imported steps); all 0 without one.
 struct InterferenceTakenOut {
   double slowdown = 1.0;
+  bool sm_share = false;  // the SM-share rule instead of a slowdown, on sm_count SMs
+  int sm_count = 0;
   double forward_s = 0, backward_tail_s = 0, optimizer_s = 0;
   std::vector<double> interval_s;  // per bucket interval, as buckets
   double total_s() const;
@@ -90,7 +96,7 @@ struct KinetoImport {
   int world_size = 0;                 // Group size / distributedInfo.world_size; 0 if unknown
   std::string device;                 // the GPU the kernels ran on
   std::vector<std::string> warnings;  // what could not be recovered, in words
-  InterferenceTakenOut taken_out;     // with KinetoImportOptions::compute_slowdown > 1
+  InterferenceTakenOut taken_out;     // with KinetoImportOptions::compute_slowdown > 1 or the SM-share rule
   // Bucket k's backward interval starts where the previous bucket was ready (bucket 0: where
   // backward began) and ends at its own ready time.
   double interval_start_s(std::size_t k) const { return k == 0 ? backward_start_s : buckets[k - 1].ready_s; }

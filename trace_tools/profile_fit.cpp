@@ -47,6 +47,7 @@ struct Observations {
   std::vector<CommObs> comm;
   std::vector<BucketGap> gaps;
   std::vector<CopyOutTail> tails;
+  std::vector<double> nccl_blocks;  // each NCCL kernel's grid, where the profile gives it
 };
 
 std::optional<OpKind> kind_of(const std::string& collective) {
@@ -111,6 +112,7 @@ void observe_kernels(const kineto::KinetoEvents& ev, int world, std::int64_t clu
       continue;
     }
     fit.nccl_kernels += 1;
+    if (const int b = kineto::grid_blocks(k); b > 0) obs.nccl_blocks.push_back(b);
     check_group(ev, k, cluster_ranks);
     const auto kind = kind_of(k.collective);
     const int group = k.group_size > 0 ? k.group_size : world;
@@ -282,6 +284,16 @@ ProfileParam fit_copy_out(const Observations& obs, const ClusterSpec& c) {
                    "and AccumulateGrad host ops; none with gradient_as_bucket_view=True)");
 }
 
+// The rule's figure for the profile's median NCCL grid on the cluster's SMs.
+std::string sm_share_note(int sm_count, const std::vector<double>& blocks) {
+  if (blocks.empty() || sm_count <= 0) return "replaces the cluster's SM-share rule (the profile's NCCL kernels give no grid)";
+  const double b = quantile(blocks, 0.5);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "replaces the cluster's SM-share rule: %d SMs / (%d - %.0f blocks, the profile's median NCCL grid) = %.4g",
+                sm_count, sm_count, b, 1.0 / (1.0 - std::min(0.5, b / sm_count)));
+  return buf;
+}
+
 }  // namespace
 
 ProfileFit fit_profiles(const ClusterSpec& base, const std::vector<std::string>& files, const AlonePredictor& alone) {
@@ -295,6 +307,11 @@ ProfileFit fit_profiles(const ClusterSpec& base, const std::vector<std::string>&
   fit.params.push_back(fit_copy_out(obs, base));
   fit.cluster = base;
   fit.cluster.interference.compute_slowdown = fit.params[0].after;
+  // A measured slowdown replaces the presets' SM-share rule; say what the rule would have given.
+  if (base.interference.compute_slowdown_sm_share && fit.params[0].fitted) {
+    fit.cluster.interference.compute_slowdown_sm_share = false;
+    fit.params[0].note = sm_share_note(base.device.sm_count, obs.nccl_blocks);
+  }
   fit.cluster.interference.collective_slowdown = fit.params[1].after;
   fit.cluster.framework.bucket_overhead_us = fit.params[2].after;
   fit.cluster.framework.copy_out_us_per_tensor = fit.params[3].after;

@@ -100,6 +100,16 @@ TEST_CASE("the profile fit recovers the slowdowns and the per-bucket overhead it
   CHECK(fit.cluster.interference.compute_slowdown == f.after);
   CHECK(fit.cluster.interference.collective_slowdown == g.after);
   CHECK(fit.cluster.framework.bucket_overhead_us == o.after);
+  CHECK_FALSE(fit.cluster.interference.compute_slowdown_sm_share);
+
+  // A cluster with the SM-share rule: the measured factor replaces it, and the note says what the
+  // rule gives for the profile's grids (none here).
+  cluster.device.sm_count = 108;
+  cluster.interference.compute_slowdown_sm_share = true;
+  const ProfileFit over_rule = fit_profiles(cluster, {file}, predict);
+  CHECK(over_rule.cluster.interference.compute_slowdown == Approx(kF).epsilon(1e-6));
+  CHECK_FALSE(over_rule.cluster.interference.compute_slowdown_sm_share);
+  CHECK_THAT(param(over_rule, "$.interference.compute_slowdown").note, Catch::Contains("SM-share rule"));
   std::filesystem::remove(file);
 }
 
@@ -153,6 +163,43 @@ TEST_CASE("trace import --compute-slowdown takes the fitted interference out of 
   // The measured side stays as measured.
   CHECK(a.buckets[1].ready_s == m.buckets[1].ready_s);
   CHECK(a.trace.source.find("as it would run alone") != std::string::npos);
+}
+
+// The SM-share rule on a profile: a compute kernel beside an NCCL kernel of b blocks on a device of
+// S SMs ran at 1 - b/S there, so it gave up its overlap o times b/S (at most half).
+TEST_CASE("trace import --compute-slowdown sm_share takes each NCCL kernel's SMs out of the compute beside it",
+          "[trace_tools][import][interference]") {
+  constexpr int kBlocks = 2, kSms = 8;
+  std::vector<KStep> steps{interference_step(1), interference_step(2)};
+  for (auto& st : steps)
+    for (auto& c : st.comm) c.channels = kBlocks;
+  auto j = build_kineto(steps, KBuild{});
+  KinetoImportOptions as_measured, rule;
+  rule.compute_slowdown_sm_share = true;
+  // The builder's profile gives no numSms: refused, naming where the count belongs.
+  CHECK_THAT(error_of([&] { import_kineto(j, "rank3.json", rule); }),
+             Catch::Contains("rank3.json") && Catch::Contains("$.deviceProperties"));
+  for (auto& d : j["deviceProperties"]) d["numSms"] = kSms;
+  const KinetoImport m = import_kineto(j, "rank3.json", as_measured), a = import_kineto(j, "rank3.json", rule);
+  const double ar0_start = 850 + kLaunchUs + kOverheadUs, ar0_end = ar0_start + alone_us(262'144 * 4) * kG;
+  const double overlap_us = (960 - ar0_start) + (ar0_end - 960);  // kernels 20 (880-960) and 21 (960-1060)
+  const double lost_s = overlap_us * kBlocks / kSms * 1e-6;
+  CHECK(a.taken_out.total_s() == Approx(lost_s).epsilon(1e-6));
+  CHECK(a.taken_out.sm_count == kSms);
+  double m_bwd = 0, a_bwd = 0;
+  for (const auto& l : m.trace.layers) m_bwd += l.backward_s;
+  for (const auto& l : a.trace.layers) a_bwd += l.backward_s;
+  CHECK(m_bwd - a_bwd == Approx(lost_s).epsilon(1e-6));
+  CHECK(a.trace.source.find("SM-share rule") != std::string::npos);
+  // A given count replaces the profile's; half the SMs at most.
+  rule.sm_count = 3;
+  CHECK(import_kineto(j, "rank3.json", rule).taken_out.total_s() == Approx(overlap_us * 0.5 * 1e-6).epsilon(1e-6));
+  // NCCL kernels without a grid beside compute: refused, naming the kernel's grid.
+  for (auto& st : steps)
+    for (auto& c : st.comm) c.channels = 0;
+  auto no_grid = build_kineto(steps, KBuild{});
+  for (auto& d : no_grid["deviceProperties"]) d["numSms"] = kSms;
+  CHECK_THAT(error_of([&] { import_kineto(no_grid, "rank3.json", rule); }), Catch::Contains(".args.grid"));
 }
 
 TEST_CASE("without the evidence a parameter needs, the fit keeps the cluster's value and says why",
@@ -246,6 +293,15 @@ TEST_CASE("redsim calibrate --from-profile writes a cluster that simulates, and 
                  dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--compute-slowdown"));
+  r = run_redsim("trace import --kineto " + quote(kExampleProfile) + " --out " + quote(dir / "x.json") +
+                     " --compute-slowdown sm-share",
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--compute-slowdown"));
+  r = run_redsim("trace import --kineto " + quote(kExampleProfile) + " --out " + quote(dir / "x.json") + " --sm-count 80",
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--sm-count"));
   r = run_redsim("calibrate --from-profile " + quote(kExampleProfile) + " --out " + quote(dir / "x.json"), dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--cluster"));
