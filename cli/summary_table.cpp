@@ -61,6 +61,14 @@ void print_summary(std::ostream& out, const ModelTrace& trace, const ClusterSpec
   out << "\n\n";
   out << "  step time            " << ms(s.step_time_s) << "\n";
   out << "  compute time         " << ms(s.compute_time_s) << "\n";
+  if (s.compute_stretched_s > 0) {
+    const auto& in = cluster.interference;
+    const std::string why = in.compute_slowdown_sm_share
+                                ? "beside collectives, the SM-share rule on " + std::to_string(cluster.device.sm_count) + " SMs"
+                            : in.compute_slowdown != 1.0 ? "beside collectives, compute_slowdown " + fmt("%.4g", in.compute_slowdown)
+                                                         : std::string("sharing the device");
+    out << "  compute stretched    " << ms(s.compute_stretched_s) << "  (" << why << ")\n";
+  }
   out << "  comm time (busy)     " << ms(s.comm_time_s) << "\n";
   out << "  exposed comm         " << ms(s.exposed_comm_s) << fmt("  (%.1f%% of the step)", s.step_time_s > 0 ? 100.0 * s.exposed_comm_s / s.step_time_s : 0.0) << "\n";
   out << "  time per sample      " << fmt("%.3f us", s.time_per_sample_s * 1e6) << "  (global batch "

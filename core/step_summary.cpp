@@ -69,14 +69,17 @@ namespace {
 
 // Busy time of one rank's streams, max-merged into the step's figures.
 struct Busy {
-  double step_end = 0, compute = 0, comm = 0, exposed = 0;
+  double step_end = 0, compute = 0, comm = 0, exposed = 0, stretched = 0;
   void add_rank(const Plan& plan, const std::function<const OpTiming&(std::uint32_t)>& record) {
     std::vector<Interval> comp, com;
+    double stretch = 0;
     for (const auto& op : plan.ops) {
       const auto& t = record(op.id);
       step_end = std::max(step_end, t.end_s);
       (plan.stream_is_compute(op.stream) ? comp : com).emplace_back(t.start_s, t.end_s);
+      if (!op_kind_is_collective(op.kind)) stretch += std::max(0.0, t.end_s - t.start_s - op.duration_s);
     }
+    stretched = std::max(stretched, stretch);
     auto mc = merged(std::move(comp));
     auto mm = merged(std::move(com));
     compute = std::max(compute, length(mc));
@@ -160,6 +163,8 @@ StepSummary summarize(const Plan& plan, const Timeline& tl) {
   s.compute_time_s = compute / steps;
   s.comm_time_s = comm / steps;
   s.exposed_comm_s = exposed / steps;
+  // Below a nanosecond a step is rounding, not a stretch.
+  if (tl.source == "simulated" && busy.stretched / steps > 1e-9) s.compute_stretched_s = busy.stretched / steps;
   s.time_per_sample_s = s.step_time_s / static_cast<double>(plan.samples_per_step);
 
   for (const auto& op : plan.ops) {

@@ -24,6 +24,10 @@ struct StepSummary {
   double compute_time_s = 0;  // busy time of the compute stream (max over ranks), per step
   double comm_time_s = 0;     // time any comm stream is busy (max over ranks), per step
   double exposed_comm_s = 0;  // comm busy while compute is idle (max over ranks), per step
+  // Compute ops' time beyond their own durations (max over ranks), per step, in a simulated
+  // Timeline: slowed beside collectives (the cluster's interference) or sharing the device with
+  // another compute stream. 0 for a measured one.
+  double compute_stretched_s = 0;
   double time_per_sample_s = 0;
   std::int64_t bytes_sent_per_rank = 0;  // max over ranks, per plan
   std::vector<CollectiveStat> collectives;

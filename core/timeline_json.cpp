@@ -152,13 +152,15 @@ json summary_to_json(const Plan& plan, const StepSummary& s) {
     o["channels"] = op.channels;
     colls.push_back(std::move(o));
   }
-  return {{"step_time_s", s.step_time_s},
-          {"compute_time_s", s.compute_time_s},
-          {"comm_time_s", s.comm_time_s},
-          {"exposed_comm_s", s.exposed_comm_s},
-          {"time_per_sample_s", s.time_per_sample_s},
-          {"bytes_sent_per_rank", s.bytes_sent_per_rank},
-          {"collectives", std::move(colls)}};
+  json out = {{"step_time_s", s.step_time_s},
+              {"compute_time_s", s.compute_time_s},
+              {"comm_time_s", s.comm_time_s},
+              {"exposed_comm_s", s.exposed_comm_s},
+              {"time_per_sample_s", s.time_per_sample_s},
+              {"bytes_sent_per_rank", s.bytes_sent_per_rank},
+              {"collectives", std::move(colls)}};
+  if (s.compute_stretched_s > 0) out["compute_stretched_s"] = s.compute_stretched_s;
+  return out;
 }
 
 }  // namespace redsim

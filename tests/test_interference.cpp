@@ -16,6 +16,7 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/chrome_trace.h"
+#include "core/step_summary.h"
 #include "core/timeline_json.h"
 #include "sim/sim_engine.h"
 #include "tests/test_support.h"
@@ -125,6 +126,7 @@ TEST_CASE("compute beside a collective runs on the SMs its channels leave", "[si
   const Fidelity fid = GENERATE(Fidelity::exact, Fidelity::scalable);
   INFO((fid == Fidelity::exact ? "exact" : "scalable"));
   const double C = 5e-3;
+  double stretched_s = -1;  // the step summary's compute beyond its durations
   auto run = [&](int channels, int sms, bool rule) {
     auto cluster = testing::ideal_star(2, kBandwidthBps, 0);
     cluster.device.sm_count = sms;
@@ -132,6 +134,7 @@ TEST_CASE("compute beside a collective runs on the SMs its channels leave", "[si
     Plan plan = compute_beside_allreduce(C);
     plan.ops[0].channels = channels;
     const Timeline tl = simulate(plan, cluster, SimOptions{false, fid});
+    stretched_s = summarize(plan, tl).compute_stretched_s;
     return Ends{tl.at(0, 0).end_s, tl.at(0, 1).end_s};
   };
   const double D = kAloneS;
@@ -139,6 +142,7 @@ TEST_CASE("compute beside a collective runs on the SMs its channels leave", "[si
     const auto e = run(1, 4, true);
     CHECK(e.collective_s == Approx(D).epsilon(1e-9));
     CHECK(e.compute_s == Approx(C + D / 4).epsilon(1e-9));
+    CHECK(stretched_s == Approx(D / 4).epsilon(1e-9));
   }
   SECTION("eight channels of 108 SMs (an A100 beside an 8-block allreduce)") {
     const auto e = run(8, 108, true);
@@ -153,6 +157,7 @@ TEST_CASE("compute beside a collective runs on the SMs its channels leave", "[si
   SECTION("the SM count alone changes nothing") {
     const auto e = run(8, 8, false);
     CHECK(e.compute_s == Approx(C).epsilon(1e-9));
+    CHECK(stretched_s == 0);
   }
 }
 
