@@ -81,6 +81,13 @@ struct FrameworkSpec {
 // is how many times longer that work takes while the other runs; 1 = no interference. Applied
 // as a rate while both run (sim/interference.h), so only the overlapped part is stretched.
 // Fitted by `calibrate --from-profile`.
+// The share of a device's SMs that collectives holding `blocks` of them take from compute under
+// the SM-share rule: at most half ("a GEMM next to an allgather can run up to 2x longer", issue
+// 14). The engines, trace import and calibrate all charge it through here.
+inline double sm_share_taken(double blocks, int sm_count) {
+  return sm_count > 0 ? std::min(0.5, blocks / sm_count) : 0.0;
+}
+
 struct InterferenceSpec {
   double compute_slowdown = 1.0;     // compute (and framework) ops while a collective runs
   // Instead of a fixed compute_slowdown: compute beside collectives runs on the SMs their blocks

@@ -20,7 +20,7 @@ double DeviceActivity::share() const {
 double DeviceActivity::compute_rate() const {
   if (collectives_ == 0) return 1.0;
   if (!spec_.compute_slowdown_sm_share || sm_count_ <= 0) return 1.0 / spec_.compute_slowdown;
-  return 1.0 - std::min(0.5, static_cast<double>(blocks_) / sm_count_);
+  return 1.0 - sm_share_taken(blocks_, sm_count_);
 }
 
 template <class Rate>

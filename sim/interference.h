@@ -10,8 +10,7 @@
 // onto cores the compute holds), so beside compute throughout it takes that much longer.
 // With compute_slowdown_sm_share, compute's rate beside collectives is instead the share of SMs
 // their blocks leave, 1 - blocks / device.sm_count, blocks summed over the collectives running
-// (one per channel each), at most half the SMs: "a GEMM next to an allgather can run up to 2x
-// longer" (issue 14), and NCCL's channels never take more.
+// (one per channel each), at most half the SMs (core/cluster.h, sm_share_taken).
 // The jobs a device runs at once share it equally: compute ops on different streams (a comm
 // hook's callbacks beside backward), as the exact fidelity's SimGrid host shares its executions,
 // and on a CPU rank its collectives' reductions, which Gloo runs on the same cores

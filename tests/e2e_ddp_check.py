@@ -58,11 +58,9 @@ check(abs(one["pdiff"]) < 1e-6, "one GPU: 1 MiB and 25 MiB differ")
 # The preset's datasheet memory bandwidth lets DDP's bucket copies run on a copy of it: on one GPU
 # they add exactly their bytes, into the buckets and back out, each read and written once: 4 x the
 # gradients' bytes at 900 GB/s (NVIDIA's V100 datasheet), after the compute (nothing to overlap).
-with open(PRESET) as f:
-    preset = json.load(f)
+preset = ddp_check.load_json(PRESET, "cluster file")
 check(preset["device"].get("memory_GBps") == 900, "dgx1-v100.json: memory_GBps is not the datasheet's 900")
-with open(RESNET50) as f:
-    trace_r50 = json.load(f)
+trace_r50 = ddp_check.load_json(RESNET50, "trace")
 grad_bytes = sum(p["numel"] * {"fp32": 4, "fp16": 2, "bf16": 2}[p["dtype"]] for p in trace_r50["params"])
 with tempfile.TemporaryDirectory() as tmp:
     preset["framework"] = {"bucket_copy": True}

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cluster.h"
+
 namespace redsim::kineto {
 
 std::map<std::string, Busy> busy_by_device(const KinetoEvents& ev, bool nccl) {
@@ -60,7 +62,7 @@ double sm_share_lost_us(const Kernel& k, const HeldByDevice& held, int sm_count)
   for (const auto& h : it->second) {
     if (h.begin_us >= k.end()) break;
     const double o = std::min(k.end(), h.end_us) - std::max(k.ts(), h.begin_us);
-    if (o > 0) lost += o * std::min(0.5, static_cast<double>(h.blocks) / sm_count);
+    if (o > 0) lost += o * sm_share_taken(h.blocks, sm_count);
   }
   return lost;
 }

@@ -137,8 +137,9 @@ void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>
   out.sm_share = o.compute_slowdown_sm_share;
   out.sm_count = o.compute_slowdown_sm_share ? sm_count : 0;
   if (!(out.slowdown > 1) && !out.sm_share) return;
-  const auto nccl = busy_by_device(ev, true);
-  const auto held = nccl_blocks_by_device(ev);
+  // The rule needs each NCCL kernel's blocks; a fixed slowdown only when NCCL ran.
+  const auto nccl = out.sm_share ? std::map<std::string, Busy>{} : busy_by_device(ev, true);
+  const auto held = out.sm_share ? nccl_blocks_by_device(ev) : HeldByDevice{};
   const double slowdown = out.slowdown;
   const double per_step_s = kSPerUs / static_cast<double>(steps.size());
   for (const auto& r : steps) {

@@ -290,7 +290,7 @@ std::string sm_share_note(int sm_count, const std::vector<double>& blocks) {
   const double b = quantile(blocks, 0.5);
   char buf[200];
   std::snprintf(buf, sizeof buf, "replaces the cluster's SM-share rule: %d SMs / (%d - %.0f blocks, the profile's median NCCL grid) = %.4g",
-                sm_count, sm_count, b, 1.0 / (1.0 - std::min(0.5, b / sm_count)));
+                sm_count, sm_count, b, 1.0 / (1.0 - sm_share_taken(b, sm_count)));
   return buf;
 }
 
