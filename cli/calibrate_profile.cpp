@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cli/cluster_output.h"
+#include "cli/text_format.h"
 #include "collectives/cluster_subset.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
@@ -90,6 +91,13 @@ void calibrate_from_profiles(const ProfileCalibration& o) {
   ClusterSpec c = fit.cluster;
   name_fitted_cluster(c, base, o.name, "Interference and bucket overhead", "--from-profile", o.traces);
   write_calibrated_cluster(c, o.out_file);
+  // A profile's compute ran beside NCCL: imported as measured it would be slowed twice here.
+  const InterferenceSpec& in = c.interference;
+  if (in.compute_slowdown_sm_share || in.compute_slowdown > 1)
+    std::cout << "import a profile for it with its compute timed alone: redsim trace import --kineto "
+              << shell_word(o.traces.front()) << " --compute-slowdown "
+              << (in.compute_slowdown_sm_share ? std::string("sm_share") : fmt("%.6g", in.compute_slowdown))
+              << " --out TRACE.json\n";
 }
 
 }  // namespace redsim::cli

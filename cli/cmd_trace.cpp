@@ -169,14 +169,18 @@ void print_next_step(const ImportArgs& a, const ModelTrace& t, const Knobs& knob
   else
     std::cout << "trace:      " << a.out_file << " (" << t.params.size() << " synthetic parameters, one per bucket; "
               << t.layers.size() << " layers)\n";
+  if (t.compute_beside_collectives)
+    std::cout << "compute:    as measured, slowed beside NCCL kernels (compute_timed beside_collectives): simulate "
+                 "it on a cluster whose interference.compute_slowdown is 1, or re-import with --compute-slowdown "
+                 "F|sm_share for a cluster that slows compute itself (the GPU presets do)\n";
   if (!a.measured_file.empty()) {
     std::cout << "measured:   " << a.measured_file << " (redsim-result, engine kineto-import: the measured Timeline)\n"
-              << "predict it: redsim simulate --trace " << a.out_file << " --cluster CLUSTER.json --config "
-              << a.measured_file << "\n";
+              << "predict it: redsim simulate --trace " << shell_word(a.out_file)
+              << " --cluster CLUSTER.json --config " << shell_word(a.measured_file) << "\n";
     return;
   }
   const auto mb = [](std::int64_t b) { return fmt("%.17g", static_cast<double>(b) / static_cast<double>(kMiB)); };
-  std::cout << "predict it: redsim simulate --trace " << a.out_file << " --cluster CLUSTER.json --strategy bucketed"
+  std::cout << "predict it: redsim simulate --trace " << shell_word(a.out_file) << " --cluster CLUSTER.json --strategy bucketed"
             << " --bucket-order execution --bucket-mb " << mb(knobs.bucket_cap_bytes) << " --first-bucket-mb "
             << mb(knobs.first_bucket_cap_bytes)
             << (a.params_from.empty() ? "  (caps at the smallest bucket: one bucket per synthetic parameter)"

@@ -1,6 +1,9 @@
 #include "cli/text_format.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include "core/units.h"
 
@@ -39,6 +42,30 @@ std::string pct(double part, double whole) { return fmt("%.1f%%", whole > 0 ? 10
 std::string pad(std::string s, std::size_t width, bool right) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string shell_word(const std::string& s) {
+  const auto plain = [](unsigned char c) { return std::isalnum(c) || (c != 0 && std::strchr("_./+-=:,@%", c) != nullptr); };
+  const auto raw = [](unsigned char c) { return c < 0x20 || c >= 0x7f; };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return plain(static_cast<unsigned char>(c)); }))
+    return s;
+  if (std::none_of(s.begin(), s.end(), [&](char c) { return raw(static_cast<unsigned char>(c)); })) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "$'";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (raw(c)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += (c == '\'' || c == '\\') ? std::string("\\") + ch : std::string(1, ch);
+    }
+  }
+  return out + "'";
 }
 
 }  // namespace redsim::cli

@@ -20,6 +20,10 @@ std::string gib(std::int64_t bytes);
 std::string with_commas(std::int64_t v);
 // part / whole as "12.5%" (0.0% when whole is 0).
 std::string pct(double part, double whole);
+// A file name as one word of a POSIX shell command line the user may paste: as is when it holds
+// only characters no shell treats specially, else in single quotes, or as bash's $'...' with \xNN
+// escapes when it holds control or non-ASCII bytes (never echoed raw to the terminal).
+std::string shell_word(const std::string& s);
 // s padded with spaces to width, on the right (or on the left, right-aligning it).
 std::string pad(std::string s, std::size_t width, bool right = false);
 

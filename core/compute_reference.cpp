@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -33,6 +35,26 @@ bool is_cluster_device(const DeviceSpec& d, const std::string& trace_device) {
   return false;
 }
 
+// A trace whose compute was timed beside collectives already holds their slowdown; a cluster that
+// slows compute beside collectives would add it again, so the user says which one counts.
+void check_interference_counted_once(const ModelTrace& trace, const std::string& trace_file,
+                                     const ClusterSpec& cluster, const std::string& cluster_file) {
+  const InterferenceSpec& in = cluster.interference;
+  if (!trace.compute_beside_collectives || (!in.compute_slowdown_sm_share && !(in.compute_slowdown > 1))) return;
+  std::ostringstream rule;
+  if (in.compute_slowdown_sm_share)
+    rule << "sm_share";
+  else
+    rule << std::setprecision(6) << in.compute_slowdown;
+  throw InputError(trace_file, "$.compute_timed",
+                   "compute timed alone for the cluster " + cluster_file +
+                       ", which slows compute beside collectives itself (interference.compute_slowdown " + rule.str() +
+                       "), but this trace's compute was measured beside NCCL kernels: re-import the profile with "
+                       "trace import --compute-slowdown " + rule.str() +
+                       " (times each kernel as if alone), or use a copy of the cluster with "
+                       "interference.compute_slowdown 1");
+}
+
 }  // namespace
 
 double compute_divisor(const ModelTrace& trace, const std::string& trace_file, const ClusterSpec& cluster,
@@ -58,6 +80,7 @@ double compute_divisor(const ModelTrace& trace, const std::string& trace_file, c
 
 ClusterSpec cluster_for_trace(const ModelTrace& trace, const std::string& trace_file, ClusterSpec cluster,
                               const std::string& cluster_file, std::optional<double> compute_scale) {
+  check_interference_counted_once(trace, trace_file, cluster, cluster_file);
   cluster.device.compute_speedup = compute_divisor(trace, trace_file, cluster, cluster_file, compute_scale);
   cluster.device.speedup_reference = trace.reference_device;
   return cluster;

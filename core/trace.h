@@ -80,6 +80,10 @@ struct ModelTrace {
   // among them (redsim_capture.py --batch-sizes); empty: times for batch_size_per_rank only.
   // core/trace_batch.h evaluates the layers at another batch from them.
   std::vector<std::int64_t> curve_batch_sizes;
+  // The compute times were measured while collectives ran beside them on the same device (a DDP
+  // profile imported as measured), so they already hold the slowdown a cluster's
+  // interference.compute_slowdown would add: core/compute_reference.h refuses to count it twice.
+  bool compute_beside_collectives = false;
 
   std::int64_t param_count() const;
   std::int64_t reduced_bytes() const;

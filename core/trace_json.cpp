@@ -133,7 +133,8 @@ void read_grad_ready_order(const JsonIn& order, const std::map<std::string, std:
 ModelTrace trace_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "model", "source", "reference_device", "batch_size_per_rank",
-                "layers", "params", "grad_ready_order", "optimizer_s", "buffers", "curve_batch_sizes"});
+                "layers", "params", "grad_ready_order", "optimizer_s", "buffers", "curve_batch_sizes",
+                "compute_timed"});
   if (j.at("format").string() != "redsim-trace") j.at("format").fail("\"redsim-trace\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
 
@@ -145,6 +146,7 @@ ModelTrace trace_from_json(const json& root, const std::string& file) {
   if (t.batch_size_per_rank > kMaxBatchSizePerRank) j.at("batch_size_per_rank").fail("a positive integer at most 2^24");
   if (auto o = j.find("optimizer_s")) t.optimizer_s = op_time_s(*o);
   if (auto c = j.find("curve_batch_sizes")) t.curve_batch_sizes = read_curve_batch_sizes(*c, t.batch_size_per_rank);
+  if (auto c = j.find("compute_timed")) t.compute_beside_collectives = c->one_of({"alone", "beside_collectives"}) != "alone";
   std::int64_t model_bytes = 0;
 
   std::map<std::string, std::size_t> layer_index;
@@ -219,6 +221,7 @@ json trace_to_json(const ModelTrace& t) {
   j["batch_size_per_rank"] = t.batch_size_per_rank;
   j["optimizer_s"] = t.optimizer_s;
   if (!t.curve_batch_sizes.empty()) j["curve_batch_sizes"] = t.curve_batch_sizes;
+  if (t.compute_beside_collectives) j["compute_timed"] = "beside_collectives";  // absent: alone
   json layers = json::array();
   for (const auto& l : t.layers) {
     json e = {{"name", l.name}, {"forward_s", l.forward_s}, {"backward_s", l.backward_s}};

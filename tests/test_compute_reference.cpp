@@ -89,3 +89,30 @@ TEST_CASE("planning divides by the resolved factor exactly once") {
   CHECK(total_compute_s(plan_a) == Approx(traced_s / 3.17).epsilon(1e-12));
   CHECK(total_compute_s(plan_h) == Approx(traced_s).epsilon(1e-12));
 }
+
+// A trace whose compute was measured beside collectives (an imported DDP profile, as measured)
+// holds their slowdown already: a cluster that slows such compute again is refused, naming the
+// field and the re-import that fixes it; a cluster without that slowdown takes it as it is.
+TEST_CASE("compute timed beside collectives is not slowed a second time by the cluster") {
+  auto c = h100_like();
+  auto t = timed_on("NVIDIA H100 80GB HBM3");
+  t.compute_beside_collectives = true;
+  CHECK(cluster_for_trace(t, "t.json", c, "c.json", std::nullopt).device.compute_speedup == 1.0);  // no slowdown
+  c.interference.compute_slowdown = 1.25;
+  try {
+    cluster_for_trace(t, "t.json", c, "c.json", std::nullopt);
+    FAIL("a trace timed beside collectives was slowed again");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("t.json: $.compute_timed: ") == 0);
+    CHECK(msg.find("c.json") != std::string::npos);
+    CHECK(msg.find("--compute-slowdown 1.25") != std::string::npos);
+  }
+  c.interference.compute_slowdown = 1.0;
+  c.interference.compute_slowdown_sm_share = true;
+  c.device.sm_count = 132;
+  CHECK_THROWS_WITH(cluster_for_trace(t, "t.json", c, "c.json", std::nullopt),
+                    Catch::Contains("--compute-slowdown sm_share"));
+  t.compute_beside_collectives = false;  // timed alone: the cluster's rule is what slows it
+  CHECK(cluster_for_trace(t, "t.json", c, "c.json", std::nullopt).device.compute_speedup == 1.0);
+}

@@ -167,6 +167,16 @@ void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>
   }
 }
 
+// Whether any compute kernel of the imported steps overlapped an NCCL kernel on its device: the
+// trace's compute then holds that slowdown unless take_out_interference took it out.
+bool compute_overlapped_nccl(const KinetoEvents& ev, const std::vector<StepResult>& steps) {
+  const auto nccl = busy_by_device(ev, true);
+  for (const auto& r : steps)
+    for (const auto& k : ev.kernels)
+      if (!k.nccl && k.end() > r.origin && k.end() <= r.last_end && overlap_fraction(k, nccl) > 0) return true;
+  return false;
+}
+
 // The buckets, as the first step names them and every step times them; returns how many show no dtype.
 std::size_t average_buckets(const std::vector<StepResult>& steps, KinetoImport& imp) {
   imp.sizes_known = true;
@@ -408,6 +418,8 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   imp.activation_bytes = forward_allocated_bytes(ev, steps, device_id);
   warn_unrecovered(unknown_dtype, imp);  // 9
   imp.trace = imported_trace(imp, options, file);  // 10
+  imp.trace.compute_beside_collectives =
+      !imp.taken_out.sm_share && !(imp.taken_out.slowdown > 1) && compute_overlapped_nccl(ev, steps);
   return imp;
 }
 

@@ -74,6 +74,7 @@ import contextlib
 import datetime
 import json
 import os
+import shlex
 import sys
 import threading
 import time
@@ -442,7 +443,8 @@ class RankRun:
             capture.write_atomically(args.trace_out, json.dumps(scaled, indent=1) + "\n")
             self.say("%s: wrote %s (compute scaled to this job's compute-only times)" % (PROG, args.trace_out))
         self.say("%s: compare: redsim validate --measured %s --trace %s --cluster CLUSTER %s"
-                 % (PROG, args.out, args.trace_out or "TRACE", " ".join(knobs)))
+                 % (PROG, shlex.quote(args.out), shlex.quote(args.trace_out) if args.trace_out else "TRACE",
+                    " ".join(knobs)))
 
     def finish(self):
         self.dist.barrier()

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/trace_json.h"
 #include "tests/test_support.h"
 #include "tests/trace_tools/kineto_builder.h"
 #include "tests/trace_tools/tool_runner.h"
@@ -163,6 +164,17 @@ TEST_CASE("trace import --compute-slowdown takes the fitted interference out of 
   // The measured side stays as measured.
   CHECK(a.buckets[1].ready_s == m.buckets[1].ready_s);
   CHECK(a.trace.source.find("as it would run alone") != std::string::npos);
+  // What the trace says of its compute: as measured it ran beside NCCL, with the factor out alone.
+  CHECK(m.trace.compute_beside_collectives);
+  CHECK_FALSE(a.trace.compute_beside_collectives);
+  CHECK(trace_to_json(m.trace)["compute_timed"] == "beside_collectives");
+  CHECK_FALSE(trace_to_json(a.trace).contains("compute_timed"));
+  // A profile whose NCCL kernels never ran beside compute was timed alone as measured: the
+  // example step's broadcast (50-80 us) precedes forward (from 100 us) and its last bucket
+  // (1870-1970 us) falls between backward's end (1650 us) and the optimizer (from 2050 us).
+  KStep quiet = example_step(1, 0);
+  quiet.comm.erase(quiet.comm.begin() + 1, quiet.comm.begin() + 3);
+  CHECK_FALSE(import_kineto(build_kineto({quiet}, KBuild{}), "q.json", as_measured).trace.compute_beside_collectives);
 }
 
 // The SM-share rule on a profile: a compute kernel beside an NCCL kernel of b blocks on a device of

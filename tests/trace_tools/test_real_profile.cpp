@@ -3,6 +3,7 @@
 // would with their own. The numbers checked come from the model, DDP's rules or the file's own
 // events counted here, not from redsim's output.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -27,11 +28,21 @@ constexpr std::int64_t kFcParams = 2048 * 1000 + 1000;
 // without bias and followed by a batch norm's weight and bias, and fc's two.
 constexpr std::int64_t kResnet50Tensors = 53 + 2 * 53 + 2;
 
-// trace import of `profile` into dir/t.json, with its measured steps in dir/m.json.
-RunResult import_profile(const std::string& profile, const TempDir& dir) {
+// trace import of `profile` into dir/t.json, with its measured steps in dir/m.json; `slowdown`, when
+// given, is the --compute-slowdown taken out of the compute.
+RunResult import_profile(const std::string& profile, const TempDir& dir, const std::string& slowdown = "") {
   return run_redsim("trace import --kineto " + quote(profile) + " --out " + quote(dir / "t.json") + " --measured " +
-                        quote(dir / "m.json"),
+                        quote(dir / "m.json") + (slowdown.empty() ? "" : " --compute-slowdown " + slowdown),
                     dir);
+}
+
+// The --compute-slowdown of a cluster file's interference: its factor exactly, or the rule's name.
+std::string slowdown_of(const json& cluster) {
+  const json& s = cluster["interference"]["compute_slowdown"];
+  if (s.is_string()) return s.get<std::string>();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", s.get<double>());
+  return buf;
 }
 }  // namespace
 
@@ -82,6 +93,19 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   const json fit = json::parse(read_file(dir / "fit.json"));
   CHECK(fit["framework"]["bucket_overhead_us"].get<double>() > 0);
   CHECK(fit["framework"]["copy_out_us_per_tensor"].get<double>() > 0);  // DDP's copy_bucket_to_grad, a tensor at a time
+  // Its compute kernels ran beside NCCL's (the fit's evidence): imported as measured they already
+  // hold the slowdown the fitted cluster adds, so the pair is refused until one of them drops it.
+  CHECK(t.compute_beside_collectives);
+  REQUIRE(fit["interference"]["compute_slowdown"].get<double>() > 1);
+  r = run_redsim("simulate --trace " + quote(dir / "t.json") + " --cluster " + quote(dir / "fit.json") +
+                     " --layout 1x2 --compute-scale 1",
+                 dir);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("t.json: $.compute_timed") &&
+                        Catch::Contains("--compute-slowdown " + slowdown_of(fit).substr(0, 5)));
+  r = import_profile(kProfile, dir, slowdown_of(fit));
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(load_trace(dir / "t.json").compute_beside_collectives);
 
   // The profile's 2 ranks against the preset's 8: validate says how to compare them.
   const std::string v = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
@@ -101,6 +125,9 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   CHECK(val["measured"]["has_timeline"] == true);
   CHECK(val["measured"]["steps"] == 3);
   // A --matrix case may name its own layout; a bad one is named by the case.
+  // The preset slows compute by the SM-share rule: the import takes the rule out instead.
+  r = import_profile(kProfile, dir, "sm_share");
+  REQUIRE(r.status == 0);
   write_file(dir / "matrix.json", R"([{"layout": "1x2", "label": "two of eight"}])");
   write_file(dir / "bad-matrix.json", R"([{"layout": "1x2"}, {"layout": "1x9"}])");
   const std::string vm = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
@@ -149,7 +176,9 @@ TEST_CASE("a real profile of 8 A100s with other collectives beside DDP's imports
   REQUIRE(copies_out == 0);  // gradient_as_bucket_view=True, or a PyTorch without the op
   CHECK_THAT(r.out, Catch::Contains("$.framework.copy_out_us_per_tensor") && Catch::Contains("not fitted: no step copied"));
 
-  // The job's 8 ranks are the whole preset: no --layout.
+  // The job's 8 ranks are the whole preset: no --layout. Its compute is timed alone for the fit.
+  r = import_profile(profile, dir, slowdown_of(json::parse(read_file(dir / "fit.json"))));
+  REQUIRE(r.status == 0);
   r = run_redsim("validate --trace " + quote(dir / "t.json") + " --cluster " + quote(dir / "fit.json") + " --config " +
                      quote(dir / "m.json") + " --measured " + quote(dir / "m.json") + " --compute-scale 1 --max-error 1",
                  dir);

@@ -237,11 +237,14 @@ TEST_CASE("trace import --params-from from the command line: validates, then pre
           "[trace_tools][import][resolve][e2e]") {
   TempDir dir;
   auto r = run_redsim("trace import --kineto " + quote(kProfile) + " --params-from " + quote(kResnet50) +
-                          " --batch-size 64 --out " + quote(dir / "t.json") + " --measured " + quote(dir / "m.json"),
+                          " --batch-size 64 --compute-slowdown sm_share --out " + quote(dir / "t.json") + " --measured " +
+                          quote(dir / "m.json"),
                       dir);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("161 parameters of"));
+  // The resolved trace keeps what the import said of its compute: timed alone for the preset's rule.
+  CHECK_FALSE(load_trace(dir / "t.json").compute_beside_collectives);
   const std::string cluster = kSource + "/configs/dgx-a100.json";
   r = run_redsim("validate --trace " + quote(dir / "t.json") + " --cluster " + quote(cluster) +
                      " --layout 1x2 --compute-scale 1 --config " + quote(dir / "m.json") + " --measured " +

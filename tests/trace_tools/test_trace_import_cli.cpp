@@ -2,6 +2,7 @@
 // imported trace, exit status 2 on bad input, and its measured result read by validate --measured.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -149,4 +150,30 @@ TEST_CASE("what trace import --measured writes, validate --measured reads", "[tr
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("$.timeline.world_size: the measured timeline has 8 ranks but the simulated "
                                     "plan has 4"));
+}
+
+// The command line trace import suggests names the user's files; pasted into a shell it must name
+// exactly those files, whatever their names hold, and run nothing else. Checked by bash itself:
+// the suggested word, evaluated by `printf %s`, gives back the path.
+TEST_CASE("the command trace import suggests quotes its file names for the shell", "[trace_tools][import][cli]") {
+  TempDir dir;
+  write_gzip(dir / "rank3.json.gz", build_kineto({example_step(3, 0)}, KBuild{}).dump());
+  for (const std::string name : {"plain-name_1.json", "a b$(touch pwned)'x`y`.json", "tab\there\x01.json"}) {
+    const std::string out = dir / name;
+    auto r = run_redsim("trace import --kineto " + quote(dir / "rank3.json.gz") + " --out " + quote(out), dir);
+    INFO(name << "\n" << r.out << r.err);
+    REQUIRE(r.status == 0);
+    const std::string lead = "predict it: redsim simulate --trace ", tail = " --cluster CLUSTER.json";
+    const auto at = r.out.find(lead);
+    REQUIRE(at != std::string::npos);
+    const auto end = r.out.find(tail, at);
+    REQUIRE(end != std::string::npos);
+    const std::string word = r.out.substr(at + lead.size(), end - at - lead.size());
+    CHECK(word.find('\t') == std::string::npos);  // control bytes are escaped, never echoed
+    CHECK(word.find('\x01') == std::string::npos);
+    write_file(dir / "eval.sh", "cd " + quote(dir.path.string()) + " || exit 1\nprintf %s " + word + " > " + quote(dir / "word.txt") + "\n");
+    REQUIRE(std::system(("bash " + quote(dir / "eval.sh")).c_str()) == 0);
+    CHECK(read_file(dir / "word.txt") == out);
+    CHECK_FALSE(std::filesystem::exists(dir / "pwned"));  // nothing ran
+  }
 }
