@@ -10,8 +10,8 @@ torchvision model's training step, so the two can be compared on one machine:
     /usr/bin/python3 bench/validate/contention_probe.py --load mm --copies 4
     /usr/bin/python3 bench/validate/contention_probe.py --load resnet18 --copies 4
 
-Loads: mm (128x128 fp32 matrix products, as calibrate's), stream (an in-place add over two 25 MiB
-buffers, memory-bound), or a torchvision model name (forward, backward and an SGD step at
+Loads: mm (128x128 fp32 matrix products, as calibrate's; --size sets the side), stream (an in-place
+add over two 25 MiB buffers, memory-bound; --size sets the MiB of each), or a torchvision model name (forward, backward and an SGD step at
 --batch-size on 3x64x64 inputs). Each copy is a process with one thread; all copies start their
 timed pass together (a barrier) and keep running the load until every copy has finished its own,
 so no copy gets an idle machine at its end. With --passes K the copies instead time K passes as a
@@ -28,14 +28,16 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def make_unit(load, batch):
+def make_unit(load, batch, size=None):
     import torch
     torch.set_num_threads(1)
     if load == "mm":
-        x, y = torch.rand(128, 128), torch.rand(128, 128)
+        n = size or 128
+        x, y = torch.rand(n, n), torch.rand(n, n)
         return lambda: torch.mm(x, y)
     if load == "stream":
-        a, b = torch.ones(25 << 18), torch.ones(25 << 18)
+        n = (size or 25) << 18  # fp32 elements in `size` MiB
+        a, b = torch.ones(n), torch.ones(n)
         return lambda: a.add_(b)
     import torchvision
     model = getattr(torchvision.models, load)()
@@ -56,8 +58,8 @@ def timed(unit, reps):
     return time.perf_counter() - t0
 
 
-def copy_main(load, batch, reps, passes, start, done, results, index):
-    unit = make_unit(load, batch)
+def copy_main(load, batch, size, reps, passes, start, done, results, index):
+    unit = make_unit(load, batch, size)
     for _ in range(3):
         unit()
     copies = len(results) // passes
@@ -79,6 +81,8 @@ def main():
     ap.add_argument("--load", default="mm", help="mm, stream, or a torchvision model name (e.g. resnet18)")
     ap.add_argument("--copies", type=int, default=4, help="processes at once (the testbed runs 4 ranks)")
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--size", type=int, default=None,
+                    help="mm: the matrices' side (default 128); stream: MiB in each of the two buffers (default 25)")
     ap.add_argument("--seconds", type=float, default=1.0, help="about how long the pass alone takes")
     ap.add_argument("--passes", type=int, default=1,
                     help="more than 1: time that many passes as steps, each after a barrier (the slowest copy "
@@ -86,7 +90,9 @@ def main():
     a = ap.parse_args()
     if a.copies < 1 or a.batch_size < 1 or not 0 < a.seconds <= 60 or not 1 <= a.passes <= 100:
         ap.error("--copies and --batch-size must be at least 1, --seconds in (0, 60], --passes in [1, 100]")
-    unit = make_unit(a.load, a.batch_size)
+    if a.size is not None and not 1 <= a.size <= 4096:
+        ap.error("--size must be in [1, 4096]")
+    unit = make_unit(a.load, a.batch_size, a.size)
     for _ in range(3):
         unit()
     once = timed(unit, 1)
@@ -95,7 +101,7 @@ def main():
     ctx = mp.get_context("fork")
     start, done = ctx.Barrier(a.copies), ctx.Value("i", 0)
     results = ctx.Array("d", a.copies * a.passes)
-    procs = [ctx.Process(target=copy_main, args=(a.load, a.batch_size, reps, a.passes, start, done, results, i))
+    procs = [ctx.Process(target=copy_main, args=(a.load, a.batch_size, a.size, reps, a.passes, start, done, results, i))
              for i in range(a.copies)]
     for p in procs:
         p.start()
