@@ -78,7 +78,8 @@ def two_node_copy(cluster_path, out_dir):
     return path
 
 
-def simulate_step_s(redsim, trace_path, cluster, layout, bucket_mb, compute_scale, out_dir):
+def simulate(redsim, trace_path, cluster, layout, bucket_mb, compute_scale, out_dir):
+    """redsim simulate's result JSON for one row."""
     out = os.path.join(out_dir, "result.json")
     cmd = [redsim, "simulate", "--trace", trace_path, "--cluster", cluster, "--strategy", "bucketed",
            "--bucket-mb", str(bucket_mb), "--no-broadcast-buffers", "--compute-scale", repr(compute_scale),
@@ -89,7 +90,44 @@ def simulate_step_s(redsim, trace_path, cluster, layout, bucket_mb, compute_scal
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
     with open(out) as f:
-        return json.load(f)["summary"]["step_time_s"]
+        return json.load(f)
+
+
+def simulate_step_s(redsim, trace_path, cluster, layout, bucket_mb, compute_scale, out_dir):
+    return simulate(redsim, trace_path, cluster, layout, bucket_mb, compute_scale, out_dir)["summary"]["step_time_s"]
+
+
+def framework_copy(cluster_path, name, bucket_us, tensor_us, out_dir):
+    """A copy of the cluster file with DDP's per-bucket and per-tensor host costs set."""
+    c = load_json(cluster_path, "cluster file")
+    c.setdefault("framework", {})
+    c["framework"]["bucket_overhead_us"] = bucket_us
+    c["framework"]["copy_out_us_per_tensor"] = tensor_us
+    path = os.path.join(out_dir, name)
+    with open(path, "w") as f:
+        json.dump(c, f, indent=1)
+    return path
+
+
+def one_gpu_framework(args, trace, trace_path, measured, scale, tmp):
+    """DDP's own costs from the table's one-GPU rows, as a user would take them from profiling one
+    GPU with DDP at two bucket sizes: both costs sit on the compute stream of a one-rank step (one
+    per bucket as its gradients are ready, one per gradient tensor after the last allreduce), so
+    step = base + buckets x c_b + tensors x c_t at 25 and 1 MiB gives c_b and c_t. The 1 MiB step
+    is the 25 MiB one over diff.py's throughput change (finer than the 1 ms of the p75 column)."""
+    (m25, _), (_, diff1) = measured[(1, 25)], measured[(1, 1)]
+    m1 = m25 / (1.0 + diff1 / 100.0)
+    res = {b: simulate(args.redsim, trace_path, args.cluster, "1", b, scale, tmp) for b in (25, 1)}
+    n = {b: sum(1 for c in res[b]["summary"]["collectives"] if c["kind"] == "allreduce") for b in (25, 1)}
+    tensors = sum(p.get("tensors", 1) for p in trace["params"]
+                  if p.get("trainable", True) and not p.get("excluded", False))
+    e25, e1 = m25 - res[25]["summary"]["step_time_s"], m1 - res[1]["summary"]["step_time_s"]
+    bucket_us = max(0.0, (e1 - e25) / (n[1] - n[25]) * 1e6) if n[1] != n[25] else 0.0
+    tensor_us = max(0.0, (e25 - n[25] * bucket_us * 1e-6) / tensors * 1e6)
+    print(f"   DDP's costs from the one-GPU rows: {bucket_us:.1f} us a bucket ({n[25]} buckets at 25 MiB, "
+          f"{n[1]} at 1 MiB), {tensor_us:.1f} us a gradient tensor ({tensors}); the one-GPU rows are fitted")
+    return (framework_copy(args.cluster, "framework.json", bucket_us, tensor_us, tmp),
+            framework_copy(args.two_node, "framework_x2.json", bucket_us, tensor_us, tmp))
 
 
 def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 16)):
@@ -103,12 +141,15 @@ def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 
           f"compute x 1/{scale:.4g} = the measured one-GPU step without DDP, {measured['no_ddp'] * 1e3:.0f} ms")
     print(f"{'gpus':>5} {'25 MiB meas':>12} {'pred':>8} {'error':>7} {'1 MiB meas':>11} {'pred':>8} {'error':>7}"
           f" {'1 vs 25 meas':>13} {'pred':>7}")
+    one, two = args.cluster, args.two_node
+    if args.framework_from_one_gpu:
+        one, two = one_gpu_framework(args, trace, trace_path, measured, scale, tmp)
     rows = []
     for gpus in gpu_counts:
-        cluster, layout = (args.two_node, None) if gpus == 16 else (args.cluster, str(gpus))
+        cluster, layout = (two, None) if gpus == 16 else (one, str(gpus))
         pred = {b: simulate_step_s(args.redsim, trace_path, cluster, layout, b, scale, tmp) for b in (25, 1)}
         (m25, _), (m1, diff) = measured[(gpus, 25)], measured[(gpus, 1)]
-        row = {"gpus": gpus, "p25": pred[25], "p1": pred[1], "e25": error_pct(pred[25], m25),
+        row = {"gpus": gpus, "fitted": args.framework_from_one_gpu and gpus == 1, "p25": pred[25], "p1": pred[1], "e25": error_pct(pred[25], m25),
                "e1": error_pct(pred[1], m1), "diff": diff, "pdiff": throughput_change_pct(pred[1], pred[25])}
         rows.append(row)
         print(f"{gpus:>5} {m25 * 1e3:>9.0f} ms {pred[25] * 1e3:>8.1f} {row['e25']:>+6.1f}% {m1 * 1e3:>8.0f} ms"
@@ -117,7 +158,7 @@ def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 
 
 
 def summarise(all_rows):
-    errors = [abs(r[k]) for r in all_rows for k in ("e25", "e1")]
+    errors = [abs(r[k]) for r in all_rows if not r["fitted"] for k in ("e25", "e1")]
     gaps = [abs(r["pdiff"] - r["diff"]) for r in all_rows if r["gpus"] > 1]
     worse = [r for r in all_rows if r["gpus"] > 1 and r["diff"] < -1.0]
     right_sign = sum(1 for r in worse if r["pdiff"] < 0)
@@ -136,6 +177,9 @@ def main():
     ap.add_argument("--traces", default=os.path.join(HERE, "traces"),
                     help="folder of <model>.json traces (default: the captures kept beside this script)")
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, from the table")
+    ap.add_argument("--framework-from-one-gpu", action="store_true",
+                    help="also take DDP's per-bucket and per-gradient-tensor host costs from the one-GPU rows "
+                         "(25 and 1 MiB), as a user would from profiling one GPU, and predict 2-16 GPUs with them")
     args = ap.parse_args()
     os.chdir(args.root)
     args.root = os.getcwd()
