@@ -43,7 +43,7 @@ check(abs(ddp_check.trace_compute_s(trace) - 1.0) < 1e-12, "trace compute")
 # One model through redsim on the preset, which has no framework costs: one GPU then computes the
 # trace scaled to the measured step without DDP, whatever the bucket size, with nothing to reduce.
 with tempfile.TemporaryDirectory() as tmp:
-    args = argparse.Namespace(redsim=redsim, root=src, cluster=PRESET)
+    args = argparse.Namespace(redsim=redsim, root=src, cluster=PRESET, framework_from_one_gpu=False)
     args.two_node = ddp_check.two_node_copy(args.cluster, tmp)
     os.chdir(src)
     rows = ddp_check.check_model(args, "resnet50", table["resnet50"], RESNET50, tmp, gpu_counts=(1, 16))
@@ -71,4 +71,15 @@ with tempfile.TemporaryDirectory() as tmp:
     step = {c: ddp_check.simulate_step_s(redsim, RESNET50, c, "1", 25, scale, tmp) for c in (copying, PRESET)}
     added_s = step[copying] - step[PRESET]
     check(abs(added_s - 4 * grad_bytes / 900e9) < 1e-9, f"bucket copies added {added_s} s, not 4 x {grad_bytes} B / 900 GB/s")
+# --framework-from-one-gpu: both costs sit on a one-rank step's compute stream, so the step is linear
+# in them and the two one-GPU rows it solves from come back exactly: 25 MiB at its p75, 1 MiB at
+# the p75 over diff.py's throughput change.
+with tempfile.TemporaryDirectory() as tmp:
+    args = argparse.Namespace(redsim=redsim, root=src, cluster=PRESET, framework_from_one_gpu=True)
+    args.two_node = ddp_check.two_node_copy(args.cluster, tmp)
+    (fitted,) = ddp_check.check_model(args, "resnet50", table["resnet50"], RESNET50, tmp, gpu_counts=(1,))
+(m25, _), (_, diff1) = table["resnet50"][(1, 25)], table["resnet50"][(1, 1)]
+check(fitted["fitted"], "the one-GPU row is not marked fitted")
+check(abs(fitted["p25"] - m25) < 1e-6 * m25, f"one GPU 25 MiB: {fitted['p25']} s against the measured {m25} s")
+check(abs(fitted["p1"] - m25 / (1 + diff1 / 100)) < 1e-6 * m25, f"one GPU 1 MiB: {fitted['p1']} s")
 print("e2e_ddp_check: ok")
