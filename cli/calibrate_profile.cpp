@@ -13,6 +13,7 @@
 #include "collectives/cluster_subset.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
+#include "core/compute_reference.h"
 #include "core/error.h"
 #include "sim/collective_sweep.h"
 #include "trace_tools/profile_fit.h"
@@ -92,11 +93,9 @@ void calibrate_from_profiles(const ProfileCalibration& o) {
   name_fitted_cluster(c, base, o.name, "Interference and bucket overhead", "--from-profile", o.traces);
   write_calibrated_cluster(c, o.out_file);
   // A profile's compute ran beside NCCL: imported as measured it would be slowed twice here.
-  const InterferenceSpec& in = c.interference;
-  if (in.compute_slowdown_sm_share || in.compute_slowdown > 1)
+  if (c.interference.slows_compute())
     std::cout << "import a profile for it with its compute timed alone: redsim trace import --kineto "
-              << shell_word(o.traces.front()) << " --compute-slowdown "
-              << (in.compute_slowdown_sm_share ? std::string("sm_share") : fmt("%.6g", in.compute_slowdown))
+              << shell_word(o.traces.front()) << " --compute-slowdown " << compute_slowdown_arg(c.interference)
               << " --out TRACE.json\n";
 }
 

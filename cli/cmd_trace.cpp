@@ -131,7 +131,7 @@ void print_import(const ImportArgs& a, const KinetoImport& imp, const StepSummar
             << (imp.grad_tensors > 0 ? with_commas(imp.grad_tensors) + " tensors (AccumulateGrad ops a step)"
                                      : std::string("tensors not in the profile (no AccumulateGrad ops)"))
             << "\n";
-  if (imp.taken_out.slowdown > 1 || imp.taken_out.sm_share)
+  if (imp.taken_out.any())
     std::cout << "alone:      " << ms(imp.taken_out.total_s()) << " per step taken out of compute that ran beside "
               << "NCCL kernels ("
               << (imp.taken_out.sm_share ? "the SM-share rule on " + std::to_string(imp.taken_out.sm_count) + " SMs"

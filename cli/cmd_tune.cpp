@@ -333,7 +333,8 @@ void run_tune(const TuneCliOptions& o) {
     write_file_atomically(o.out_file, tuned);
     // The chosen micro-batch is the trace's, not a knob: simulate needs it said again.
     const std::string batch = o.samples_per_rank > 0 ? " --batch-size " + std::to_string(trace.batch_size_per_rank) : "";
-    std::cout << "tuned config: " << o.out_file << "  (redsim simulate --config " << shell_word(o.out_file) << batch << " ...)\n";
+    std::cout << "tuned config: " << o.out_file << "  (redsim simulate --config " << shell_word(o.out_file) << batch
+              << " ...)\n";
   }
   if (!o.report_file.empty()) {
     write_file_atomically(o.report_file, svg);

@@ -100,6 +100,8 @@ struct InterferenceSpec {
   // back onto cores the compute holds, a latency that a rate does not describe (small
   // collectives lose the most). Measured by `calibrate` on Gloo.
   double collective_latency_us = 0.0;
+  // Compute beside collectives runs slower: a factor above 1, or the SM-share rule.
+  bool slows_compute() const { return compute_slowdown_sm_share || compute_slowdown > 1.0; }
   bool active() const { return compute_slowdown != 1.0 || compute_slowdown_sm_share || collective_slowdown != 1.0 || collective_latency_us > 0; }
 };
 

@@ -39,23 +39,25 @@ bool is_cluster_device(const DeviceSpec& d, const std::string& trace_device) {
 // slows compute beside collectives would add it again, so the user says which one counts.
 void check_interference_counted_once(const ModelTrace& trace, const std::string& trace_file,
                                      const ClusterSpec& cluster, const std::string& cluster_file) {
-  const InterferenceSpec& in = cluster.interference;
-  if (!trace.compute_beside_collectives || (!in.compute_slowdown_sm_share && !(in.compute_slowdown > 1))) return;
-  std::ostringstream rule;
-  if (in.compute_slowdown_sm_share)
-    rule << "sm_share";
-  else
-    rule << std::setprecision(6) << in.compute_slowdown;
+  if (!trace.compute_beside_collectives || !cluster.interference.slows_compute()) return;
+  const std::string rule = compute_slowdown_arg(cluster.interference);
   throw InputError(trace_file, "$.compute_timed",
                    "compute timed alone for the cluster " + cluster_file +
-                       ", which slows compute beside collectives itself (interference.compute_slowdown " + rule.str() +
+                       ", which slows compute beside collectives itself (interference.compute_slowdown " + rule +
                        "), but this trace's compute was measured beside NCCL kernels: re-import the profile with "
-                       "trace import --compute-slowdown " + rule.str() +
+                       "trace import --compute-slowdown " + rule +
                        " (times each kernel as if alone), or use a copy of the cluster with "
                        "interference.compute_slowdown 1");
 }
 
 }  // namespace
+
+std::string compute_slowdown_arg(const InterferenceSpec& interference) {
+  if (interference.compute_slowdown_sm_share) return "sm_share";
+  std::ostringstream out;
+  out << std::setprecision(6) << interference.compute_slowdown;
+  return out.str();
+}
 
 double compute_divisor(const ModelTrace& trace, const std::string& trace_file, const ClusterSpec& cluster,
                        const std::string& cluster_file, std::optional<double> compute_scale) {

@@ -15,6 +15,10 @@ namespace redsim {
 // is "A100-SXM4-80GB"), so a torch.cuda.get_device_name() string matches a preset's name.
 std::string normalized_device_name(const std::string& name);
 
+// What `trace import --compute-slowdown` takes to time compute alone for this interference:
+// "sm_share", or the factor to 6 significant digits.
+std::string compute_slowdown_arg(const InterferenceSpec& interference);
+
 // The number trace compute times are divided by on this cluster: 1 when the trace was timed on the
 // cluster's device (its name or an alias), the device's compute_speedup when the trace was timed
 // on its speedup_reference ("*": any), `compute_scale` when given (it overrides both). Throws

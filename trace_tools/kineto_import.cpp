@@ -136,7 +136,7 @@ void take_out_interference(const KinetoEvents& ev, const std::vector<StepResult>
   out.slowdown = o.compute_slowdown_sm_share ? 1.0 : o.compute_slowdown;
   out.sm_share = o.compute_slowdown_sm_share;
   out.sm_count = o.compute_slowdown_sm_share ? sm_count : 0;
-  if (!(out.slowdown > 1) && !out.sm_share) return;
+  if (!out.any()) return;
   // The rule needs each NCCL kernel's blocks; a fixed slowdown only when NCCL ran.
   const auto nccl = out.sm_share ? std::map<std::string, Busy>{} : busy_by_device(ev, true);
   const auto held = out.sm_share ? nccl_blocks_by_device(ev) : HeldByDevice{};
@@ -418,8 +418,7 @@ KinetoImport import_kineto(const json& root, const std::string& file, const Kine
   imp.activation_bytes = forward_allocated_bytes(ev, steps, device_id);
   warn_unrecovered(unknown_dtype, imp);  // 9
   imp.trace = imported_trace(imp, options, file);  // 10
-  imp.trace.compute_beside_collectives =
-      !imp.taken_out.sm_share && !(imp.taken_out.slowdown > 1) && compute_overlapped_nccl(ev, steps);
+  imp.trace.compute_beside_collectives = !imp.taken_out.any() && compute_overlapped_nccl(ev, steps);
   return imp;
 }
 

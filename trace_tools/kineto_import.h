@@ -43,6 +43,7 @@ struct InterferenceTakenOut {
   double forward_s = 0, backward_tail_s = 0, optimizer_s = 0;
   std::vector<double> interval_s;  // per bucket interval, as buckets
   double total_s() const;
+  bool any() const { return sm_share || slowdown > 1; }  // something was taken out of the compute
 };
 
 // One gradient bucket: one NCCL allreduce kernel launched during backward.

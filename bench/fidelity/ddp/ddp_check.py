@@ -149,8 +149,8 @@ def check_model(args, model, measured, trace_path, tmp, gpu_counts=(1, 2, 4, 8, 
         cluster, layout = (two, None) if gpus == 16 else (one, str(gpus))
         pred = {b: simulate_step_s(args.redsim, trace_path, cluster, layout, b, scale, tmp) for b in (25, 1)}
         (m25, _), (m1, diff) = measured[(gpus, 25)], measured[(gpus, 1)]
-        row = {"gpus": gpus, "fitted": args.framework_from_one_gpu and gpus == 1, "p25": pred[25], "p1": pred[1], "e25": error_pct(pred[25], m25),
-               "e1": error_pct(pred[1], m1), "diff": diff, "pdiff": throughput_change_pct(pred[1], pred[25])}
+        row = {"gpus": gpus, "fitted": args.framework_from_one_gpu and gpus == 1, "p25": pred[25], "p1": pred[1],
+               "e25": error_pct(pred[25], m25), "e1": error_pct(pred[1], m1), "diff": diff, "pdiff": throughput_change_pct(pred[1], pred[25])}
         rows.append(row)
         print(f"{gpus:>5} {m25 * 1e3:>9.0f} ms {pred[25] * 1e3:>8.1f} {row['e25']:>+6.1f}% {m1 * 1e3:>8.0f} ms"
               f" {pred[1] * 1e3:>8.1f} {row['e1']:>+6.1f}% {diff:>+12.1f}% {row['pdiff']:>+6.1f}%")
