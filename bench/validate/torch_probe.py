@@ -37,93 +37,103 @@ def restore_py310_dataclass_defaults():
     dataclasses._get_field = get_field
 
 
-def main():
-    if "RANK" not in os.environ:
-        return launch_local(__file__, 2, sys.argv[1:])
-    try:
-        import torch
-        import torch.distributed as dist
-        import torch.nn as nn
-        import torch.nn.functional as F
-        from torch.nn.parallel import DistributedDataParallel as DDP
-    except ImportError as e:
-        print("torch_probe: cannot import torch: %s" % e, file=sys.stderr)
-        return 2
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
-    torch.set_num_threads(1)
-    x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
+class Probe:
+    """A small model trained for three steps on random data, with each feature in turn."""
 
-    def model(width=128):
-        torch.manual_seed(0)
+    def __init__(self, torch):
+        self.torch = torch
+        self.x, self.y = torch.randn(8, 64), torch.randint(0, 10, (8,))
+
+    def model(self, width=128):
+        nn = self.torch.nn
+        self.torch.manual_seed(0)
         return nn.Sequential(nn.Linear(64, width), nn.ReLU(), nn.Linear(width, 10))
 
-    def train(m, opt):
+    def train(self, m, opt):
         for _ in range(3):
             opt.zero_grad()
-            F.cross_entropy(m(x), y).backward()
+            self.torch.nn.functional.cross_entropy(m(self.x), self.y).backward()
             opt.step()
 
-    def sgd(m):
-        return torch.optim.SGD(m.parameters(), lr=0.01)
+    def sgd(self, m):
+        return self.torch.optim.SGD(m.parameters(), lr=0.01)
 
-    def fsdp(strategy_name):
+    def fsdp(self, strategy_name):
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
 
-        m = FSDP(model(), sharding_strategy=getattr(ShardingStrategy, strategy_name))
-        train(m, sgd(m))
+        m = FSDP(self.model(), sharding_strategy=getattr(ShardingStrategy, strategy_name))
+        self.train(m, self.sgd(m))
 
-    def zero():
+    def zero(self):
         from torch.distributed.optim import ZeroRedundancyOptimizer
+        from torch.nn.parallel import DistributedDataParallel as DDP
 
-        m = DDP(model())
-        train(m, ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.Adam, lr=0.01))
+        m = DDP(self.model())
+        self.train(m, ZeroRedundancyOptimizer(m.parameters(), optimizer_class=self.torch.optim.Adam, lr=0.01))
 
-    def hook(name):
+    def hook(self, name):
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
+        from torch.nn.parallel import DistributedDataParallel as DDP
 
         # One bucket (the model is 35 kB): PowerSGD with several buckets races on Gloo and aborts
         # the process (ddp_variants.py), which would end the probe.
-        m = DDP(model())
+        m = DDP(self.model())
         if name in ("powerSGD_hook", "batched_powerSGD_hook"):
             state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1, start_powerSGD_iter=2)
             m.register_comm_hook(state, getattr(powerSGD_hook, name))
         else:
             m.register_comm_hook(None, getattr(default_hooks, name))
         for _ in range(2):  # PowerSGD compresses from its 3rd iteration
-            train(m, sgd(m))
+            self.train(m, self.sgd(m))
 
+
+def attempt(probe, dist, rank, name):
+    """Runs one probe on every rank and prints its result on rank 0: "ok" or how it failed."""
+    try:
+        probe()
+        result = "ok"
+    except Exception as e:  # every failure is the answer, whatever its type
+        result = "fails: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:160])
+    dist.barrier()
+    if rank == 0:
+        print("%-40s %s" % (name, result), flush=True)
+    return result
+
+
+def retry_fsdp(p, dist, rank):
+    """FSDP again after re-importing it under Python 3.10's dataclass rule: what fails next."""
+    restore_py310_dataclass_defaults()
+    for k in [k for k in sys.modules if k.startswith("torch.distributed.fsdp") or
+              k.startswith("torch.distributed._shard")]:
+        del sys.modules[k]
+    for strategy in ("FULL_SHARD", "SHARD_GRAD_OP"):
+        attempt(lambda: p.fsdp(strategy), dist, rank, "FSDP %s (3.10 dataclass rule)" % strategy)
+
+
+def main():
+    if "RANK" not in os.environ:
+        return launch_local(__file__, 2, sys.argv[1:])
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as e:
+        print("torch_probe: cannot import torch: %s" % e, file=sys.stderr)
+        return 2
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
+    torch.set_num_threads(1)
+    p = Probe(torch)
     probes = [
-        ("FSDP FULL_SHARD (as imported)", lambda: fsdp("FULL_SHARD")),
-        ("ZeroRedundancyOptimizer", zero),
-        ("fp16_compress_hook", lambda: hook("fp16_compress_hook")),
-        ("bf16_compress_hook", lambda: hook("bf16_compress_hook")),
-        ("powerSGD_hook, one bucket", lambda: hook("powerSGD_hook")),
-        ("batched_powerSGD_hook, one bucket", lambda: hook("batched_powerSGD_hook")),
+        ("FSDP FULL_SHARD (as imported)", lambda: p.fsdp("FULL_SHARD")),
+        ("ZeroRedundancyOptimizer", p.zero),
+        ("fp16_compress_hook", lambda: p.hook("fp16_compress_hook")),
+        ("bf16_compress_hook", lambda: p.hook("bf16_compress_hook")),
+        ("powerSGD_hook, one bucket", lambda: p.hook("powerSGD_hook")),
+        ("batched_powerSGD_hook, one bucket", lambda: p.hook("batched_powerSGD_hook")),
     ]
     for name, probe in probes:
-        try:
-            probe()
-            result = "ok"
-        except Exception as e:  # every failure is the answer, whatever its type
-            result = "fails: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:160])
-        dist.barrier()
-        if rank == 0:
-            print("%-40s %s" % (name, result), flush=True)
-        if name.startswith("FSDP") and result != "ok":
-            restore_py310_dataclass_defaults()
-            for k in [k for k in sys.modules if k.startswith("torch.distributed.fsdp") or
-                      k.startswith("torch.distributed._shard")]:
-                del sys.modules[k]
-            for strategy in ("FULL_SHARD", "SHARD_GRAD_OP"):
-                try:
-                    fsdp(strategy)
-                    result = "ok"
-                except Exception as e:
-                    result = "fails: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:160])
-                dist.barrier()
-                if rank == 0:
-                    print("%-40s %s" % ("FSDP %s (3.10 dataclass rule)" % strategy, result), flush=True)
+        if attempt(probe, dist, rank, name) != "ok" and name.startswith("FSDP"):
+            retry_fsdp(p, dist, rank)
     if rank == 0:
         print("HYBRID_SHARD in this torch: %s" % hasattr(__import__("torch.distributed.fsdp", fromlist=["x"]).ShardingStrategy,
                                                          "HYBRID_SHARD"), flush=True)

@@ -64,8 +64,12 @@ def test_resnet18(redsim, src, capture, d):
     if r.returncode != 0:
         return
     trace = json.load(open(out))
-    rawj = json.load(open(raw))
-    model = torchvision.models.resnet18(weights=None)
+    check_resnet18_trace(trace, json.load(open(raw)), torchvision.models.resnet18(weights=None))
+    check_resnet18_simulates(redsim, src, out, d, trace)
+
+
+def check_resnet18_trace(trace, rawj, model):
+    """The captured trace's parameters, layers, gradient order and buffers are resnet18's."""
     ref = [(n, p.numel(), list(p.shape)) for n, p in model.named_parameters()]
     got = [(p["name"], p["numel"], p["shape"]) for p in trace["params"]]
     check(sum(t[1] for t in got) == RESNET18_PARAMS, "resnet18 has %d parameters, expected 11,689,512" % sum(t[1] for t in got))
@@ -104,7 +108,9 @@ def test_resnet18(redsim, src, capture, d):
     print("resnet18 per step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms (un-hooked)"
           % tuple(rawj["per_step_s"]["unhooked"][k] * 1e3 for k in ("forward", "backward", "optimizer")))
 
-    # The captured trace is a redsim trace: it simulates and it shows.
+
+def check_resnet18_simulates(redsim, src, out, d, trace):
+    """The captured trace is a redsim trace: it simulates, checkpoints and shows."""
     cluster = os.path.join(src, "tests", "data", "ideal_star_4.json")
     sim_out = os.path.join(d, "sim.json")
     r = run([redsim, "simulate", "--trace", out, "--cluster", cluster, "--out", sim_out])

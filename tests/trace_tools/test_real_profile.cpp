@@ -44,25 +44,9 @@ std::string slowdown_of(const json& cluster) {
   std::snprintf(buf, sizeof buf, "%.17g", s.get<double>());
   return buf;
 }
-}  // namespace
 
-TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and validates on part of a preset",
-          "[trace_tools][import][real]") {
-  TempDir dir;
-  auto r = import_profile(kProfile, dir);
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("rank 0 of 2") && Catch::Contains("NVIDIA A100-PG509-200") &&
-                        Catch::Contains("mean of steps 4-6") && Catch::Contains("5 gradient allreduces"));
-
-  // Every gradient is reduced once: the buckets hold the whole model.
-  const ModelTrace t = load_trace(dir / "t.json");
-  std::int64_t params = 0, tensors = 0;
-  for (const auto& p : t.params) params += p.numel, tensors += p.tensors;
-  CHECK(params == kResnet50Params);
-  CHECK(tensors == kResnet50Tensors);  // autograd's AccumulateGrad ops, one a gradient
-  CHECK(t.reference_device == "NVIDIA A100-PG509-200");
-
+// DDP's buckets as imported: their sizes by DDP's rule, their channels the kernels' grid.
+void check_buckets(const TempDir& dir) {
   // DDP fills buckets in reverse registration order, and its first bucket closes at 1 MiB: the
   // classifier comes first, and its 8 MB weight closes the bucket alone with its bias.
   const json m = json::parse(read_file(dir / "m.json"));
@@ -82,11 +66,14 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
     if (c["kind"] == "allreduce") CHECK(c["channels"] == *grids.begin());
   CHECK(m["measurement"]["step_times_s"].size() == 3);
   CHECK(m["cluster"]["world_size"] == 2);
+}
 
-  // calibrate from the profile, on the 8-GPU preset the 2-rank job fits on.
-  r = run_redsim("calibrate --from-profile " + quote(kProfile) + " --cluster " + quote(kA100) + " --out " +
-                     quote(dir / "fit.json"),
-                 dir);
+// calibrate from the profile, and the double count of its interference refused until re-imported.
+void calibrate_and_reimport(const TempDir& dir, const ModelTrace& t) {
+  // On the 8-GPU preset the 2-rank job fits on.
+  auto r = run_redsim("calibrate --from-profile " + quote(kProfile) + " --cluster " + quote(kA100) + " --out " +
+                          quote(dir / "fit.json"),
+                      dir);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("15 gradient buckets in 3 step(s)"));  // 5 buckets x 3 steps
@@ -106,11 +93,14 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   r = import_profile(kProfile, dir, slowdown_of(fit));
   REQUIRE(r.status == 0);
   CHECK_FALSE(load_trace(dir / "t.json").compute_beside_collectives);
+}
 
+// validate on the fitted cluster and on the preset, by --layout and by --matrix.
+void check_validate(const TempDir& dir) {
   // The profile's 2 ranks against the preset's 8: validate says how to compare them.
   const std::string v = "validate --trace " + quote(dir / "t.json") + " --config " + quote(dir / "m.json") +
                         " --measured " + quote(dir / "m.json") + " --compute-scale 1 --cluster ";
-  r = run_redsim(v + quote(dir / "fit.json"), dir);
+  auto r = run_redsim(v + quote(dir / "fit.json"), dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("$.timeline.world_size") && Catch::Contains("--layout"));
 
@@ -140,6 +130,29 @@ TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and valid
   r = run_redsim(vm + quote(dir / "bad-matrix.json"), dir);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("bad-matrix.json: $[1]") && Catch::Contains("--layout: expected a layout within"));
+}
+}  // namespace
+
+TEST_CASE("a real profile: resnet50 DDP on 2 A100s imports, calibrates and validates on part of a preset",
+          "[trace_tools][import][real]") {
+  TempDir dir;
+  auto r = import_profile(kProfile, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("rank 0 of 2") && Catch::Contains("NVIDIA A100-PG509-200") &&
+                        Catch::Contains("mean of steps 4-6") && Catch::Contains("5 gradient allreduces"));
+
+  // Every gradient is reduced once: the buckets hold the whole model.
+  const ModelTrace t = load_trace(dir / "t.json");
+  std::int64_t params = 0, tensors = 0;
+  for (const auto& p : t.params) params += p.numel, tensors += p.tensors;
+  CHECK(params == kResnet50Params);
+  CHECK(tensors == kResnet50Tensors);  // autograd's AccumulateGrad ops, one a gradient
+  CHECK(t.reference_device == "NVIDIA A100-PG509-200");
+
+  check_buckets(dir);
+  calibrate_and_reimport(dir, t);
+  check_validate(dir);
 }
 
 TEST_CASE("a real profile of 8 A100s with other collectives beside DDP's imports, says what it leaves out, and validates",

@@ -2,7 +2,7 @@
 import collections
 import statistics
 
-from .common import PROG, cpu_name, fail, trace_dtype
+from .common import cpu_name, trace_dtype
 
 # Un-hooked steps that spread wider than this around their median get a warning: on a steady
 # device they stay within a few per cent; on a shared CPU host five captures ten seconds apart
@@ -88,72 +88,79 @@ def attribute(iteration, nlayers, owner_of_param):
     return r
 
 
-def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
-             activations=None, inputs=None):
-    nlayers = len(layers)
-    warnings = []
-    owner_of_param = [owner[id(p)] for _, p in params]
-    per_iter = [attribute(it, nlayers, owner_of_param) for it in hooked]
+def _mean(values):
+    return statistics.fmean(values) if values else 0.0
 
-    # Forward execution order of the layers: first forward pre-hook, in the first measured iteration.
+
+def _names(names):
+    """The first five names, and "..." when there are more (a warning's list)."""
+    return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+
+
+def layer_order(per_iter, layers, owner, warnings):
+    """Forward execution order of the layers: first forward pre-hook, in the first measured
+    iteration; parameter-owning modules that never ran come last."""
     first = per_iter[0]
     ran = sorted(first["first_start"], key=lambda i: first["first_start"][i])
     ran_set = set(ran)
     owning = set(owner.values())
-    never = [i for i in range(nlayers) if i not in ran_set and i in owning]
+    never = [i for i in range(len(layers)) if i not in ran_set and i in owning]
     if never:
-        warnings.append(
-            "%d parameter-owning module(s) never ran in forward (%s); listed last with zero times"
-            % (len(never), ", ".join(layers[i][0] for i in never[:5]) + (", ..." if len(never) > 5 else ""))
-        )
-    layer_order = ran + never
+        warnings.append("%d parameter-owning module(s) never ran in forward (%s); listed last with zero times"
+                        % (len(never), _names([layers[i][0] for i in never])))
+    return ran + never
+
+
+def observed_order(per_iter, warnings):
+    """The most frequent gradient-ready order over the iterations."""
     orders = [tuple(p["order"]) for p in per_iter]
     observed = collections.Counter(orders).most_common(1)[0][0]
     if len(set(orders)) > 1:
         warnings.append("the gradient-ready order differed between iterations; the most frequent one is written")
+    return observed
 
-    def mean(values):
-        return statistics.fmean(values) if values else 0.0
 
-    fwd_s = [mean([p["fwd"][i] for p in per_iter]) for i in range(nlayers)]
-    bwd_s = [mean([p["bwd"][i] for p in per_iter]) for i in range(nlayers)]
-    own_fwd_s = [mean([p["own_fwd"][i] for p in per_iter]) for i in range(nlayers)]
-    own_bwd_s = [mean([p["own_bwd"][i] for p in per_iter]) for i in range(nlayers)]
-    hooked_fwd = mean([it["forward"] for it in hooked])
-    hooked_bwd = mean([it["backward"] for it in hooked])
-    hooked_opt = mean([it["optimizer"] for it in hooked])
-    plain_fwd = mean([it["forward"] for it in plain])
-    plain_bwd = mean([it["backward"] for it in plain])
-    plain_opt = mean([it["optimizer"] for it in plain])
-    bwd_tail = mean([p["bwd_tail"] for p in per_iter])
-    step_s = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
-    unsteady = unsteady_warning(step_s) if alone(args) else None
-    if unsteady:
-        warnings.append(unsteady)
-
-    fwd_scale = bwd_scale = 1.0
-    if not args.no_rescale:
-        fwd_scale = plain_fwd / hooked_fwd if hooked_fwd > 0 else 1.0
-        bwd_scale = plain_bwd / hooked_bwd if hooked_bwd > 0 else 1.0
-    optimizer_s = plain_opt if not args.no_rescale else hooked_opt
-
+def grad_order(observed, params, warnings):
+    """The observed order, then the trainable parameters that got no gradient (reverse order)."""
     trainable_idx = [i for i, (_, p) in enumerate(params) if p.requires_grad]
     seen = set(observed)
     missing = [i for i in reversed(trainable_idx) if i not in seen]
     if missing:
-        warnings.append(
-            "%d trainable parameter(s) got no gradient (unused in forward): %s; appended to grad_ready_order"
-            % (len(missing), ", ".join(params[i][0] for i in missing[:5]) + (", ..." if len(missing) > 5 else ""))
-        )
-    grad_order = list(observed) + missing
+        warnings.append("%d trainable parameter(s) got no gradient (unused in forward): %s; appended to "
+                        "grad_ready_order" % (len(missing), _names([params[i][0] for i in missing])))
+    return list(observed) + missing
 
+
+def timings(args, per_iter, hooked, plain, nlayers, warnings):
+    """Means over the measured iterations: per layer (as attributed), per phase (hooked and
+    un-hooked), and the rescaling of the hooked layer times to the un-hooked totals."""
+    t = {}
+    for key in ("fwd", "bwd", "own_fwd", "own_bwd"):
+        t[key] = [_mean([p[key][i] for p in per_iter]) for i in range(nlayers)]
+    for name, its in (("hooked", hooked), ("plain", plain)):
+        t[name] = {phase: _mean([it[phase] for it in its]) for phase in ("forward", "backward", "optimizer")}
+    t["bwd_tail"] = _mean([p["bwd_tail"] for p in per_iter])
+    t["step_s"] = [it["forward"] + it["backward"] + it["optimizer"] for it in plain]
+    unsteady = unsteady_warning(t["step_s"]) if alone(args) else None
+    if unsteady:
+        warnings.append(unsteady)
+    h, u = t["hooked"], t["plain"]
+    t["fwd_scale"] = t["bwd_scale"] = 1.0
+    if not args.no_rescale:
+        t["fwd_scale"] = u["forward"] / h["forward"] if h["forward"] > 0 else 1.0
+        t["bwd_scale"] = u["backward"] / h["backward"] if h["backward"] > 0 else 1.0
+    t["optimizer_s"] = u["optimizer"] if not args.no_rescale else h["optimizer"]
+    return t
+
+
+def device_text(torch, device):
+    """The device's name as the trace records it, and what timed it."""
     if device.type == "cuda":
-        dev_name = torch.cuda.get_device_name(device)
-        timing = "CUDA events on the current stream"
-    else:
-        dev_name = "CPU %s (%d threads)" % (cpu_name(), torch.get_num_threads())
-        timing = "time.perf_counter"
-    model_name = args.model_name or args.model
+        return torch.cuda.get_device_name(device), "CUDA events on the current stream"
+    return "CPU %s (%d threads)" % (cpu_name(), torch.get_num_threads()), "time.perf_counter"
+
+
+def versions_text(torch):
     versions = "torch %s" % torch.__version__
     try:
         import torchvision
@@ -161,6 +168,12 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
         versions += ", torchvision %s" % torchvision.__version__
     except Exception:
         pass
+    return versions
+
+
+def source_text(args, torch, dev_name, timing, rec, t, opt_text, shape, activations, warnings):
+    """The trace's "source": how it was captured, what was measured, and the warnings so far."""
+    h, u = t["hooked"], t["plain"]
     source = (
         "captured by traces/capture/redsim_capture.py (%s) on %s: %s, batch %d, input %s, %s parameters, "
         "%d warm-up + %d measured iterations, means; timestamps by %s. Layers are leaf modules and "
@@ -171,29 +184,11 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
         "from %s. Layer times rescaled to un-hooked iterations (forward x%.3f, backward x%.3f)%s. "
         "Optimizer: %s step. Measured per step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms "
         "(un-hooked); with hooks %.3f / %.3f / %.3f ms."
-        % (
-            versions,
-            dev_name,
-            args.model,
-            args.batch_size,
-            "x".join(str(d) for d in shape),
-            args.dtype,
-            args.warmup,
-            args.iters,
-            timing,
-            rec.ready_mechanism or "no trainable parameters",
-            fwd_scale,
-            bwd_scale,
-            " (not applied: --no-rescale)" if args.no_rescale else "",
-            opt_text,
-            plain_fwd * 1e3,
-            plain_bwd * 1e3,
-            plain_opt * 1e3,
-            hooked_fwd * 1e3,
-            hooked_bwd * 1e3,
-            hooked_opt * 1e3,
-        )
-    )
+        % (versions_text(torch), dev_name, args.model, args.batch_size, "x".join(str(d) for d in shape), args.dtype,
+           args.warmup, args.iters, timing, rec.ready_mechanism or "no trainable parameters", t["fwd_scale"],
+           t["bwd_scale"], " (not applied: --no-rescale)" if args.no_rescale else "", opt_text,
+           u["forward"] * 1e3, u["backward"] * 1e3, u["optimizer"] * 1e3,
+           h["forward"] * 1e3, h["backward"] * 1e3, h["optimizer"] * 1e3))
     if activations is None:
         warnings.append("this PyTorch has no saved-tensors hooks: activation_bytes left out")
     else:
@@ -202,7 +197,23 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
                    "input_bytes: the storages each layer's forward was given in that forward.")
     if warnings:
         source += " Warnings: " + "; ".join(warnings) + "."
+    return source
 
+
+def param_entries(params, layers, owner):
+    entries = []
+    for name, p in params:
+        e = collections.OrderedDict([("name", name), ("numel", p.numel()), ("shape", list(p.shape)),
+                                     ("dtype", trace_dtype(p.dtype, "parameter " + name)),
+                                     ("layer", layers[owner[id(p)]][0])])
+        if not p.requires_grad:
+            e["trainable"] = False
+        entries.append(e)
+    return entries
+
+
+def trace_doc(args, model_name, source, dev_name, t, layers, order, activations, inputs):
+    """The redsim trace (traces/README.md) but for params, grad_ready_order and buffers."""
     trace = collections.OrderedDict()
     trace["format"] = "redsim-trace"
     trace["version"] = 1
@@ -210,40 +221,21 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     trace["source"] = source
     trace["reference_device"] = dev_name
     trace["batch_size_per_rank"] = args.batch_size
-    trace["optimizer_s"] = optimizer_s
-    trace["layers"] = [
-        {"name": layers[i][0], "forward_s": fwd_s[i] * fwd_scale, "backward_s": bwd_s[i] * bwd_scale}
-        for i in layer_order
-    ]
+    trace["optimizer_s"] = t["optimizer_s"]
+    trace["layers"] = [{"name": layers[i][0], "forward_s": t["fwd"][i] * t["fwd_scale"],
+                        "backward_s": t["bwd"][i] * t["bwd_scale"]} for i in order]
     if activations is not None:
-        for entry, i in zip(trace["layers"], layer_order):
+        for entry, i in zip(trace["layers"], order):
             entry["activation_bytes"] = activations[i]
     if activations is not None and inputs is not None:
-        for entry, i in zip(trace["layers"], layer_order):
+        for entry, i in zip(trace["layers"], order):
             entry["input_bytes"] = inputs[i]
-    trace["params"] = []
-    for name, p in params:
-        e = collections.OrderedDict(
-            [
-                ("name", name),
-                ("numel", p.numel()),
-                ("shape", list(p.shape)),
-                ("dtype", trace_dtype(p.dtype, "parameter " + name)),
-                ("layer", layers[owner[id(p)]][0]),
-            ]
-        )
-        if not p.requires_grad:
-            e["trainable"] = False
-        trace["params"].append(e)
-    trace["grad_ready_order"] = [params[i][0] for i in grad_order]
-    trace["buffers"] = []
-    for name, b in buffers:
-        if b.numel() == 0:
-            warnings.append("buffer %s has no elements; left out" % name)
-            continue
-        trace["buffers"].append({"name": name, "numel": b.numel(), "dtype": trace_dtype(b.dtype, "buffer " + name)})
+    return trace
 
-    ready_mean = {i: mean([p["ready"][i] for p in per_iter if i in p["ready"]]) for i in observed}
+
+def raw_doc(args, torch, model_name, dev_name, timing, rec, shape, t, layers, order, per_iter, observed, params):
+    """The raw measurements (--raw-out): both clocks' phases, per-layer own times, ready times."""
+    ready_mean = {i: _mean([p["ready"][i] for p in per_iter if i in p["ready"]]) for i in observed}
     raw = collections.OrderedDict()
     raw["format"] = "redsim-capture-raw"
     raw["version"] = 1
@@ -255,31 +247,45 @@ def assemble(args, torch, device, model, params, buffers, layers, owner, hooked,
     raw["iterations"] = {"warmup": args.warmup, "measured": args.iters}
     raw["timing"] = timing
     raw["grad_ready_mechanism"] = rec.ready_mechanism
-    raw["per_step_s"] = {
-        "unhooked": {"forward": plain_fwd, "backward": plain_bwd, "optimizer": plain_opt},
-        "hooked": {"forward": hooked_fwd, "backward": hooked_bwd, "optimizer": hooked_opt},
-        "backward_after_last_gradient_s": bwd_tail,
-    }
+    raw["per_step_s"] = {"unhooked": t["plain"], "hooked": t["hooked"], "backward_after_last_gradient_s": t["bwd_tail"]}
     # Each measured un-hooked iteration's step, so that --processes can take the slowest copy's
     # step iteration by iteration (capture_lib/copies.py).
-    raw["per_iteration_step_s"] = step_s
-    raw["scale"] = {"forward": fwd_scale, "backward": bwd_scale}
-    raw["layers"] = [
-        {
-            "name": layers[i][0],
-            "type": type(layers[i][1]).__name__,
-            "calls": per_iter[0]["calls"][i],
-            "forward_s": fwd_s[i],
-            "backward_s": bwd_s[i],
-            "own_forward_s": own_fwd_s[i],
-            "own_backward_s": own_bwd_s[i],
-        }
-        for i in layer_order
-    ]
+    raw["per_iteration_step_s"] = t["step_s"]
+    raw["scale"] = {"forward": t["fwd_scale"], "backward": t["bwd_scale"]}
+    raw["layers"] = [{"name": layers[i][0], "type": type(layers[i][1]).__name__, "calls": per_iter[0]["calls"][i],
+                      "forward_s": t["fwd"][i], "backward_s": t["bwd"][i], "own_forward_s": t["own_fwd"][i],
+                      "own_backward_s": t["own_bwd"][i]} for i in order]
     # Observed gradient-ready times (hooked clock, mean over iterations), from the start of backward.
     raw["grad_ready"] = [{"name": params[i][0], "ready_s": ready_mean[i]} for i in observed]
     raw["per_iteration_grad_ready"] = [
         [{"name": params[i][0], "ready_s": p["ready"][i]} for i in p["order"]] for p in per_iter
     ]
+    return raw
+
+
+def assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
+             activations=None, inputs=None):
+    """(trace, raw, warnings, un-hooked (forward, backward, optimizer) seconds)."""
+    warnings = []
+    owner_of_param = [owner[id(p)] for _, p in params]
+    per_iter = [attribute(it, len(layers), owner_of_param) for it in hooked]
+    order = layer_order(per_iter, layers, owner, warnings)
+    observed = observed_order(per_iter, warnings)
+    t = timings(args, per_iter, hooked, plain, len(layers), warnings)
+    ready_order = grad_order(observed, params, warnings)
+    dev_name, timing = device_text(torch, device)
+    model_name = args.model_name or args.model
+    source = source_text(args, torch, dev_name, timing, rec, t, opt_text, shape, activations, warnings)
+    trace = trace_doc(args, model_name, source, dev_name, t, layers, order, activations, inputs)
+    trace["params"] = param_entries(params, layers, owner)
+    trace["grad_ready_order"] = [params[i][0] for i in ready_order]
+    trace["buffers"] = []
+    for name, b in buffers:
+        if b.numel() == 0:
+            warnings.append("buffer %s has no elements; left out" % name)
+            continue
+        trace["buffers"].append({"name": name, "numel": b.numel(), "dtype": trace_dtype(b.dtype, "buffer " + name)})
+    raw = raw_doc(args, torch, model_name, dev_name, timing, rec, shape, t, layers, order, per_iter, observed, params)
     raw["warnings"] = warnings
-    return trace, raw, warnings, (plain_fwd, plain_bwd, plain_opt)
+    u = t["plain"]
+    return trace, raw, warnings, (u["forward"], u["backward"], u["optimizer"])

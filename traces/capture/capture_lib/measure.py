@@ -58,17 +58,17 @@ def layer_progress_hooks(layers, progress):
         handles.append(module.register_forward_hook(lambda m, inp, out, i=i: progress.layer(i, "trial, forward")))
     return handles
 
-def run(args):
-    # Arguments first: a typo should not cost a PyTorch import.
+def check_args(args):
+    """Arguments first: a typo should not cost a PyTorch import. Returns the input shape."""
     shape = parse_shape(args.input_shape)
     if args.batch_size < 1:
         fail("--batch-size: expected a positive integer, got %d" % args.batch_size)
     if args.warmup < 0 or args.iters < 1:
         fail("--warmup must be >= 0 and --iters >= 1")
-    torch = import_torch()
-    torch.manual_seed(args.seed)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    return shape
+
+
+def pick_device(args, torch):
     if args.device:
         try:
             device = torch.device(args.device)
@@ -80,8 +80,12 @@ def run(args):
         fail("--device %s: CUDA is not available to this PyTorch" % args.device)
     if device.type not in ("cpu", "cuda"):
         fail("--device: expected cpu, cuda or cuda:N, got %r" % args.device)
-    param_dtype = getattr(torch, args.dtype)
+    return device
 
+
+def build(args, torch, device, param_dtype):
+    """The model in training mode, its parameters and buffers, its layers, and which layer owns
+    each parameter (by id)."""
     model = build_model(args.model, torch)
     model = model.to(device=device, dtype=param_dtype)
     model.train()
@@ -91,34 +95,24 @@ def run(args):
     for name, p in params:
         if p.numel() == 0:
             fail("parameter %s has no elements" % name)
-    buffers = list(model.named_buffers())
     layers = find_layers(model)
     layer_of_module = {id(m): i for i, (_, m) in enumerate(layers)}
     owner = {}
-    for mname, module in model.named_modules():
-        for pname, p in module.named_parameters(recurse=False):
+    for _, module in model.named_modules():
+        for _, p in module.named_parameters(recurse=False):
             owner.setdefault(id(p), layer_of_module[id(module)])
+    return model, params, list(model.named_buffers()), layers, owner
 
-    in_shape = [args.batch_size] + shape
-    if args.input_dtype == "int64":
-        x = torch.randint(0, args.vocab, in_shape, device=device)
-    else:
-        x = torch.randn(in_shape, device=device, dtype=param_dtype)
-    gen = torch.Generator(device="cpu").manual_seed(args.seed)
 
-    def targets(classes):
-        return torch.randint(0, classes, (args.batch_size,), generator=gen).to(device)
-
+def make_optimizer(args, torch, params):
     trainable = [p for _, p in params if p.requires_grad]
     if args.optimizer == "sgd":
-        opt = torch.optim.SGD(trainable, lr=1e-3, momentum=0.9)
-        opt_text = "SGD(momentum=0.9)"
-    else:
-        opt = torch.optim.Adam(trainable, lr=1e-4)
-        opt_text = "Adam"
+        return torch.optim.SGD(trainable, lr=1e-3, momentum=0.9), "SGD(momentum=0.9)"
+    return torch.optim.Adam(trainable, lr=1e-4), "Adam"
 
-    clock = Clock(torch, device)
-    rec = Recorder(torch, model, layers, params, clock)
+
+def make_step(args, torch, model, x, targets, opt, clock, rec):
+    """One training step, hooked or not: its phases' seconds and, hooked, the recorder's events."""
 
     def step(hooked):
         opt.zero_grad(set_to_none=True)
@@ -142,23 +136,24 @@ def run(args):
         events = [(kind, i, s(m)) for kind, i, m in rec.events]
         return {"forward": s(t1), "backward": s(t2) - s(t1), "optimizer": s(t3) - s(t2), "events": events}
 
-    progress = Progress(1 + 2 * (args.warmup + args.iters), len(layers))
+    return step
+
+
+def trial(step, layers, progress, x):
+    """The untimed first step, with per-layer progress: the model must run on this input at all."""
     handles = layer_progress_hooks(layers, progress)
     try:
-        step(False)  # the model must run on this input at all
+        step(False)
     except RuntimeError as e:
         fail("the model failed on an input of shape %s: %s" % (list(x.shape), str(e).strip().splitlines()[0]))
     finally:
         for h in handles:
             h.remove()
     progress.step_done("trial")
-    # Once, outside the timed steps: the hooks that count saved tensors would cost time.
-    saved = SavedBytes(torch, model, layers)
-    activations = saved.measure(lambda: make_loss(torch, model(x), args.loss, targets))
-    inputs = saved.inputs if activations is not None else None
-    progress.say("%s: %d layers, %d parameter tensors; %d steps (1 trial, %d warm-up and %d measured, each hooked "
-                  "and un-hooked) on %s" % (args.model, len(layers), len(params), progress.total_steps, args.warmup,
-                                           args.iters, device))
+
+
+def measure_steps(args, step, progress):
+    """Warm-up, then the measured iterations: (hooked, un-hooked) step records."""
     for _ in range(args.warmup):
         step(True)
         progress.step_done("warm-up, hooked")
@@ -176,6 +171,42 @@ def run(args):
         progress.step_done("measured")
     if sync:
         sync.keep_busy(lambda: step(False))
+    return hooked, plain
 
+
+def run(args):
+    shape = check_args(args)
+    torch = import_torch()
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = pick_device(args, torch)
+    param_dtype = getattr(torch, args.dtype)
+    model, params, buffers, layers, owner = build(args, torch, device, param_dtype)
+
+    in_shape = [args.batch_size] + shape
+    if args.input_dtype == "int64":
+        x = torch.randint(0, args.vocab, in_shape, device=device)
+    else:
+        x = torch.randn(in_shape, device=device, dtype=param_dtype)
+    gen = torch.Generator(device="cpu").manual_seed(args.seed)
+
+    def targets(classes):
+        return torch.randint(0, classes, (args.batch_size,), generator=gen).to(device)
+
+    opt, opt_text = make_optimizer(args, torch, params)
+    clock = Clock(torch, device)
+    rec = Recorder(torch, model, layers, params, clock)
+    step = make_step(args, torch, model, x, targets, opt, clock, rec)
+    progress = Progress(1 + 2 * (args.warmup + args.iters), len(layers))
+    trial(step, layers, progress, x)
+    # Once, outside the timed steps: the hooks that count saved tensors would cost time.
+    saved = SavedBytes(torch, model, layers)
+    activations = saved.measure(lambda: make_loss(torch, model(x), args.loss, targets))
+    inputs = saved.inputs if activations is not None else None
+    progress.say("%s: %d layers, %d parameter tensors; %d steps (1 trial, %d warm-up and %d measured, each hooked "
+                  "and un-hooked) on %s" % (args.model, len(layers), len(params), progress.total_steps, args.warmup,
+                                           args.iters, device))
+    hooked, plain = measure_steps(args, step, progress)
     return assemble(args, torch, device, model, params, buffers, layers, owner, hooked, plain, rec, opt_text, shape,
                     activations, inputs)
