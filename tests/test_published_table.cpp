@@ -72,3 +72,24 @@ TEST_CASE("errors per size and per band", "[fidelity]") {
   CHECK(big.median_abs_error == Approx(0.15));
   CHECK(big.within == 2);  // |0.15| and 0 are within 15%
 }
+
+TEST_CASE("tables side by side: where one prediction can be within the tolerance of all", "[fidelity]") {
+  // Sizes both tables have, a 0.00 row and a size only one table has skipped.
+  const std::vector<TableRow> a{{1024, 0.0}, {2048, 100.0}, {4096, 100.0}, {8192, 50.0}};
+  const std::vector<TableRow> b{{1024, 1.0}, {2048, 130.0}, {4096, 140.0}, {16384, 9.0}};
+  const auto s = spread({a, b}, 0.15);
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].size_bytes == 2048);
+  CHECK(s[0].busbw_GBps == std::vector<double>{100.0, 130.0});
+  CHECK(s[0].max_GBps / s[0].min_GBps == Approx(1.3));
+  // Within 15% of both: x >= 130 x 0.85 = 110.5 and x <= 100 x 1.15 = 115.
+  CHECK(s[0].lo_GBps == Approx(110.5));
+  CHECK(s[0].hi_GBps == Approx(115.0));
+  CHECK(s[0].one_prediction_fits());
+  // 140 / 100 = 1.4 is above 1.15 / 0.85 = 1.353: 140 x 0.85 = 119 > 115, no x fits both.
+  CHECK(s[1].lo_GBps == Approx(119.0));
+  CHECK_FALSE(s[1].one_prediction_fits());
+  // With 30% the same pair fits: 98 .. 130.
+  CHECK(spread({a, b}, 0.30)[1].one_prediction_fits());
+  CHECK(spread({}, 0.15).empty());
+}

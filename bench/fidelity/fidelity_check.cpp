@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -96,6 +97,53 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
   print_band(">= 64 KiB", fidelity::summarize_band(errors, 65536, std::int64_t{1} << 62, 0.15), 0.15);
 }
 
+// The goal's tolerance at a size: 30% below 64 KiB, 15% from there up.
+double goal_tolerance(std::int64_t size_bytes) { return size_bytes < 65536 ? 0.30 : 0.15; }
+
+// Tables measured the same way on the same fabric (cluster file, collective, -g, algorithm), side
+// by side: where they lie further apart than the goal's tolerance allows, no model meets it on all.
+void print_spread(const std::vector<Entry>& group, const std::string& root) {
+  std::vector<std::vector<fidelity::TableRow>> tables;
+  for (const auto& e : group) tables.push_back(fidelity::read_published_table(root + "/" + e.csv, e.column));
+  const Entry& g = group.front();
+  std::cout << "\n== spread: " << op_kind_name(g.op) << " on " << g.cluster << ", -g " << g.gpus << ", algorithm "
+            << g.algorithm << ", " << group.size() << " tables\n";
+  for (std::size_t i = 0; i < group.size(); ++i) std::cout << "   [" << i + 1 << "] " << group[i].name << "\n";
+  std::cout << "        size";
+  for (std::size_t i = 0; i < group.size(); ++i) std::printf("  %7s", ("[" + std::to_string(i + 1) + "]").c_str());
+  std::cout << "  max/min   busbw within the goal of every table\n";
+  int rows = 0, fit = 0;
+  for (const auto& lo_t : {0.30, 0.15}) {
+    std::vector<fidelity::SpreadRow> band;
+    for (const auto& r : fidelity::spread(tables, lo_t))
+      if (goal_tolerance(r.size_bytes) == lo_t) band.push_back(r);
+    for (const auto& r : band) {
+      std::printf("  %10lld", static_cast<long long>(r.size_bytes));
+      for (double b : r.busbw_GBps) std::printf("  %7.2f", b);
+      std::printf("  %7.2f   ", r.max_GBps / r.min_GBps);
+      if (r.one_prediction_fits()) std::printf("%.2f .. %.2f\n", r.lo_GBps, r.hi_GBps);
+      else std::printf("none (+-%.0f%%)\n", 100 * lo_t);
+      ++rows;
+      fit += r.one_prediction_fits() ? 1 : 0;
+    }
+  }
+  std::printf("  one prediction can meet the goal on all %zu tables at %d of %d sizes\n", group.size(), fit, rows);
+}
+
+void spreads(const std::vector<Entry>& entries, const std::string& root) {
+  std::vector<bool> done(entries.size(), false);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<Entry> group;
+    for (std::size_t j = i; j < entries.size(); ++j) {
+      const auto &a = entries[i], &b = entries[j];
+      if (a.cluster == b.cluster && a.op == b.op && a.gpus == b.gpus && a.algorithm == b.algorithm && a.ranks == b.ranks)
+        group.push_back(b), done[j] = true;
+    }
+    if (group.size() > 1) print_spread(group, root);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,10 +153,18 @@ int main(int argc, char** argv) {
   app.add_option("--manifest", manifest, "tables to check, relative to --root")->capture_default_str();
   app.add_option("--only", only, "check only the tables whose name contains this");
   app.add_option("--fidelity", fidelity, "exact|scalable|auto")->capture_default_str();
+  bool spread = false;
+  app.add_flag("--spread", spread,
+               "instead of simulating, set the tables of one setup (cluster file, collective, -g, algorithm) side by side "
+               "and say at which sizes one prediction could be within the goal of all of them");
   CLI11_PARSE(app, argc, argv);
   try {
+    std::vector<Entry> entries;
     for (const auto& e : read_manifest(root + "/" + manifest))
-      if (only.empty() || e.name.find(only) != std::string::npos) check(e, root, parse_fidelity(fidelity));
+      if (only.empty() || e.name.find(only) != std::string::npos) entries.push_back(e);
+    if (spread) spreads(entries, root);
+    for (const auto& e : entries)
+      if (!spread) check(e, root, parse_fidelity(fidelity));
   } catch (const InputError& e) {
     std::cerr << "fidelity_check: error: " << e.what() << "\n";
     return 2;

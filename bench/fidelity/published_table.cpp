@@ -107,4 +107,26 @@ std::vector<RowError> compare(const std::vector<TableRow>& measured, const std::
   return out;
 }
 
+std::vector<SpreadRow> spread(const std::vector<std::vector<TableRow>>& tables, double tolerance) {
+  std::vector<SpreadRow> out;
+  if (tables.empty()) return out;
+  for (const auto& first : tables.front()) {
+    SpreadRow r;
+    r.size_bytes = first.size_bytes;
+    for (const auto& t : tables) {
+      const auto it = std::find_if(t.begin(), t.end(), [&](const TableRow& x) { return x.size_bytes == r.size_bytes; });
+      if (it == t.end() || it->busbw_GBps <= 0) break;
+      r.busbw_GBps.push_back(it->busbw_GBps);
+    }
+    if (r.busbw_GBps.size() != tables.size()) continue;
+    const auto [lo, hi] = std::minmax_element(r.busbw_GBps.begin(), r.busbw_GBps.end());
+    r.min_GBps = *lo;
+    r.max_GBps = *hi;
+    r.lo_GBps = r.max_GBps * (1 - tolerance);
+    r.hi_GBps = r.min_GBps * (1 + tolerance);
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace redsim::fidelity

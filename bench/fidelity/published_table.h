@@ -27,6 +27,20 @@ std::int64_t size_of_label(const std::string& label);
 // Errors per size, for the sizes both tables have (rows with no measurable bandwidth skipped).
 std::vector<redsim::RowError> compare(const std::vector<TableRow>& measured, const std::vector<TableRow>& predicted);
 
+// How far apart several tables of one setup are at one size. A prediction x is within `tolerance`
+// of a table's busbw a when |x / a - 1| <= tolerance, i.e. x in [a (1 - t), a (1 + t)]; one x can
+// be within it of every table only if those intervals meet: max (1 - t) <= min (1 + t).
+struct SpreadRow {
+  std::int64_t size_bytes = 0;
+  std::vector<double> busbw_GBps;  // each table's, in the order given
+  double min_GBps = 0, max_GBps = 0;
+  double lo_GBps = 0, hi_GBps = 0;  // the predictions within tolerance of every table (lo > hi: none)
+  bool one_prediction_fits() const { return lo_GBps <= hi_GBps; }
+};
+
+// The sizes every table has with a measurable bandwidth (rows printed as 0 skipped), in size order.
+std::vector<SpreadRow> spread(const std::vector<std::vector<TableRow>>& tables, double tolerance);
+
 // The band arithmetic is validate's (validate/busbw_bands.h), shared with redsim collective --compare.
 using redsim::BandSummary;
 using redsim::summarize_band;
