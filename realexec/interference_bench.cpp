@@ -166,30 +166,39 @@ double InterferenceMeasurement::collective_latency_s() const {
 
 namespace {
 
-// The load on rank 0 alone, then on every rank at once, in kSpeedPairs pairs; the pair whose
-// ratio is the median gives the lone and together times. From one pair, a slow second of the
-// shared host set the rank speed: 0.431 in one calibration where the pairs before and after
-// each job of that grid gave 0.49-0.55 for the model itself (bench/validate/README.md, stop 44).
+// The load on rank 0 alone, then on every rank at once, in pairs (more_speed_pairs says how
+// many); the pair whose ratio is the median gives the lone and together times. From one pair, a
+// slow second of the shared host set the rank speed: 0.431 in one calibration where the pairs
+// before and after each job of that grid gave 0.49-0.55 for the model itself (bench/validate/README.md,
+// stop 44).
 void measure_rank_speed(Backend& backend, Communicator& comm, int units, InterferenceMeasurement& m) {
-  std::vector<double> lone(kSpeedPairs), together(kSpeedPairs), slowest(kSpeedPairs);
-  for (int i = 0; i < kSpeedPairs; ++i) {
-    const auto k = static_cast<std::size_t>(i);
+  std::vector<double> lone, together, slowest, speed;
+  do {
     backend.barrier();
-    lone[k] = agreed_value(comm, backend, backend.rank() == 0 ? run_compute(units) : 0.0);
+    lone.push_back(agreed_value(comm, backend, backend.rank() == 0 ? run_compute(units) : 0.0));
     backend.barrier();
     const double rank_s = run_compute_with_peers_busy(backend, units);
-    together[k] = mean_over_ranks(comm, backend, rank_s);
-    slowest[k] = reduce_over_ranks(comm, backend, rank_s, ReduceOp::max);
-  }
-  std::vector<double> speed(lone.size());
-  for (std::size_t i = 0; i < lone.size(); ++i) speed[i] = lone[i] / together[i];
+    together.push_back(mean_over_ranks(comm, backend, rank_s));
+    slowest.push_back(reduce_over_ranks(comm, backend, rank_s, ReduceOp::max));
+    speed.push_back(lone.back() / together.back());
+  } while (more_speed_pairs(speed));
   const std::size_t k = median_index(speed);
   m.compute_lone_s = lone[k], m.compute_alone_s = together[k], m.compute_alone_slowest_s = slowest[k];
   const auto [low, high] = std::minmax_element(speed.begin(), speed.end());
   m.rank_speed_low = *low, m.rank_speed_high = *high;
+  m.speed_pairs = static_cast<int>(speed.size());
 }
 
 }  // namespace
+
+bool more_speed_pairs(const std::vector<double>& speeds) {
+  const auto n = static_cast<int>(speeds.size());
+  if (n != kSpeedPairs) return n < kMaxSpeedPairs;
+  // The first pairs decide: a range only grows with more pairs, so it cannot say when to stop.
+  const auto [low, high] = std::minmax_element(speeds.begin(), speeds.end());
+  const double mid = speeds[median_index(speeds)];
+  return mid > 0 && (*high - *low) > kSpeedSpread * mid;
+}
 
 InterferenceMeasurement measure_interference(Backend& backend, Communicator& comm, void* buf, std::int64_t bytes,
                                              double target_s) {

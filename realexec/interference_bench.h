@@ -6,6 +6,7 @@
 // kernels of a training step, not a model's own kernels.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "realexec/backend.h"
 
@@ -25,10 +26,11 @@ struct InterferenceMeasurement {
   // mean over ranks.
   double compute_alone_s = 0, compute_beside_s = 0;
   double compute_alone_slowest_s = 0;  // the slowest rank's time alone (printed: how unequal the ranks' shares are)
-  // The lone and every-rank times are the pair of kSpeedPairs whose ratio is the median
+  // The lone and every-rank times are the pair (of speed_pairs timed) whose ratio is the median
   // (core/statistics.h median_index); these are the lowest and highest ratio of the pairs
   // (printed: how much the host moved while calibrate measured).
   double rank_speed_low = 0, rank_speed_high = 0;
+  int speed_pairs = 0;  // how many pairs were timed (more_speed_pairs)
   // The large allreduce, and a small one whose time beside compute is mostly a delay: together
   // they separate a rate (collective_slowdown) from a fixed delay (collective_latency_s).
   AllreduceBeside large, small;
@@ -47,8 +49,19 @@ struct InterferenceMeasurement {
   bool two_sizes() const { return small.beside > 0 && large.beside > 0 && large.alone_s > small.alone_s; }
 };
 
-// Pairs of (rank 0 alone, every rank at once) that calibrate times the compute load in.
+// Pairs of (rank 0 alone, every rank at once) that calibrate times the compute load in:
+// kSpeedPairs, or kMaxSpeedPairs when the first kSpeedPairs speeds (lone / together) spread over
+// more than kSpeedSpread of their median. Most calibrations on the testbed spread 0.4-7.4%; the two
+// of 16 that spread 19-20% (0.499-0.602, a moment of a busy host) set a rank speed of 0.521 where
+// the model's own four copies ran at 0.48-0.50 in the minutes after (bench/validate/README.md,
+// stop 57); more pairs let the median pass such a moment.
 inline constexpr int kSpeedPairs = 5;
+inline constexpr int kMaxSpeedPairs = 15;
+inline constexpr double kSpeedSpread = 0.10;
+
+// Whether to time another pair, given the speeds so far (the same on every rank: each is an agreed
+// lone time over a mean over ranks).
+bool more_speed_pairs(const std::vector<double>& speeds);
 
 // Collective over every rank; rank 0's figures are the ones reported: its lone time, the compute
 // times averaged over ranks, and its allreduce times (a collective ends together on every rank).

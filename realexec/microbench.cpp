@@ -157,7 +157,7 @@ int run_microbench_rank(const RankJob& job, const MicrobenchConfig& cfg, const B
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "allreduce %7lld B alone %9.1f ms  beside %9.1f ms  (%d beside)\n"
                       "beside compute an allreduce takes x%.3f + %.2f ms (the line through both sizes)\n",
-                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(), kSpeedPairs,
+                      m.compute_lone_s * 1e3, m.compute_alone_s * 1e3, m.compute_alone_slowest_s * 1e3, m.rank_speed(), m.speed_pairs,
                       m.rank_speed_low, m.rank_speed_high,
                       m.compute_alone_s * 1e3,
                       m.compute_beside_s * 1e3, m.compute_slowdown(),

@@ -79,6 +79,44 @@ std::string hook_lines(const Knobs& k) {
   return s;
 }
 
+// DDP's gradient accumulation loop, when the setting accumulates.
+std::string accumulation_lines(const std::string& family, const Knobs& k) {
+  std::string s;
+  if (!(family == "accumulate" || (family == "bucketed" && k.microbatches > 1))) return s;
+  const int m = k.microbatches;
+  const bool deferred = !k.sync_every_microbatch;
+  s += "\n# Gradient accumulation: " + std::to_string(m) + " micro-batches per optimizer step; " +
+       (deferred ? "only the last micro-batch's backward allreduces (the others run under no_sync()).\n"
+                 : "every micro-batch's backward allreduces (no no_sync(), as simulated).\n");
+  s += "import contextlib\n";
+  s += "for i, micro_batch in enumerate(micro_batches):  # " + std::to_string(m) + " micro-batches\n";
+  if (deferred)
+    s += "    sync = i == " + std::to_string(m) + " - 1\n    with contextlib.nullcontext() if sync else model.no_sync():\n";
+  else
+    s += "    with contextlib.nullcontext():\n";
+  s += "        loss = loss_fn(model(micro_batch)) / " + std::to_string(m) + "\n        loss.backward()\n";
+  s += "optimizer.step()\noptimizer.zero_grad(set_to_none=True)\n";
+  return s;
+}
+
+// PostLocalSGD's hook and averager, when the setting is LocalSGD.
+std::string localsgd_lines(const std::string& family, const Knobs& k) {
+  std::string s;
+  if (family != "localsgd") return s;
+  const int h = k.localsgd_period;
+  s += "\n# Local SGD: parameters are averaged every " + std::to_string(h) +
+       " optimizer steps (period in steps); no gradient allreduce in between.\n";
+  s += "# Each rank's local subgroup is itself, so post_localSGD_hook reduces nothing after the warm-up.\n";
+  s += "from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import PostLocalSGDState, post_localSGD_hook\n";
+  s += "from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager\n";
+  s += "subgroup, _ = dist.new_subgroups(group_size=1)\n";
+  s += "state = PostLocalSGDState(process_group=None, subgroup=subgroup, start_localSGD_iter=warmup_steps)\n";
+  s += "model.register_comm_hook(state, post_localSGD_hook)\n";
+  s += "averager = PeriodicModelAverager(period=" + std::to_string(h) + ", warmup_steps=warmup_steps)\n";
+  s += "# every step: loss.backward(); optimizer.step(); averager.average_parameters(model.parameters())\n";
+  return s;
+}
+
 std::string ddp_snippet(const EmitInputs& in) {
   std::string s;
   const bool chosen_is_ddp = ddp_family(in.chosen.family);
@@ -125,34 +163,8 @@ std::string ddp_snippet(const EmitInputs& in) {
   s += ")\n";
   s += hook_lines(k);
   s += optimizer_lines(k, true);  // this file imports only torch.distributed
-  if (c.family == "accumulate" || (c.family == "bucketed" && k.microbatches > 1)) {
-    const int m = k.microbatches;
-    const bool deferred = !k.sync_every_microbatch;
-    s += "\n# Gradient accumulation: " + std::to_string(m) + " micro-batches per optimizer step; " +
-         (deferred ? "only the last micro-batch's backward allreduces (the others run under no_sync()).\n"
-                   : "every micro-batch's backward allreduces (no no_sync(), as simulated).\n");
-    s += "import contextlib\n";
-    s += "for i, micro_batch in enumerate(micro_batches):  # " + std::to_string(m) + " micro-batches\n";
-    if (deferred)
-      s += "    sync = i == " + std::to_string(m) + " - 1\n    with contextlib.nullcontext() if sync else model.no_sync():\n";
-    else
-      s += "    with contextlib.nullcontext():\n";
-    s += "        loss = loss_fn(model(micro_batch)) / " + std::to_string(m) + "\n        loss.backward()\n";
-    s += "optimizer.step()\noptimizer.zero_grad(set_to_none=True)\n";
-  }
-  if (c.family == "localsgd") {
-    const int h = k.localsgd_period;
-    s += "\n# Local SGD: parameters are averaged every " + std::to_string(h) +
-         " optimizer steps (period in steps); no gradient allreduce in between.\n";
-    s += "# Each rank's local subgroup is itself, so post_localSGD_hook reduces nothing after the warm-up.\n";
-    s += "from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import PostLocalSGDState, post_localSGD_hook\n";
-    s += "from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager\n";
-    s += "subgroup, _ = dist.new_subgroups(group_size=1)\n";
-    s += "state = PostLocalSGDState(process_group=None, subgroup=subgroup, start_localSGD_iter=warmup_steps)\n";
-    s += "model.register_comm_hook(state, post_localSGD_hook)\n";
-    s += "averager = PeriodicModelAverager(period=" + std::to_string(h) + ", warmup_steps=warmup_steps)\n";
-    s += "# every step: loss.backward(); optimizer.step(); averager.average_parameters(model.parameters())\n";
-  }
+  s += accumulation_lines(c.family, k);
+  s += localsgd_lines(c.family, k);
   if (k.algorithm == Algorithm::hierarchical && c.family != "zero")
     s += "\n# Algorithm: hierarchical (intra-node reduce-scatter, inter-node allreduce, intra-node allgather) is not\n"
          "# a DDP or NCCL option: Horovod runs it (HOROVOD_HIERARCHICAL_ALLREDUCE=1, horovod.env).\n";

@@ -412,3 +412,27 @@ TEST_CASE("calibrate's rank speed is the median pair's, so one slow moment of th
   CHECK(median_index({0.4 / 0.9}) == 0);
   CHECK(median_index({}) == 0);
 }
+
+TEST_CASE("calibrate times five pairs for the rank speed, fifteen when the first five spread wide", "[realexec][interference]") {
+  using redsim::realexec::more_speed_pairs;
+  // Fewer than five: always another.
+  CHECK(more_speed_pairs({}));
+  CHECK(more_speed_pairs({0.49, 0.49, 0.49, 0.49}));
+  // Five within 10% of their median stop: 0.472-0.497 spreads 0.025, 5.1% of 0.49.
+  CHECK_FALSE(more_speed_pairs({0.472, 0.49, 0.497, 0.48, 0.495}));
+  // The spread of a busy moment (stop 57's calibration: 0.499-0.602 about a median of 0.521):
+  // 0.103 is 19.8% of the median, so ten more.
+  const std::vector<double> busy{0.499, 0.51, 0.521, 0.55, 0.602};
+  CHECK(more_speed_pairs(busy));
+  // Once over five, the pairs go on to fifteen whatever they read, and stop there.
+  std::vector<double> v = busy;
+  for (int i = 0; i < 9; ++i) {
+    v.push_back(0.49);
+    CHECK(more_speed_pairs(v));
+  }
+  v.push_back(0.49);
+  CHECK(v.size() == 15);
+  CHECK_FALSE(more_speed_pairs(v));
+  // The median of the fifteen is a quiet pair's: ten of them read 0.49.
+  CHECK(v[redsim::median_index(v)] == 0.49);
+}
