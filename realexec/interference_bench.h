@@ -51,10 +51,10 @@ struct InterferenceMeasurement {
 
 // Pairs of (rank 0 alone, every rank at once) that calibrate times the compute load in:
 // kSpeedPairs, or kMaxSpeedPairs when the first kSpeedPairs speeds (lone / together) spread over
-// more than kSpeedSpread of their median. Most calibrations on the testbed spread 0.4-7.4%; the two
-// of 16 that spread 19-20% (0.499-0.602, a moment of a busy host) set a rank speed of 0.521 where
-// the model's own four copies ran at 0.48-0.50 in the minutes after (bench/validate/README.md,
-// stop 57); more pairs let the median pass such a moment.
+// more than kSpeedSpread of their median. Of the 16 calibrations of stops 54-57's grids, 14 spread
+// 0.4-7.4% and two 19-20%, a busy moment of the host; one of those (0.499-0.602) set a rank speed
+// of 0.521 where the model's own four copies ran at 0.48-0.50 in the minutes after
+// (bench/validate/README.md, stop 57). More pairs let the median pass such a moment.
 inline constexpr int kSpeedPairs = 5;
 inline constexpr int kMaxSpeedPairs = 15;
 inline constexpr double kSpeedSpread = 0.10;
