@@ -21,10 +21,6 @@
 namespace redsim::cli {
 namespace {
 
-// nccl-tests' goal bands as issue 13 states them: below 64 KiB latency dominates.
-constexpr std::int64_t kBandBytes = 64 * 1024;
-constexpr double kSmallWithin = 0.30, kLargeWithin = 0.15;
-
 struct ComparedRun {
   const NcclTestsRun* run = nullptr;
   ClusterSpec layout;
@@ -69,8 +65,8 @@ void print_run(const ComparedRun& c, const std::string& cluster_file) {
               << fmt(" worst %5.1f%%,", 100 * b.max_abs_error) << fmt(" within %.0f%%: ", 100 * bound) << b.within
               << " of " << b.rows << "\n";
   };
-  summary("below 64 KiB:  ", 0, kBandBytes, kSmallWithin);
-  summary("from 64 KiB up:", kBandBytes, std::numeric_limits<std::int64_t>::max(), kLargeWithin);
+  summary("below 64 KiB:  ", 0, kGoalBandBytes, kSmallBandBound);
+  summary("from 64 KiB up:", kGoalBandBytes, std::numeric_limits<std::int64_t>::max(), kLargeBandBound);
   // One thread launching several GPUs' kernels paces the small and mid sizes by the host's cost,
   // which differs by host (bench/fidelity/README.md): say which figures the prediction took.
   const int g = c.run->gpus_per_thread;

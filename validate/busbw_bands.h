@@ -20,6 +20,13 @@ struct BandSummary {
   int within = 0;  // rows within the band's bound
 };
 
+// Issue 13's goal bands: below 64 KiB, where latency dominates, |error| within 30%; from 64 KiB up
+// within 15%.
+inline constexpr std::int64_t kGoalBandBytes = 64 * 1024;
+inline constexpr double kSmallBandBound = 0.30, kLargeBandBound = 0.15;
+// The bound the goal allows at a size.
+inline double goal_bound(std::int64_t size_bytes) { return size_bytes < kGoalBandBytes ? kSmallBandBound : kLargeBandBound; }
+
 // Summary of the rows with lo <= size < hi; `bound` is the |error| the goal allows there.
 BandSummary summarize_band(const std::vector<RowError>& errors, std::int64_t lo, std::int64_t hi, double bound);
 

@@ -93,12 +93,10 @@ void check(const Entry& e, const std::string& root, Fidelity fidelity) {
     std::printf("  %10lld  %9.2f  %9.2f  %+6.1f%%   %s\n", static_cast<long long>(err.size_bytes), err.measured_GBps,
                 err.predicted_GBps, 100 * err.error, choice.c_str());
   }
-  print_band("< 64 KiB", fidelity::summarize_band(errors, 0, 65536, 0.30), 0.30);
-  print_band(">= 64 KiB", fidelity::summarize_band(errors, 65536, std::int64_t{1} << 62, 0.15), 0.15);
+  print_band("< 64 KiB", fidelity::summarize_band(errors, 0, kGoalBandBytes, kSmallBandBound), kSmallBandBound);
+  print_band(">= 64 KiB", fidelity::summarize_band(errors, kGoalBandBytes, std::int64_t{1} << 62, kLargeBandBound),
+             kLargeBandBound);
 }
-
-// The goal's tolerance at a size: 30% below 64 KiB, 15% from there up.
-double goal_tolerance(std::int64_t size_bytes) { return size_bytes < 65536 ? 0.30 : 0.15; }
 
 // Tables measured the same way on the same fabric (cluster file, collective, -g, algorithm), side
 // by side: where they lie further apart than the goal's tolerance allows, no model meets it on all.
@@ -113,20 +111,17 @@ void print_spread(const std::vector<Entry>& group, const std::string& root) {
   for (std::size_t i = 0; i < group.size(); ++i) std::printf("  %7s", ("[" + std::to_string(i + 1) + "]").c_str());
   std::cout << "  max/min   busbw within the goal of every table\n";
   int rows = 0, fit = 0;
-  for (const auto& lo_t : {0.30, 0.15}) {
-    std::vector<fidelity::SpreadRow> band;
-    for (const auto& r : fidelity::spread(tables, lo_t))
-      if (goal_tolerance(r.size_bytes) == lo_t) band.push_back(r);
-    for (const auto& r : band) {
+  for (const double bound : {kSmallBandBound, kLargeBandBound})
+    for (const auto& r : fidelity::spread(tables, bound)) {
+      if (goal_bound(r.size_bytes) != bound) continue;  // the other band's row
       std::printf("  %10lld", static_cast<long long>(r.size_bytes));
       for (double b : r.busbw_GBps) std::printf("  %7.2f", b);
       std::printf("  %7.2f   ", r.max_GBps / r.min_GBps);
       if (r.one_prediction_fits()) std::printf("%.2f .. %.2f\n", r.lo_GBps, r.hi_GBps);
-      else std::printf("none (+-%.0f%%)\n", 100 * lo_t);
+      else std::printf("none (+-%.0f%%)\n", 100 * bound);
       ++rows;
       fit += r.one_prediction_fits() ? 1 : 0;
     }
-  }
   std::printf("  one prediction can meet the goal on all %zu tables at %d of %d sizes\n", group.size(), fit, rows);
 }
 
@@ -162,9 +157,10 @@ int main(int argc, char** argv) {
     std::vector<Entry> entries;
     for (const auto& e : read_manifest(root + "/" + manifest))
       if (only.empty() || e.name.find(only) != std::string::npos) entries.push_back(e);
-    if (spread) spreads(entries, root);
-    for (const auto& e : entries)
-      if (!spread) check(e, root, parse_fidelity(fidelity));
+    if (spread)
+      spreads(entries, root);
+    else
+      for (const auto& e : entries) check(e, root, parse_fidelity(fidelity));
   } catch (const InputError& e) {
     std::cerr << "fidelity_check: error: " << e.what() << "\n";
     return 2;
