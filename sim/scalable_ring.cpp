@@ -120,8 +120,15 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   // the ring's cycle of hops costs a round, and the pipeline fills once.
   if (f.proxied_round_s <= 0 || routes_.hw(route) != static_cast<int>(nccl::Hw::net)) return fl;
   const int slices = std::max(1, f.mech->slices);
+  if (!f.all_proxied && slices == 1) {
+    // One slice a step (LL, LL128): a step forwards what the step before brought, so the ring
+    // lasts its slowest run of consecutive hops that takes its rounds, the network's included.
+    fl.post_delay_s += chain_latency_s(f, fl.rounds) - fl.rounds * per_round_s;
+    return fl;
+  }
   if (!f.all_proxied) {
-    // Behind synchronous hops the ring runs at their pace; the proxied hop adds its fill.
+    // Simple's two slices a step: a synchronous sender's own slices interleave with the chain,
+    // so the ring runs at its cycle's average pace, and the proxied hop adds its fill.
     fl.post_delay_s += fl.rounds * (f.proxied_round_s - per_round_s) + f.proxied_fill_s;
     return fl;
   }
@@ -132,37 +139,6 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   fl.overlap_latency_s = (fl.rounds - (loops - 1) * slices) * f.proxied_round_s - routes_.latency_s(route);
   fl.overlap_slices = slices;
   return fl;
-}
-
-void Model::proxied_rounds(RingFamily& f) const {
-  // The exact engine's ring (sim/ring_pass.cpp): a rank behind a synchronous hop waits for its
-  // neighbours' slice a round; a rank behind a proxied network hop waits for the slice
-  // `slices` rounds back to arrive, the hop's latency later. Around the ring, a cycle of S
-  // synchronous and P proxied hops spans S + slices x P rounds, so a round costs at least the
-  // cycle's latency over that many, and never less than the slowest synchronous hop. The fill
-  // (half the network hop beyond a round) is the measured middle of its bounds (sim/README.md).
-  f.proxied_round_s = f.proxied_fill_s = 0;
-  f.all_proxied = false;
-  if (!f.mech || f.mech->hop_latency(nccl::Hw::net) <= 0 || f.routes.empty()) return;
-  const int slices = std::max(1, f.mech->slices);
-  double cycle_s = 0, sync_max_s = 0, net_max_s = 0;
-  int sync = 0, proxied = 0;
-  for (const auto route : *f.routes.front()) {
-    const int hw = routes_.hw(route);
-    const double per_round_s = std::max(f.mech->hop_latency(static_cast<nccl::Hw>(hw)), routes_.latency_s(route));
-    cycle_s += per_round_s;
-    if (hw == static_cast<int>(nccl::Hw::net)) {
-      ++proxied;
-      net_max_s = std::max(net_max_s, per_round_s);
-    } else {
-      ++sync;
-      sync_max_s = std::max(sync_max_s, per_round_s);
-    }
-  }
-  if (proxied == 0) return;
-  f.all_proxied = sync == 0;
-  f.proxied_round_s = std::max(sync_max_s, cycle_s / (sync + slices * proxied));
-  f.proxied_fill_s = sync > 0 ? 0.5 * std::max(0.0, net_max_s - f.proxied_round_s) : 0.0;
 }
 
 std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
