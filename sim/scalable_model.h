@@ -221,12 +221,13 @@ class Model {
     double proxied_fill_s = 0;
     bool all_proxied = false;  // every hop proxied (one device a node): no synchronous hop
     // Each hop's latency a round, in ring order over the period, and the rounds it takes: a
-    // synchronous hop one, a proxied one `slices` (chain_latency_s). Empty: no proxied hop.
+    // synchronous hop one, a proxied one `slices` (chain_latency_s; read only when a hop is
+    // proxied, proxied_round_s > 0).
     std::vector<double> hop_round_s;
     std::vector<int> hop_rounds;
     double reduce_s_per_byte() const { return mech ? mech->reduce_s_per_byte : 0.0; }
   };
-  // Sets the family's proxied_round_s and proxied_fill_s from its first ring's edges.
+  // Sets the family's proxied_round_s, proxied_fill_s and per-hop rounds from its first ring's edges.
   void proxied_rounds(RingFamily& family) const;
   // The latency of `rounds` rounds along the ring's slowest run of consecutive hops: whole laps
   // of the period, then the costliest stretch of hops that takes the remaining rounds.

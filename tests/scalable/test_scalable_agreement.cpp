@@ -207,7 +207,7 @@ TEST_CASE("rings across nodes, their network hops proxied: scalable agrees with 
 
 TEST_CASE("LL and LL128 rings across a slow network: scalable agrees with exact", "[scalable][agreement][protocol]") {
   // One slice a step: a step forwards what the previous step brought, so a latency-bound ring
-  // lasts its slowest run of consecutive hops over its rounds (scalable_ring.cpp,
+  // lasts its slowest run of consecutive hops over its rounds (scalable_ring_rounds.cpp,
   // chain_latency_s). EFA's 75 us hop (aws-p4d-x2) is where the cycle's average pace plus a fill
   // was wrong: reduce-scatter with LL at 64 KiB 233.7 us scalable against 210.6 exact (+11%),
   // LL128 +9.5%, allreduce +4%. Measured after: equal to 0.1 us at every size.
