@@ -35,6 +35,7 @@ double flow_duration_s(const scalable::Flow& f, const FlowPlatform& fp, const sg
   const double raw = comm->get_finish_time() - comm->get_start_time();
   double d = std::max(raw, lat + f.min_transfer_s);
   if (f.overlap_latency_s <= 0) return d;
+  if (f.overlap_side_by_side) return std::max(d, lat + f.overlap_latency_s);
   const double slices = std::max(1, f.overlap_slices), link_s = raw - lat;
   // A tree's or chain's later chunks: the latencies add to the transfers at the links' rate.
   if (!f.overlap_capped) return std::max(d, lat + f.overlap_latency_s + link_s);

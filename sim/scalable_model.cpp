@@ -43,12 +43,13 @@ const Mechanics& Model::mech(const PlanOp& op) {
 void Model::apply_protocol(Flow& f, const Mechanics& m, int round_factor, bool hop_each_round) const {
   if (m.channel_cap_Bps <= 0 && m.wire_factor == 1.0 && round_factor == 1 && m.hop_latency_s == std::array<double, 3>{}) return;
   const double lat = routes_.latency_s(f.route);
-  const double hop = m.hop_latency(static_cast<nccl::Hw>(routes_.hw(f.route)));
+  const auto hw = static_cast<nccl::Hw>(routes_.hw(f.route));
+  const double hop = m.hop_latency(hw);
   const int rounds = f.rounds * round_factor;
   f.hop_extra_s = hop_each_round ? std::max(0.0, hop - lat) : 0.0;
   // Each added round pays the route's latency; every round pays the hop's extra.
   f.post_delay_s += (rounds - f.rounds) * lat + rounds * f.hop_extra_s;
-  if (m.channel_cap_Bps > 0) f.min_transfer_s = m.cap_time_s(f.bytes, rounds);
+  if (m.hop_cap_Bps(hw) > 0) f.min_transfer_s = m.hop_cap_time_s(hw, f.bytes, rounds);
   f.bytes = wire_bytes(m, f.bytes);
   f.rounds = rounds;
 }

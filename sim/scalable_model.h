@@ -76,6 +76,9 @@ struct Flow {
   // after its latency and its time at the cap) or to the transfer at the links' rate, the cap
   // bounding the whole (a chain's or tree's later chunks: the cap is the sender's pace).
   bool overlap_capped = true;
+  // The latency (overlap_latency_s) and the transfer run side by side: the flow lasts the longer
+  // of the two (a replayed ring, whose latency already holds its pieces' times at the cap).
+  bool overlap_side_by_side = false;
 };
 
 struct Stage {
@@ -225,6 +228,9 @@ class Model {
     // proxied, proxied_round_s > 0).
     std::vector<double> hop_round_s;
     std::vector<int> hop_rounds;
+    // A Simple ring with synchronous and proxied hops: the whole pass replayed
+    // (scalable_ring_replay.h), which its flows last at least. 0: not replayed.
+    double replay_s = 0;
     double reduce_s_per_byte() const { return mech ? mech->reduce_s_per_byte : 0.0; }
   };
   // Sets the family's proxied_round_s, proxied_fill_s and per-hop rounds from its first ring's edges.
@@ -232,6 +238,8 @@ class Model {
   // The latency of `rounds` rounds along the ring's slowest run of consecutive hops: whole laps
   // of the period, then the costliest stretch of hops that takes the remaining rounds.
   static double chain_latency_s(const RingFamily& family, int rounds);
+  // The family's first ring replayed piece by piece (scalable_ring_replay.h).
+  double replay_s(const RingFamily& family) const;
   // Turns a flow built for ideal collectives (payload bytes, `rounds` steps paying the route's
   // latency) into one under the op's protocol: wire bytes, rounds x round_factor steps, each at
   // least the hop's synchronisation latency, the transfer at least the payload at the cap.
@@ -276,7 +284,9 @@ class Model {
   std::vector<Stage> ring_family_stages(const RingFamily& family) const;
   std::vector<Stage> uneven_ring_stages(const RingFamily& family) const;
   std::vector<Stage> rotation_group_stages(const RingFamily& family, const RingLoad& load) const;
-  Flow ring_flow(const RingFamily& family, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes, int steps) const;
+  // `whole_ring`: the flow carries every step of the ring (not one rotation group's).
+  Flow ring_flow(const RingFamily& family, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes, int steps,
+                 bool whole_ring = false) const;
   std::vector<Stage> hierarchical_stages(const PlanOp& op, int channel, std::int64_t bytes);
   std::vector<Stage> chain_stages(const PlanOp& op, int channel, std::int64_t bytes);
   // Gloo's binomial broadcast (sim/binomial_broadcast.h) as a dataflow: each edge's flow starts
@@ -311,6 +321,8 @@ class Model {
   std::vector<NodeRings> node_rings_;  // zero or one
   std::map<std::uint32_t, Mechanics> mech_;  // by op id
   std::map<std::uint32_t, int> chain_place_spread_;  // by op id: every channel's chain asks
+  // Replayed rings by their hops' times and shape: channels and like ops ask alike.
+  mutable std::map<std::vector<double>, double> replays_;
   ModelStats stats_;
 };
 

@@ -106,7 +106,7 @@ std::vector<Stage> Model::uneven_ring_stages(const RingFamily& f) const {
 }
 
 Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t bytes, std::int64_t rs_bytes,
-                     int steps) const {
+                     int steps, bool whole_ring) const {
   Flow fl;
   fl.route = route;
   fl.bytes = bytes;
@@ -116,6 +116,14 @@ Flow Model::ring_flow(const RingFamily& f, std::uint32_t route, std::int64_t byt
   if (!f.mech) return fl;
   const double per_round_s = first_hop_s(*f.mech, route);
   apply_protocol(fl, *f.mech, f.step_factor);
+  if (whole_ring && f.replay_s > 0) {
+    // The replayed pass holds every round's latency, cap time and reduction: each of the ring's
+    // flows lasts at least that, and its transfer (the links shared among channels) beside it.
+    fl.post_delay_s = 0;
+    fl.overlap_latency_s = f.replay_s - routes_.latency_s(route);
+    fl.overlap_side_by_side = true;
+    return fl;
+  }
   // A proxied network hop does not hold its sender (sim/ring_pass.cpp): its rounds cost what
   // the ring's cycle of hops costs a round, and the pipeline fills once.
   if (f.proxied_round_s <= 0 || routes_.hw(route) != static_cast<int>(nccl::Hw::net)) return fl;
@@ -180,7 +188,7 @@ std::vector<Stage> Model::ring_family_stages(const RingFamily& f) const {
     for (std::size_t i = 0; i < rings; ++i) {
       const std::int64_t biggest = *std::max_element(load.M[i].begin(), load.M[i].end());
       for (int p = 0; p < period; ++p)
-        st.flows.push_back(ring_flow(f, (*f.routes[i])[static_cast<std::size_t>(p)], biggest * steps, biggest * rs_steps, steps));
+        st.flows.push_back(ring_flow(f, (*f.routes[i])[static_cast<std::size_t>(p)], biggest * steps, biggest * rs_steps, steps, true));
     }
     stages.push_back(std::move(st));
     return stages;

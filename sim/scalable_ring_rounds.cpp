@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "sim/scalable_model.h"
+#include "sim/scalable_ring_replay.h"
+#include "sim/scalable_topology.h"
 
 namespace redsim::scalable {
 
@@ -13,7 +15,7 @@ void Model::proxied_rounds(RingFamily& f) const {
   // synchronous and P proxied hops spans S + slices x P rounds, so a round costs at least the
   // cycle's latency over that many, and never less than the slowest synchronous hop. The fill
   // (half the network hop beyond a round) is the measured middle of its bounds (sim/README.md).
-  f.proxied_round_s = f.proxied_fill_s = 0;
+  f.proxied_round_s = f.proxied_fill_s = f.replay_s = 0;
   f.all_proxied = false;
   f.hop_round_s.clear();
   f.hop_rounds.clear();
@@ -37,8 +39,46 @@ void Model::proxied_rounds(RingFamily& f) const {
   }
   if (proxied == 0) return;
   f.all_proxied = sync == 0;
+  if (!f.all_proxied && slices > 1) f.replay_s = replay_s(f);
   f.proxied_round_s = std::max(sync_max_s, cycle_s / (sync + slices * proxied));
   f.proxied_fill_s = sync > 0 ? 0.5 * std::max(0.0, net_max_s - f.proxied_round_s) : 0.0;
+}
+
+double Model::replay_s(const RingFamily& f) const {
+  const Mechanics& m = *f.mech;
+  ReplayRing r;
+  r.slices = std::max(1, m.slices);
+  r.loops = std::max(1, f.step_factor / r.slices);
+  r.rs_steps = f.reduce_scatter ? f.n - 1 : 0;
+  r.steps = r.rs_steps + (f.allgather ? f.n - 1 : 0);
+  r.window = nccl::kSteps / (r.slices > 1 ? nccl::kRingSliceSteps : 1);
+  // Every piece as large as the largest (the uniform rings this is used for differ by a byte).
+  std::int64_t chunk = 0;
+  for (const auto& c : f.chunks)
+    for (auto v : c) chunk = std::max(chunk, v);
+  const std::int64_t per = std::int64_t{r.loops} * r.slices;
+  const std::int64_t piece = (chunk + per - 1) / per;
+  r.reduce_s = static_cast<double>(piece) * m.reduce_s_per_byte;
+  const auto& routes = *f.routes.front();
+  const auto rate = fair_rates(routes_, routes);
+  for (std::size_t p = 0; p < routes.size(); ++p) {
+    const auto hw = static_cast<nccl::Hw>(routes_.hw(routes[p]));
+    ReplayHop h;
+    h.hop_s = m.hop_latency(hw);
+    h.route_s = routes_.latency_s(routes[p]);
+    h.proxied = hw == nccl::Hw::net;
+    h.transfer_s = rate[p] > 0 ? static_cast<double>(wire_bytes(m, piece)) / rate[p] : 0.0;
+    h.cap_s = m.hop_cap_time_s(hw, piece);
+    r.hops.push_back(h);
+  }
+  // Past the bound the closed form stands (the rounds' average latency and the fill).
+  if (replay_work(r) > kMaxReplayWork) return 0.0;
+  std::vector<double> key{static_cast<double>(r.loops), static_cast<double>(r.slices), static_cast<double>(r.rs_steps),
+                          static_cast<double>(r.steps), r.reduce_s, static_cast<double>(r.window)};
+  for (const auto& h : r.hops) key.insert(key.end(), {h.hop_s, h.route_s, h.proxied ? 1.0 : 0.0, h.transfer_s, h.cap_s});
+  auto it = replays_.find(key);
+  if (it == replays_.end()) it = replays_.emplace(std::move(key), ring_replay_s(r)).first;
+  return it->second;
 }
 
 double Model::chain_latency_s(const RingFamily& f, int rounds) {

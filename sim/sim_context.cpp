@@ -79,12 +79,14 @@ void CapPacer::put(std::int64_t payload) {
 
 void SimContext::pace_step(const Mechanics& m, int from, int to, std::int64_t payload, const simgrid::s4u::CommPtr& comm,
                            bool with_hop) {
-  const double hop = with_hop ? m.hop_latency(nccl::hop_hw(cluster, from, to)) : 0.0;
-  if (hop <= 0 && m.channel_cap_Bps <= 0) return;  // ideal collectives: the network alone decides
+  const auto hw = nccl::hop_hw(cluster, from, to);
+  const double hop = with_hop ? m.hop_latency(hw) : 0.0;
+  const double cap_Bps = m.hop_cap_Bps(hw);
+  if (hop <= 0 && cap_Bps <= 0) return;  // ideal collectives: the network alone decides
   const double route = route_latency(from, to);
   const double started = comm->get_start_time();
   double transfer = std::max(0.0, comm->get_finish_time() - started - route);
-  if (m.channel_cap_Bps > 0) transfer = std::max(transfer, m.cap_time_s(payload));
+  if (cap_Bps > 0) transfer = std::max(transfer, m.hop_cap_time_s(hw, payload));
   const double until = started + std::max(hop, route) + transfer;
   if (until > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(until);
 }
