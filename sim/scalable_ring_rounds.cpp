@@ -39,7 +39,10 @@ void Model::proxied_rounds(RingFamily& f) const {
   }
   if (proxied == 0) return;
   f.all_proxied = sync == 0;
-  if (!f.all_proxied && slices > 1) f.replay_s = replay_s(f);
+  // Simple's two slices a step: the pass is replayed, for every hop proxied too when the family
+  // is one ring (several rings of one family, hierarchical's across nodes, send their slices
+  // together and share the NIC below the cap, which the closed form's overlap follows).
+  if (slices > 1 && (!f.all_proxied || f.chunks.size() == 1)) f.replay_s = replay_s(f);
   f.proxied_round_s = std::max(sync_max_s, cycle_s / (sync + slices * proxied));
   f.proxied_fill_s = sync > 0 ? 0.5 * std::max(0.0, net_max_s - f.proxied_round_s) : 0.0;
 }
