@@ -193,7 +193,7 @@ TEST_CASE("rings across nodes, their network hops proxied: scalable agrees with 
   // hops between (2 x 8) the ring runs at their pace plus the proxied hop's fill, with one GPU a
   // node (ethernet-100g-x8) the hops' latency overlaps the transfers. Both were charged a network
   // latency a slice before, in both fidelities. The scalable overlap is a closed form of the
-  // exact pipeline (scalable_ring_rounds.cpp; Simple with synchronous hops between is replayed
+  // exact pipeline (scalable_ring_rounds.cpp; a Simple ring, but for hierarchical's, is replayed
   // piece by piece, scalable_ring_replay.h): within 2.1% measured, hence 3%.
   for (const char* preset : {"dgx-a100-x2", "ethernet-100g-x8"})
     for (auto kind : {OpKind::allreduce, OpKind::reduce_scatter, OpKind::allgather})
