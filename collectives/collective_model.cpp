@@ -362,8 +362,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     // Across nodes a Simple ring's cap is the network's share; its NVLink and PCIe hops copy at
     // their channel's share of the device's link, and never slower than the cap: NCCL's search
     // builds a channel only where every link on its path carries its bandwidth (search.cc).
-    m.cap_network_hops_only = op.algorithm == Algorithm::ring && p == Protocol::simple && !chain && c.nodes > 1;
-    if (m.cap_network_hops_only)
+    if (op.algorithm == Algorithm::ring && p == Protocol::simple && !chain && c.nodes > 1)
       m.sync_hop_cap_Bps = std::max(m.channel_cap_Bps, c.intra.link_bandwidth_GBps * 1e9 / std::max(1, op.channels));
     // The threads NCCL launches a channel with at this size, which both the grain and a pass follow.
     int threads = 0;

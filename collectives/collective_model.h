@@ -26,19 +26,20 @@ struct Mechanics {
   std::array<double, 3> hop_latency_s{};
   double base_latency_s = 0;  // once per collective, before the first step
   double channel_cap_Bps = 0;  // payload a channel moves per second at most (0: the links decide)
-  // A Simple ring across nodes: channel_cap_Bps (the bus bandwidth a channel, across nodes the
-  // network's share) paces its network hops only; its NVLink and PCIe hops copy a slice at
-  // sync_hop_cap_Bps, the channel's share of the device's link and never less than the cap.
+  // A Simple ring across nodes (sync_hop_cap_Bps > 0; 0 otherwise): channel_cap_Bps (the bus
+  // bandwidth a channel, across nodes the network's share) paces its network hops only; its
+  // NVLink and PCIe hops copy a slice at sync_hop_cap_Bps, the channel's share of the device's
+  // link and never less than the cap.
   // Held to the network's rate, each slice's synchronisation on those hops came on top of a
   // copy as long as the network's, slice after slice: HKBU's 10 GbE ring 27% slow at 1-2 MiB
   // (bench/fidelity/README.md, "Rings across nodes with Simple").
-  bool cap_network_hops_only = false;
   double sync_hop_cap_Bps = 0;
   // The cap a hop of class `hw` is held to (0: none), and a payload's time at it.
-  double hop_cap_Bps(nccl::Hw hw) const { return cap_network_hops_only && hw != nccl::Hw::net ? sync_hop_cap_Bps : channel_cap_Bps; }
+  bool sync_hop_capped(nccl::Hw hw) const { return sync_hop_cap_Bps > 0 && hw != nccl::Hw::net; }
+  double hop_cap_Bps(nccl::Hw hw) const { return sync_hop_capped(hw) ? sync_hop_cap_Bps : channel_cap_Bps; }
   double hop_cap_time_s(nccl::Hw hw, std::int64_t payload, int steps = 1) const {
-    if (!cap_network_hops_only || hw == nccl::Hw::net) return cap_time_s(payload, steps);
-    return sync_hop_cap_Bps > 0 ? static_cast<double>(payload) / sync_hop_cap_Bps : 0.0;  // Simple: no passes
+    // Simple, the only protocol with a synchronous hops' cap, has no passes to round to.
+    return sync_hop_capped(hw) ? static_cast<double>(payload) / sync_hop_cap_Bps : cap_time_s(payload, steps);
   }
   // A ring step of LL or LL128 runs as whole passes of the channel's threads, each pass moving
   // this much payload (LL: 8 bytes a thread; LL128: 1,920 bytes a warp), however little of it

@@ -63,19 +63,19 @@ double Model::replay_s(const RingFamily& f) const {
   const std::int64_t piece = (chunk + per - 1) / per;
   r.reduce_s = static_cast<double>(piece) * m.reduce_s_per_byte;
   const auto& routes = *f.routes.front();
+  r.hops.resize(routes.size());
+  // Past the bound the closed form stands (the rounds' average latency and the fill).
+  if (replay_work(r) > kMaxReplayWork) return 0.0;
   const auto rate = fair_rates(routes_, routes);
   for (std::size_t p = 0; p < routes.size(); ++p) {
     const auto hw = static_cast<nccl::Hw>(routes_.hw(routes[p]));
-    ReplayHop h;
+    auto& h = r.hops[p];
     h.hop_s = m.hop_latency(hw);
     h.route_s = routes_.latency_s(routes[p]);
     h.proxied = hw == nccl::Hw::net;
     h.transfer_s = rate[p] > 0 ? static_cast<double>(wire_bytes(m, piece)) / rate[p] : 0.0;
     h.cap_s = m.hop_cap_time_s(hw, piece);
-    r.hops.push_back(h);
   }
-  // Past the bound the closed form stands (the rounds' average latency and the fill).
-  if (replay_work(r) > kMaxReplayWork) return 0.0;
   std::vector<double> key{static_cast<double>(r.loops), static_cast<double>(r.slices), static_cast<double>(r.rs_steps),
                           static_cast<double>(r.steps), r.reduce_s, static_cast<double>(r.window)};
   for (const auto& h : r.hops) key.insert(key.end(), {h.hop_s, h.route_s, h.proxied ? 1.0 : 0.0, h.transfer_s, h.cap_s});
