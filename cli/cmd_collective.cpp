@@ -10,6 +10,7 @@
 #include "cli/collective_compare.h"
 #include "cli/commands.h"
 #include "collectives/cluster_subset.h"
+#include "collectives/nccl_releases.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
@@ -181,7 +182,8 @@ void run_collective(const CollectiveOptions& o) {
   std::cout << "# redsim collective: simulated nccl-tests on " << cluster.name << ", " << cluster.world_size() << " ranks ("
             << cluster.nodes << " x " << cluster.devices_per_node << "), "
             << (cluster.library == CollectiveLibrary::nccl
-                    ? "NCCL collective model (2.18.5 constants, NCCL " + nccl_version_name(cluster.nccl_version) + "'s layout)"
+                    ? "NCCL " + nccl_version_name(cluster.nccl_version) + "'s collective model (tuning of " +
+                          nccl::release_of(cluster.nccl_version).tag + ", the release's layout, other mechanics 2.18.5's)"
                     : std::string("ideal collectives"))
             << ", "
             << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << ", -n " << s.iters << "\n";

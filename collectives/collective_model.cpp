@@ -371,7 +371,7 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     if (!chain) set_ring_passes(m, p, threads);
   } else if (a == Algorithm::tree) {
     // A tree edge carries the algorithm bandwidth (the bus bandwidth x 1/2) each way.
-    m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(p, op.bytes) * 1e9;
+    m.channel_cap_Bps = per_channel_bus * 0.5 * nccl::tree_correction(rel, p, op.bytes) * 1e9;
     const std::int64_t base = nccl::kSimpleStepBytes;
     m.chunk_bytes = lines ? kLineStreamBytes : tree_chunk(op.bytes, op.channels, tree_depth(c), base);
   } else if (nvls) {

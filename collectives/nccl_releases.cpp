@@ -1,7 +1,70 @@
 #include "collectives/nccl_releases.h"
 
+#include <cmath>
+
 namespace redsim::nccl {
 namespace {
+
+// NVIDIA/nccl v2.6.4-1 src/graph/tuning.cc: baseLat, hwLat (network: Tree/Simple 50 us, ring LL
+// 0.9), the whole-bus LL128 caps by collective and the tree correction.
+constexpr AlgoProto kBase264{{{4.4, 4.4, 0}, {3.6, 3.6, 8.4}, {4.4, 4.4, 0}, {4.4, 4.4, 0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNvlink264{{{.5, 1.9, 28}, {.4, 2.5, 5.7}, {.5, 1.9, 4.0}, {.5, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kPci264{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {1.0, 1.9, 5.5}, {1.0, 1.9, 5.5}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNet264{{{5.0, 7.5, 50}, {.9, 2.5, 6.6}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
+constexpr std::array<std::array<double, 23>, 3> kTreeCorrection264{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .5, .5, .6, .7, .8, .9, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .8, .7, .7, .7, .6, .6, .7, .7, .8, .8, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9, 1.0},
+}};
+// v2.7.8-1 (v2.7.3-1 took 0.92 of an A100's bus where 2.7.5 caps it at 235 GB/s): 2.9.9's latency
+// rules and hwLat but Tree LL128 1.2 us an NVLink hop and Tree/Simple 50 us a network hop; LL128
+// 16.7 GB/s a channel for allreduce; the tree correction's first two rows changed.
+constexpr AlgoProto kNvlink278{{{.52, 1.2, 28}, {.47, 1.9, 3.4}, {.5, 1.2, 4.0}, {.5, 1.2, 4.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNet278{{{5.0, 8.5, 50}, {2.7, 4.0, 9.6}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
+constexpr std::array<std::array<double, 23>, 3> kTreeCorrection278{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0, 1.0},
+    kTreeCorrection264[2],
+}};
+constexpr GenNodes kNone{};
+
+// NVIDIA/nccl v2.9.9-1 src/graph/tuning.cc (the same from v2.8.3-1): baseLat, hwLat (CollNet in
+// the CollNetDirect row, the chain's taken as the same), the caps and the LL128 correction row.
+constexpr AlgoProto kBase299{{{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {4.4, 4.4, 0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNvlink299{{{.52, 1.25, 28}, {.47, 1.9, 3.4}, {.5, 1.2, 4.0}, {.5, 1.2, 4.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kPci299{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {1.0, 1.9, 5.5}, {1.0, 1.9, 5.5}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNet299{{{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
+// Hopper reads Volta's rows before 2.15 (hopper_as_volta); its row here is never read then.
+constexpr GenNodes kLlMax299{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {39.0, 39.0, 20.4}}};
+constexpr GenNodes kTreeMax299{{{26.5, 18.5, 10.0}, {24.0, 22.5, 16.0}, {26.5, 18.5, 10.0}}};
+constexpr std::array<double, 23> kTreeLl128Correction299{
+    1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92};
+// v2.10.3-1 (to v2.11.4-1): LL128 20 GB/s a channel for every collective, Ampere's tree caps
+// {24, 23.6, 17.8}, CollNet Simple 8 us inside a node.
+constexpr AlgoProto kNvlink210{{{.52, 1.25, 28}, {.47, 1.9, 3.4}, {.5, 1.2, 8.0}, {.5, 1.2, 8.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kPci210{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {1.0, 1.9, 8.0}, {1.0, 1.9, 8.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr GenNodes kFlat20{{{20, 20, 20}, {20, 20, 20}, {20, 20, 20}}};
+constexpr GenNodes kTreeMax210{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {26.5, 18.5, 10.0}}};
+// v2.12.7-1 (to v2.13.4-1): a ring's Simple network hop 28 us.
+constexpr AlgoProto kNet212{{{5.0, 8.5, 28}, {2.7, 4.0, 28}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
+// v2.14.3-1 splits CollNet into Direct and Chain (8 us inside, 10.7 across) and puts the ring's
+// Simple network hop back at 9.6 us.
+constexpr AlgoProto kNvlink214{{{.52, 1.25, 28}, {.47, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kPci214{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNet214{{{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {0, 0, 10.7}, {0, 0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
+// v2.15.1-1 (to v2.16.5-1): Hopper gets its own rows, Ampere's figures.
+constexpr GenNodes kLlMax215{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}};
+constexpr GenNodes kTreeMax215{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {24.0, 23.6, 17.8}}};
+// v2.17.1-1: NVLS (base 40 us, 3/4 of the bus), LL128 36.7 GB/s a channel on Hopper, Hopper's
+// tree caps, a 370 GB/s bus cap on Hopper.
+constexpr AlgoProto kBase217{{{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {4.4, 4.4, 0}, {0, 0, 40.0}, {0, 0, 0}}};
+constexpr GenNodes kLl128Max217{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}}};
+constexpr GenNodes kTreeMax217{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}}};
+// v2.18.1-1: 2.18.5's base latencies; hwLat 0.6 us an LL hop inside, Tree/Simple still 28 us a
+// hop, the ring's Simple network hop 14 us, NVLS 18 and NVLSTree 19 across nodes.
+constexpr AlgoProto kNvlink2181{{{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 4.75}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kPci2181{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}}};
+constexpr AlgoProto kNet2181{{{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 10.7}, {0, 0, 14}, {0, 0, 18}, {0, 0, 19}}};
 
 // NVIDIA/nccl v2.19.3-1 src/graph/tuning.cc baseLat and hwLat: NVLS latencies move from baseLat
 // (23) into the NVLink row, Tree/Simple gets 28 us a hop everywhere, CollNet's change.
@@ -20,21 +83,121 @@ constexpr AlgoProto kNet223{{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0
 // nodes, and the Hopper row's multi-node entries are not read).
 constexpr GenNodes kLlMax221{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}}};
 
+// A release before 2.18: 2.18.5's defaults overridden by what changed since.
+constexpr Release pre_2_18(int first, const char* tag, const AlgoProto& base, const std::array<AlgoProto, 3>& hw,
+                           const GenNodes& ll_max, const GenNodes& ll128_max, const GenNodes& tree_max) {
+  Release r{first, tag, base, hw, ll_max};
+  r.ring_ll128_max_GBps = r.tree_ll128_max_GBps = ll128_max;
+  r.tree_max_GBps = tree_max;
+  r.bus_cap_GBps = {0, 235.0, 0};
+  r.hopper_as_volta = first < 21500;
+  r.exact_cc_rows = first < 21700;
+  r.ll_intra_lat_x1_8 = true;
+  r.ring_inter_nodes_minus_1 = first < 21200;
+  r.net_overhead = false;
+  r.plateau_by_ranks = true;
+  r.plateau_new_cc = 9.0;
+  r.plateau_new_factor = 1.9;
+  r.tree_pattern_factor = false;
+  r.has_nvls = r.has_nvls_tree = false;
+  return r;
+}
+
+// 2.6 and 2.7: trees under caps on the whole tree, no LL cap, no A100 rows.
+constexpr Release pre_2_8(int first, const char* tag, const AlgoProto& base, const std::array<AlgoProto, 3>& hw) {
+  Release r = pre_2_18(first, tag, base, hw, kNone, kNone, kNone);
+  r.tree_share = 0.9;
+  r.tree_whole_cap_GBps = {110.0, 80.0};
+  r.tree_ll128_net_factor = 0.915;
+  r.tree_ll128_cap_share = 7.0 / 9.0;
+  return r;
+}
+
+constexpr Release v2_6_4() {
+  Release r = pre_2_8(0, "v2.6.4-1", kBase264, {kNvlink264, kPci264, kNet264});
+  r.bus_cap_GBps = {};
+  r.ll_intra_lat_x1_8 = false;
+  r.plateau_by_ranks = false;
+  r.ring_plateau = false;
+  r.ring_lat_all_steps = true;
+  r.ring_ll_quarter_always = true;
+  r.ring_ll128_share = r.ring_ll128_share_one_gpu = 120.0 / 128.0;
+  r.ll128_op_cap_whole = true;
+  r.ll128_op_max_GBps = {113.0, 72.0, 110.0, 91.0, 100.0};
+  r.ll128_volta_only = true;
+  r.tree_ll_share = 1.0 / 3.0;
+  r.tree_ll128_net_factor = 7.0 / 9.0;
+  r.tree_ll128_cap_share = 0;
+  r.tree_correction_table = kTreeCorrection264;
+  return r;
+}
+
+constexpr Release v2_7_8() {
+  Release r = pre_2_8(20700, "v2.7.8-1", kBase299, {kNvlink278, kPci299, kNet278});
+  r.tree_whole_cap_ampere_ll128_GBps = {130.0, 105.0};
+  r.ll128_op_max_GBps = {18.8, 12.0, 18.3, 15.2, 16.7};
+  r.tree_correction_table = kTreeCorrection278;
+  return r;
+}
+
+constexpr Release v2_9_9() {
+  Release r = pre_2_18(20800, "v2.9.9-1", kBase299, {kNvlink299, kPci299, kNet299}, kLlMax299, kFlat20, kTreeMax299);
+  r.ll128_op_max_GBps = {18.8, 12.0, 18.3, 15.2, 16.9};
+  r.tree_ll128_net_factor = 0.915;
+  r.tree_correction_table[1] = kTreeLl128Correction299;
+  return r;
+}
+
+constexpr Release v2_17_1() {
+  Release r = pre_2_18(21700, "v2.17.1-1", kBase217, {kNvlink214, kPci214, kNet214}, kLlMax215, kLl128Max217, kTreeMax217);
+  r.bus_cap_GBps = {0, 235.0, 370.0};
+  r.plateau_new_factor = 1.5;
+  r.has_nvls = true;
+  r.nvls_ratio = 0.75;
+  return r;
+}
+
+constexpr Release v2_18_1() {
+  Release r{21800, "v2.18.1-1", kBaseLatUs, {kNvlink2181, kPci2181, kNet2181}, kLlMaxBwGBps};
+  r.ring_ll128_max_GBps = r.tree_ll128_max_GBps = kLl128Max217;
+  r.tree_max_GBps = kTreeMax217;
+  r.tree_pattern_factor = false;
+  r.nvls_ratio = 0.75;
+  return r;
+}
+
+// Ascending by first_version: the version each model applies from (the first release of a minor
+// version takes its later patch release's model where no tag between them changed tuning.cc).
 const Release kReleases[] = {
-    {21805, "v2.18.5-1", kBaseLatUs, kHwLatUs, kLlMaxBwGBps, false, false, false},
-    {21903, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false},
-    {22105, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072},
-    {22304, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072},
+    v2_6_4(),
+    v2_7_8(),
+    v2_9_9(),
+    pre_2_18(21000, "v2.10.3-1", kBase299, {kNvlink210, kPci210, kNet299}, kLlMax299, kFlat20, kTreeMax210),
+    pre_2_18(21200, "v2.12.7-1", kBase299, {kNvlink210, kPci210, kNet212}, kLlMax299, kFlat20, kTreeMax210),
+    pre_2_18(21400, "v2.14.3-1", kBase299, {kNvlink214, kPci214, kNet214}, kLlMax299, kFlat20, kTreeMax210),
+    pre_2_18(21500, "v2.15.1-1", kBase299, {kNvlink214, kPci214, kNet214}, kLlMax215, kFlat20, kTreeMax215),
+    v2_17_1(),
+    v2_18_1(),
+    {21803, "v2.18.5-1", kBaseLatUs, kHwLatUs, kLlMaxBwGBps, false, false, false},
+    {21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false},
+    {22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072},
+    {22300, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072},
 };
 
 }  // namespace
 
 const Release& release_of(int nccl_version) {
   const Release* r = &kReleases[0];
-  // 2.19.1 is the first 2.19 release; its model is 2.19.3's (likewise within 2.21 and 2.23).
   for (const auto& k : kReleases)
-    if (nccl_version >= k.first_version / 100 * 100) r = &k;
+    if (nccl_version >= k.first_version) r = &k;
   return *r;
+}
+
+double tree_correction(const Release& r, Protocol p, std::int64_t bytes) {
+  const auto& row = r.tree_correction_table[static_cast<std::size_t>(proto_index(p))];
+  if (bytes < 64) return row[0];
+  const int i = static_cast<int>(std::floor(std::log2(static_cast<double>(bytes >> 6))));
+  return i >= 23 ? 1.0 : row[static_cast<std::size_t>(i)];
 }
 
 }  // namespace redsim::nccl

@@ -19,9 +19,83 @@ int ring_steps(OpKind kind, int n) {
   return n;
 }
 int inter_steps(OpKind kind, int nodes, const Release& r) {
-  if (kind == OpKind::allreduce) return nodes > 1 ? (r.v2_23_rules ? 2 * (nodes - 1) : 2 * nodes) : 0;
+  if (kind == OpKind::allreduce)
+    return nodes > 1 ? (r.v2_23_rules || r.ring_inter_nodes_minus_1 ? 2 * (nodes - 1) : 2 * nodes) : 0;
   if (kind == OpKind::allgather || kind == OpKind::reduce_scatter) return nodes - 1;
   return nodes;
+}
+
+// NCCL's collective index (broadcast, reduce, allgather, reduce-scatter, allreduce), -1 otherwise.
+int func_index(OpKind kind) {
+  switch (kind) {
+    case OpKind::broadcast: return 0;
+    case OpKind::reduce: return 1;
+    case OpKind::allgather: return 2;
+    case OpKind::reduce_scatter: return 3;
+    case OpKind::allreduce: return 4;
+    default: return -1;
+  }
+}
+
+bool is_cc(double cc, double v) { return std::abs(cc - v) < 1e-9; }
+
+// The generation row a release reads: before 2.17 only compute capability 8.0 reads Ampere's and
+// 9.0 Hopper's (from 2.15; Volta's before), anything else Volta's.
+int gen_row(const Topology& t, const Release& r, double cc) {
+  if (!r.exact_cc_rows) return t.generation;
+  return is_cc(cc, 8.0) ? 1 : is_cc(cc, 9.0) && !r.hopper_as_volta ? 2 : 0;
+}
+
+// What a release's bandwidth refinements read (tuning.cc ncclTopoTuneModel, "Various model
+// refinements").
+struct BusRules {
+  const Release& r;
+  OpKind kind;
+  Protocol p;
+  int nodes, ppn, gen, ni, channels;
+  bool cc80;  // compute capability 8.0 exactly (2.7's tree caps for LL128)
+};
+
+// LL at `share` of the bus under a cap on all its channels together (none before 2.8).
+void share_ll(Entry& e, double& bus, double share, double ll_max) {
+  e.uncapped_bus_GBps = bus * share;
+  e.total_cap_GBps = ll_max;
+  bus = ll_max > 0 ? std::min(ll_max, bus * share) : bus * share;
+}
+
+// LL128's cap over `channels`: by collective (2.6-2.9; 2.6 on the whole bus) or by generation.
+double ll128_cap_GBps(const BusRules& c, const GenNodes& table) {
+  const int fi = func_index(c.kind);
+  if (fi >= 0 && c.r.ll128_op_max_GBps[u(fi)] > 0)
+    return c.r.ll128_op_max_GBps[u(fi)] * (c.r.ll128_op_cap_whole ? 1 : c.channels);
+  return table[u(c.gen)][u(c.ni)] * c.channels;
+}
+
+double ring_bus_GBps(const BusRules& c, Entry& e, double bus, double ll_max) {
+  const Release& r = c.r;
+  if (c.p == Protocol::ll) {
+    const bool quarter = r.ring_ll_quarter_always || c.nodes > 1 || c.kind == OpKind::allreduce || c.kind == OpKind::reduce;
+    share_ll(e, bus, r.ring_ll_half ? 0.5 : quarter ? 0.25 : 1.0 / 3, ll_max);
+  } else if (c.p == Protocol::ll128) {
+    const double share = c.ppn < 2 && !r.v2_23_rules ? r.ring_ll128_share_one_gpu : r.ring_ll128_share;
+    bus = std::min(bus * share, ll128_cap_GBps(c, r.ring_ll128_max_GBps));
+  }
+  return bus;
+}
+
+double tree_bus_GBps(const BusRules& c, Entry& e, double bus, double ll_max, bool tree_pattern) {
+  const Release& r = c.r;
+  const bool ampere_ll128 = c.cc80 && c.p == Protocol::ll128 && r.tree_whole_cap_ampere_ll128_GBps[0] > 0;
+  const auto& whole = ampere_ll128 ? r.tree_whole_cap_ampere_ll128_GBps : r.tree_whole_cap_GBps;
+  const double cap = whole[0] > 0 ? whole[c.nodes > 2 ? 1 : 0] : c.channels * r.tree_max_GBps[u(c.gen)][u(c.ni)];
+  bus = std::min(bus * r.tree_share, cap);
+  if (c.p == Protocol::ll) share_ll(e, bus, r.tree_ll_share, ll_max);
+  if (c.p == Protocol::ll128) {
+    bus *= c.nodes == 1 ? 7.0 / 9.0 : r.tree_ll128_net_factor;
+    if (r.tree_ll128_cap_share > 0) bus = std::min(bus, ll128_cap_GBps(c, r.tree_ll128_max_GBps) * r.tree_ll128_cap_share);
+  }
+  if (tree_pattern && r.tree_pattern_factor) bus *= 0.85, e.uncapped_bus_GBps *= 0.85, e.total_cap_GBps *= 0.85;
+  return bus;
 }
 
 }  // namespace
@@ -41,12 +115,19 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
     return "redsim runs " + std::string(op_kind_name(kind)) + " with rings only, as NCCL 2.18 does (the NVLS and PAT of later releases are not modelled)";
   if (p == Protocol::ll128 && !topo.ll128)
     return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
+  if (p == Protocol::ll128 && topo.generation == 2 && t.release().hopper_as_volta)
+    return "NCCL enables LL128 on Hopper from 2.15 (cluster file's nccl_version)";
+  if (p == Protocol::ll128 && topo.generation != 0 && t.release().ll128_volta_only)
+    return "NCCL enables LL128 on Volta only before 2.7 (cluster file's nccl_version)";
   switch (a) {
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain:
       return "CollNet needs in-network reduction (SHARP) switches, which redsim does not model";
     case Algorithm::nvls:
     case Algorithm::nvls_tree:
+      if (!t.release().has_nvls) return "NCCL has NVLS from 2.17 (cluster file's nccl_version)";
+      if (a == Algorithm::nvls_tree && !t.release().has_nvls_tree)
+        return "NCCL has NVLSTree from 2.18 (cluster file's nccl_version)";
       if (!topo.nvls) return "NVLS needs an NVSwitch with NVLink SHARP (intra_node.nvls) and more than 2 devices";
       if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
       if (a == Algorithm::nvls && c.nodes > 1) return "NVLS across nodes needs CollNet (SHARP); NCCL uses NVLSTree there";
@@ -79,33 +160,23 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
   const int ai = algo_index(a);
   if (ai < 0) return e;
   const Release& r = release_;
-  const int n = topo_.ranks, N = topo_.nodes, ppn = n / N, gen = topo_.generation, ni = nodes_index(N);
-  const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring ? topo_.ring : topo_.nvls_graph;
+  const int n = topo_.ranks, N = topo_.nodes, ppn = n / N, ni = nodes_index(N);
+  const int gen = gen_row(topo_, r, cluster_.device.compute_capability);
+  // 2.17's NVLS (before NVLSTree) reads the ring graph: "we only need the NVSwitch speed".
+  const bool nvls_on_ring = a == Algorithm::nvls && !r.has_nvls_tree;
+  const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring || nvls_on_ring ? topo_.ring : topo_.nvls_graph;
   if (g.channels == 0) return e;
   double bus = g.channels * channel_bw_GBps(g, a, N, across_nodes, r);
+  if (const double cap = r.bus_cap_GBps[u(gen)]; cap > 0) bus = std::min(bus, cap);
+  const BusRules c{r, kind, p, N, ppn, gen, ni, g.channels, is_cc(cluster_.device.compute_capability, 8.0)};
   const double ll_max = r.ll_max_GBps[u(N == 1 ? gen : 0)][u(ni)];
-  if (a == Algorithm::ring && p == Protocol::ll) {
-    const double f = r.ring_ll_half ? 0.5 : (N > 1 || kind == OpKind::allreduce || kind == OpKind::reduce) ? 1.0 / 4 : 1.0 / 3;
-    e.uncapped_bus_GBps = bus * f;
-    e.total_cap_GBps = ll_max;
-    bus = std::min(ll_max, bus * f);
-  } else if (a == Algorithm::ring && p == Protocol::ll128) {
-    bus = std::min(bus * (ppn < 2 && !r.v2_23_rules ? 0.7 : 0.92), g.channels * kPerChMaxRingLl128GBps[u(gen)][u(ni)]);
-  } else if (a == Algorithm::tree) {
-    bus = std::min(bus * 0.92, g.channels * kPerChMaxTreeGBps[u(gen)][u(ni)]);
-    if (p == Protocol::ll) {
-      e.uncapped_bus_GBps = bus / 3.8;
-      e.total_cap_GBps = ll_max;
-      bus = std::min(bus / 3.8, ll_max);
-    }
-    if (p == Protocol::ll128) bus = std::min(bus * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.channels * kPerChMaxTreeLl128GBps[u(gen)][u(ni)]);
-    if (g.tree_pattern) bus *= 0.85;
-    if (g.tree_pattern) e.uncapped_bus_GBps *= 0.85, e.total_cap_GBps *= 0.85;
-  }
+  if (a == Algorithm::ring) bus = ring_bus_GBps(c, e, bus, ll_max);
+  if (a == Algorithm::tree) bus = tree_bus_GBps(c, e, bus, ll_max, g.tree_pattern);
   if (e.total_cap_GBps <= 0) e.uncapped_bus_GBps = bus;
   double ratio = 0.5;
   if (a == Algorithm::ring) ratio = static_cast<double>(n) / ring_steps(kind, n);
-  if (a == Algorithm::nvls || (a == Algorithm::nvls_tree && r.nvls_min_bw)) ratio = 5.0 / 6.0;
+  if (a == Algorithm::nvls) ratio = r.nvls_ratio;
+  else if (a == Algorithm::nvls_tree && r.nvls_min_bw) ratio = 5.0 / 6.0;
   else if (a == Algorithm::nvls_tree) ratio = 0.70 * N / (2.0 * (N - 1));
   e.bus_bw_GBps = bus;
   e.bw_GBps = bus * ratio;
@@ -120,7 +191,8 @@ double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) con
   const int ai = algo_index(a), pi = proto_index(p);
   const int n = topo_.ranks, N = topo_.nodes;
   const Hw hw = N == 1 ? intra_hw : Hw::net;
-  const double intra_lat = r.hw_lat_us[u(static_cast<int>(intra_hw))][u(ai)][u(pi)];
+  double intra_lat = r.hw_lat_us[u(static_cast<int>(intra_hw))][u(ai)][u(pi)];
+  if (r.ll_intra_lat_x1_8 && N > 1 && p == Protocol::ll) intra_lat *= 1.8;
   // From 2.23 one GPU a node pays the tree's network latency whatever the algorithm.
   const int net_algo = r.v2_23_rules && n == N ? algo_index(Algorithm::tree) : ai;
   const double inter_lat = r.hw_lat_us[u(static_cast<int>(Hw::net))][u(net_algo)][u(pi)];
@@ -129,8 +201,10 @@ double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) con
   if (a == Algorithm::ring && (kind == OpKind::broadcast || kind == OpKind::reduce)) {
     const int lat_algo = p == Protocol::simple ? algo_index(Algorithm::tree) : ai;  // "some chunk latency"
     lat += nsteps * r.hw_lat_us[u(static_cast<int>(hw))][u(lat_algo)][u(pi)];
+  } else if (a == Algorithm::ring && r.ring_lat_all_steps) {
+    lat += nsteps * r.hw_lat_us[u(static_cast<int>(hw))][u(ai)][u(pi)];
   } else if (a == Algorithm::ring) {
-    const double net_overhead = N > 1 ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0.0;
+    const double net_overhead = N > 1 && r.net_overhead ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0.0;
     lat += (nsteps - ninter) * std::max(intra_lat, net_overhead) + ninter * inter_lat;
   } else if (a == Algorithm::tree) {
     lat += 2 * ((n / N - 1) * intra_lat + log2i(N) * inter_lat);
@@ -146,12 +220,16 @@ double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes)
   const Entry e = entry(kind, a, p);
   if (!e.enabled) return std::numeric_limits<double>::infinity();
   double bw = e.bw_GBps;
-  if (a == Algorithm::tree) bw *= tree_correction(p, bytes);
+  const Release& r = release_;
+  if (a == Algorithm::tree) bw *= tree_correction(r, p, bytes);
   double lat = e.latency_us;
-  // "Plateau effect of ring" (tuning.cc L392).
-  if (a == Algorithm::ring && p == Protocol::simple && topo_.nodes > 1 && kind == OpKind::allreduce &&
-      bytes / (static_cast<std::int64_t>(topo_.comm_channels) * topo_.ranks) >= 64)
-    lat *= cluster_.device.compute_capability >= 8.0 ? 1.4 : 1.9;
+  // "Plateau effect of ring" (tuning.cc L392; before 2.18 from ranks / 16 x 64 KiB).
+  const bool plateau = r.plateau_by_ranks
+                           ? static_cast<double>(bytes) >= topo_.ranks / 16.0 * 65536
+                           : bytes / (static_cast<std::int64_t>(topo_.comm_channels) * topo_.ranks) >= 64;
+  if (a == Algorithm::ring && p == Protocol::simple && topo_.nodes > 1 && kind == OpKind::allreduce && plateau &&
+      r.ring_plateau)
+    lat *= cluster_.device.compute_capability >= r.plateau_new_cc ? r.plateau_new_factor : 1.9;
   return lat + static_cast<double>(bytes) / (1000.0 * bw);
 }
 

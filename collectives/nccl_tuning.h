@@ -1,7 +1,7 @@
 // NCCL's cost model as it chooses an algorithm, protocol and channel count for one collective
 // (NCCL 2.18.5: src/graph/tuning.cc ncclTopoTuneModel / ncclTopoGetAlgoTime, src/enqueue.cc
-// getAlgoInfo; later releases' constants and rules as the cluster's nccl_version selects them,
-// nccl_releases.h). The model ranks choices; the engines then simulate the chosen one.
+// getAlgoInfo; other releases' constants and rules, 2.6.4 to 2.23.4, as the cluster's
+// nccl_version selects them, nccl_releases.h). The model ranks choices; the engines then simulate the chosen one.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -49,10 +49,12 @@ check "--ops all on 128 ranks, scalable" "[ $? -eq 0 ] && [ \$(grep -c '(simulat
 check "NCCL spellings" "[ $? -eq 0 ] && grep -q 'ring *simple' '$tmp/nccl.txt'"
 
 # The NCCL release: before 2.20 NVLS runs 128 KiB on one channel's block (collectives/README.md),
-# from 2.20 on all 16; the header and the JSON say which.
+# from 2.20 on all 16; the header and the JSON say which, and the header names the tag whose
+# tuning model ranked the choices.
 "$redsim" collective --cluster "$src/configs/dgx-h100.json" --algorithm nvls -b 128K -e 128K --json "$tmp/v218.json" >"$tmp/v218.txt"
 "$redsim" collective --cluster "$src/configs/dgx-h100.json" --algorithm nvls -b 128K -e 128K --nccl-version 2.20.5 --json "$tmp/v220.json" >"$tmp/v220.txt"
-check "--nccl-version" "grep -q 'NCCL 2.18.5.s layout' '$tmp/v218.txt' && grep -q 'NCCL 2.20.5.s layout' '$tmp/v220.txt'"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" -b 1M -e 1M --nccl-version 2.9.9 >"$tmp/v299.txt"
+check "--nccl-version" "grep -q 'NCCL 2.18.5.s collective model (tuning of v2.18.5-1' '$tmp/v218.txt' && grep -q 'NCCL 2.20.5.s collective model (tuning of v2.19.3-1' '$tmp/v220.txt' && grep -q 'NCCL 2.9.9.s collective model (tuning of v2.9.9-1' '$tmp/v299.txt'"
 python3 - "$tmp/v218.json" "$tmp/v220.json" <<'PY' && echo "ok   2.18.5's NVLS block is slower than 2.20's split at 128 KiB" || { echo "FAIL: NVLS layouts"; fail=1; }
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
