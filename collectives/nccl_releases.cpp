@@ -94,6 +94,7 @@ constexpr Release pre_2_18(int first, const char* tag, const AlgoProto& base, co
   r.exact_cc_rows = first < 21700;
   r.ll_intra_lat_x1_8 = true;
   r.ring_inter_nodes_minus_1 = first < 21200;
+  r.plugin_latency = first < 21200 ? Release::PluginLatency::ignored : Release::PluginLatency::replaces;
   r.net_overhead = false;
   r.plateau_by_ranks = true;
   r.plateau_new_cc = 9.0;
@@ -166,6 +167,12 @@ constexpr Release v2_18_1() {
   return r;
 }
 
+// From 2.19.3 NVLS and NVLSTree pay the network plugin's latency too.
+constexpr Release nvls_with_plugin(Release r) {
+  r.nvls_plugin_latency = true;
+  return r;
+}
+
 // Ascending by first_version: the version each model applies from (the first release of a minor
 // version takes its later patch release's model where no tag between them changed tuning.cc).
 const Release kReleases[] = {
@@ -179,9 +186,9 @@ const Release kReleases[] = {
     v2_17_1(),
     v2_18_1(),
     {21803, "v2.18.5-1", kBaseLatUs, kHwLatUs, kLlMaxBwGBps, false, false, false},
-    {21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false},
-    {22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072},
-    {22300, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072},
+    nvls_with_plugin({21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false}),
+    nvls_with_plugin({22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072}),
+    nvls_with_plugin({22300, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072}),
 };
 
 }  // namespace

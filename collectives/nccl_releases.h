@@ -93,6 +93,14 @@ struct Release {
   // nodes), and no plateau.
   bool ring_lat_all_steps = false;
   bool ring_plateau = true;
+
+  // What NCCL's network plugin reports as its latency (graph latencyInter; the cluster file's
+  // inter_node.net_plugin_latency_us) does to a network step of a ring or tree: nothing to 2.11,
+  // stands in for hwLat from 2.12.7 when set, adds to it from 2.18.1 (twice for Simple, "the
+  // flush extra latency"); NVLS and NVLSTree read it from 2.19.3.
+  enum class PluginLatency { ignored, replaces, adds };
+  PluginLatency plugin_latency = PluginLatency::adds;
+  bool nvls_plugin_latency = false;
 };
 
 // The release whose model applies to nccl_version (the newest not after it; 2.6.4 before that).

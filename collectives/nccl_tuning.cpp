@@ -37,6 +37,17 @@ int func_index(OpKind kind) {
   }
 }
 
+// A network step with what the network plugin reports as its latency (graph latencyInter).
+double with_plugin_latency(double hw_us, Protocol p, const Release& r, double plugin_us) {
+  if (plugin_us <= 0) return hw_us;
+  switch (r.plugin_latency) {
+    case Release::PluginLatency::ignored: return hw_us;
+    case Release::PluginLatency::replaces: return plugin_us;
+    case Release::PluginLatency::adds: return hw_us + plugin_us * (p == Protocol::simple ? 2 : 1);
+  }
+  return hw_us;
+}
+
 bool is_cc(double cc, double v) { return std::abs(cc - v) < 1e-9; }
 
 // The generation row a release reads: before 2.17 only compute capability 8.0 reads Ampere's and
@@ -195,7 +206,9 @@ double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) con
   if (r.ll_intra_lat_x1_8 && N > 1 && p == Protocol::ll) intra_lat *= 1.8;
   // From 2.23 one GPU a node pays the tree's network latency whatever the algorithm.
   const int net_algo = r.v2_23_rules && n == N ? algo_index(Algorithm::tree) : ai;
-  const double inter_lat = r.hw_lat_us[u(static_cast<int>(Hw::net))][u(net_algo)][u(pi)];
+  double inter_lat = r.hw_lat_us[u(static_cast<int>(Hw::net))][u(net_algo)][u(pi)];
+  if ((a != Algorithm::nvls && a != Algorithm::nvls_tree) || r.nvls_plugin_latency)
+    inter_lat = with_plugin_latency(inter_lat, p, r, cluster_.inter.net_plugin_latency_us);
   double lat = r.base_lat_us[u(ai)][u(pi)];
   const int nsteps = ring_steps(kind, n), ninter = inter_steps(kind, N, r);
   if (a == Algorithm::ring && (kind == OpKind::broadcast || kind == OpKind::reduce)) {

@@ -134,6 +134,11 @@ struct InterNodeSpec {
   int nodes_per_leaf = 0;
   double oversubscription = 1.0;
   double spine_latency_us = 0;  // extra one-way latency for crossing the spine
+  // The latency NCCL's network plugin reports to NCCL (ncclNetProperties latency), which NCCL's
+  // tuning model adds to a network step from 2.12 (collectives/README.md, "NCCL versions"): 0 for
+  // InfiniBand and sockets, whose transports leave it unset; 75 us from aws-ofi-nccl on p4d.
+  // The model's ranking only: the wire's own latency is latency_us.
+  double net_plugin_latency_us = 0;
 };
 
 // NCCL 2.18.5, whose tuning constants the collective model carries (collectives/nccl_constants.h).

@@ -180,7 +180,7 @@ void read_intra(const JsonIn& in, ClusterSpec& c) {
 
 void read_inter(const JsonIn& ex, ClusterSpec& c) {
   ex.allow_only({"topology", "nics_per_node", "nic_bandwidth_gbps", "latency_us", "nodes_per_leaf", "oversubscription",
-                 "spine_latency_us"});
+                 "spine_latency_us", "net_plugin_latency_us"});
   c.inter.topology = ex.at("topology").one_of({"star", "fat-tree"}) == "fat-tree" ? InterTopology::fat_tree : InterTopology::star;
   auto nics = ex.at("nics_per_node");
   c.inter.nics_per_node = small_positive_int(nics, 1024);
@@ -193,6 +193,7 @@ void read_inter(const JsonIn& ex, ClusterSpec& c) {
               std::to_string(sw) + ")");
   c.inter.nic_bandwidth_gbps = bandwidth(ex.at("nic_bandwidth_gbps"));
   c.inter.latency_us = latency_us(ex.at("latency_us"));
+  c.inter.net_plugin_latency_us = optional_latency_us(ex, "net_plugin_latency_us");
   if (c.inter.topology == InterTopology::fat_tree) {
     c.inter.nodes_per_leaf = small_positive_int(ex.at("nodes_per_leaf"), c.nodes);
     c.inter.oversubscription = ex.positive_number_or("oversubscription", 1.0);
@@ -329,6 +330,7 @@ json cluster_to_json(const ClusterSpec& c) {
                {"nics_per_node", c.inter.nics_per_node},
                {"nic_bandwidth_gbps", c.inter.nic_bandwidth_gbps},
                {"latency_us", c.inter.latency_us}};
+    if (c.inter.net_plugin_latency_us > 0) ex["net_plugin_latency_us"] = c.inter.net_plugin_latency_us;
     if (c.inter.topology == InterTopology::fat_tree) {
       ex["nodes_per_leaf"] = c.inter.nodes_per_leaf;
       ex["oversubscription"] = c.inter.oversubscription;

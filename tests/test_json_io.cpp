@@ -161,6 +161,21 @@ TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one
              Catch::StartsWith("c.json: $.nccl_version: expected no nccl_version unless collective_library is \"nccl\""));
 }
 
+TEST_CASE("a cluster's network plugin latency: optional, round-tripped, in range", "[core][json]") {
+  auto c = cluster_to_json(testing::nccl_nodes(2));
+  CHECK(cluster_from_json(c, "c.json").inter.net_plugin_latency_us == 0);  // InfiniBand's: none reported
+  CHECK_FALSE(c["inter_node"].contains("net_plugin_latency_us"));
+  c["inter_node"]["net_plugin_latency_us"] = 75.0;
+  const auto efa = cluster_from_json(c, "c.json");
+  CHECK(efa.inter.net_plugin_latency_us == 75.0);
+  CHECK(cluster_from_json(cluster_to_json(efa), "x").inter.net_plugin_latency_us == 75.0);
+  for (const json& bad : {json(-1), json("75"), json(1e12)}) {
+    c["inter_node"]["net_plugin_latency_us"] = bad;
+    CHECK_THAT(error_of([&] { cluster_from_json(c, "c.json"); }),
+               Catch::StartsWith("c.json: $.inter_node.net_plugin_latency_us: expected"));
+  }
+}
+
 TEST_CASE("a trace's input bytes: every layer or none, round-tripped, bounded", "[core][json][memory]") {
   auto j = tiny_trace();
   CHECK_FALSE(trace_from_json(j, "t.json").layers[0].input_bytes.has_value());

@@ -172,3 +172,33 @@ TEST_CASE("before 2.17 only compute capability 8.0 reads Ampere's rows", "[colle
   CHECK(entry(at(sm86, v2_15_5), Algorithm::ring, Protocol::ll).bus_bw_GBps == Approx(39.0));
   CHECK(entry(at(sm86, v2_17_1), Algorithm::ring, Protocol::ll).bus_bw_GBps == Approx(235.0 / 4));
 }
+
+TEST_CASE("a network plugin's reported latency: ignored to 2.11, in place of hwLat to 2.17, added from 2.18",
+          "[collectives][releases]") {
+  // Two nodes of 8 A100s whose plugin reports 75 us (aws-ofi-nccl on p4d). Ring allreduce, 30
+  // steps of which 2 (to 2.11) or 4 (2.12-2.22) cross nodes.
+  auto two = [](int v) {
+    auto c = at(testing::nccl_nodes(2), v);
+    c.inter.net_plugin_latency_us = 75;
+    return c;
+  };
+  CHECK(entry(two(v2_9_9), Algorithm::ring, Protocol::ll).latency_us == Approx(3.6 + 28 * 0.47 * 1.8 + 2 * 2.7));
+  CHECK(entry(two(v2_14_3), Algorithm::ring, Protocol::ll).latency_us == Approx(3.6 + 26 * 0.47 * 1.8 + 4 * 75));
+  // 2.18.5: hwLat + 75 a network step (Simple: + 2 x 75), inside steps at least the 1 us (Simple
+  // 3 us) network overhead; the tree's one network hop each way likewise.
+  CHECK(entry(two(v2_18_5), Algorithm::ring, Protocol::ll).latency_us == Approx(6.6 + 26 * 1.0 + 4 * (2.7 + 75)));
+  CHECK(entry(two(v2_18_5), Algorithm::ring, Protocol::simple).latency_us == Approx(8.4 + 26 * 3.4 + 4 * (14 + 150)));
+  CHECK(entry(two(v2_18_5), Algorithm::tree, Protocol::ll).latency_us == Approx(6.8 + 2 * (7 * 0.6 + (5 + 75))));
+  // NVLSTree on 2 H100 nodes: 2.18.5 reads hwLat alone (23 + 2 x 19); 2.20.5 the plugin's too:
+  // 23 + 2 log2(2) x (14 + 2 x 75).
+  auto h100 = [](int v) {
+    auto c = testing::ideal_multi_node(2, 8, 360e9, 0.5e-6, 50e9, 1e-6);
+    c.library = CollectiveLibrary::nccl;
+    c.device.compute_capability = 9.0;
+    c.intra.nvls = true;
+    c.inter.net_plugin_latency_us = 75;
+    return at(c, v);
+  };
+  CHECK(entry(h100(v2_18_5), Algorithm::nvls_tree, Protocol::simple).latency_us == Approx(23.0 + 2 * 19));
+  CHECK(entry(h100(22005), Algorithm::nvls_tree, Protocol::simple).latency_us == Approx(23.0 + 2 * (14 + 150)));
+}
