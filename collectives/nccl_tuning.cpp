@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cluster_json.h"
 #include "core/error.h"
 
 namespace redsim::nccl {
@@ -127,18 +128,18 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   if (p == Protocol::ll128 && !topo.ll128)
     return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
   if (p == Protocol::ll128 && topo.generation == 2 && t.release().hopper_as_volta)
-    return "NCCL enables LL128 on Hopper from 2.15 (cluster file's nccl_version)";
+    return "NCCL " + nccl_version_name(c.nccl_version) + " enables LL128 on Hopper only from 2.15";
   if (p == Protocol::ll128 && topo.generation != 0 && t.release().ll128_volta_only)
-    return "NCCL enables LL128 on Volta only before 2.7 (cluster file's nccl_version)";
+    return "NCCL " + nccl_version_name(c.nccl_version) + " enables LL128 on Volta only (others from 2.7)";
   switch (a) {
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain:
       return "CollNet needs in-network reduction (SHARP) switches, which redsim does not model";
     case Algorithm::nvls:
     case Algorithm::nvls_tree:
-      if (!t.release().has_nvls) return "NCCL has NVLS from 2.17 (cluster file's nccl_version)";
+      if (!t.release().has_nvls) return "NCCL " + nccl_version_name(c.nccl_version) + " has no NVLS (from 2.17)";
       if (a == Algorithm::nvls_tree && !t.release().has_nvls_tree)
-        return "NCCL has NVLSTree from 2.18 (cluster file's nccl_version)";
+        return "NCCL " + nccl_version_name(c.nccl_version) + " has no NVLSTree (from 2.18)";
       if (!topo.nvls) return "NVLS needs an NVSwitch with NVLink SHARP (intra_node.nvls) and more than 2 devices";
       if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
       if (a == Algorithm::nvls && c.nodes > 1) return "NVLS across nodes needs CollNet (SHARP); NCCL uses NVLSTree there";
@@ -291,7 +292,7 @@ Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op,
       if (t < best.model_time_us) best = {a, p, 0, 0, t};
     }
   if (!std::isfinite(best.model_time_us)) {
-    std::string asked = pin_algo ? std::string(algorithm_name(pinned_algo)) : "any algorithm";
+    std::string asked = pin_algo ? std::string(algorithm_name(pinned_algo)) : "algorithm";
     asked += pin_proto ? " with " + std::string(protocol_name(pinned_proto)) : "";
     throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL has no " + asked + " for " +
                                  std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));

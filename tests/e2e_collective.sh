@@ -86,6 +86,11 @@ bad() {
 bad --cluster "$src/configs/dgx-a100.json" --algorithm nvls -b 1M -e 1M
 bad --cluster "$src/configs/dgx-a100.json" --algorithm bogus
 bad --cluster "$src/configs/pcie-a10g-8gpu.json" --protocol ll128 -b 1M -e 1M
+# What a release does not have: NVLS before 2.17, NVLSTree before 2.18, LL128 on Hopper before 2.15.
+bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls --nccl-version 2.16.5 -b 1M -e 1M
+bad --cluster "$src/configs/dgx-h100-x2.json" --algorithm nvlstree --nccl-version 2.17.1 -b 1M -e 1M
+bad --cluster "$src/configs/dgx-h100.json" --protocol ll128 --nccl-version 2.14.3 -b 1M -e 1M
+grep -q "NCCL 2.14.3 enables LL128 on Hopper only from 2.15" "$tmp/bad.txt" && echo "ok   the release is named" || { echo "FAIL: release not named"; fail=1; }
 bad --cluster "$src/configs/dgx-a100.json" --op alltoall
 bad --cluster "$src/configs/dgx-a100.json" -b 0
 bad --cluster "$src/configs/dgx-a100.json" -b 1G -e 1M
