@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random option sets for `redsim collective` on the NCCL presets (the collective model's paths:
 NVLS pipeline steps, ring channel shares, trees, chains, forced algorithms, protocols, channels
-and rank subsets, three element types, both fidelities, nccl-tests' iteration counts). Every run must exit 0 with rows whose
+and rank subsets, three element types, both fidelities, nccl-tests' iteration counts, NCCL releases). Every run must exit 0 with rows whose
 time and bus bandwidth are positive numbers, or exit 2 with one line on stderr; never a signal,
 a hang or another status. Deterministic from --seed.
 
@@ -36,6 +36,9 @@ def options(rng, src):
         args += ["--fidelity", rng.choice(["exact", "scalable"])]
     if rng.random() < 0.3:
         args += ["-n", str(rng.choice([1, 2, 5, 40, 0]))]  # 0 must be refused with exit 2
+    if rng.random() < 0.4:  # each release's tuning model (collectives/nccl_releases.h), and older
+        args += ["--nccl-version", rng.choice(["2.4.8", "2.6.4", "2.7.8", "2.9.9", "2.11.4", "2.12.12", "2.14.3",
+                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.26.2"])]
     return args
 
 
