@@ -29,11 +29,14 @@ Algorithm algo_of_index(int i) {
 
 Protocol proto_of_index(int i) { return i == 0 ? Protocol::ll : i == 1 ? Protocol::ll128 : Protocol::simple; }
 
-double tree_correction(Protocol p, std::int64_t bytes) {
-  if (bytes < 64) return kTreeCorrection[static_cast<std::size_t>(proto_index(p))][0];
+double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes) {
+  const auto& row = table[static_cast<std::size_t>(proto_index(p))];
+  if (bytes < 64) return row[0];
   const int i = static_cast<int>(std::floor(std::log2(static_cast<double>(bytes >> 6))));
   if (i >= 23) return 1.0;
-  return kTreeCorrection[static_cast<std::size_t>(proto_index(p))][static_cast<std::size_t>(std::max(0, i))];
+  return row[static_cast<std::size_t>(std::max(0, i))];
 }
+
+double tree_correction(Protocol p, std::int64_t bytes) { return tree_correction(kTreeCorrection, p, bytes); }
 
 }  // namespace redsim::nccl

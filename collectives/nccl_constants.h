@@ -61,11 +61,14 @@ inline constexpr GenNodes kPerChMaxTreeGBps{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17
 
 // Tree bandwidth correction by size, [protocol][floor(log2(bytes/64))] for sizes below 512 MiB
 // (tuning.cc L373-379): "trees are not perfectly sticking to the model for medium sizes".
-inline constexpr std::array<std::array<double, 23>, 3> kTreeCorrection{{
+using TreeCorrection = std::array<std::array<double, 23>, 3>;
+inline constexpr TreeCorrection kTreeCorrection{{
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 }};
+// The factor `table` gives (size past its last entry: 1); the first form reads 2.18.5's.
+double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes);
 double tree_correction(Protocol p, std::int64_t bytes);
 
 // Network post overhead, us, on x86 Intel hosts (tuning.cc L108-118): used only with several

@@ -1,7 +1,5 @@
 #include "collectives/nccl_releases.h"
 
-#include <cmath>
-
 namespace redsim::nccl {
 namespace {
 
@@ -11,7 +9,7 @@ constexpr AlgoProto kBase264{{{4.4, 4.4, 0}, {3.6, 3.6, 8.4}, {4.4, 4.4, 0}, {4.
 constexpr AlgoProto kNvlink264{{{.5, 1.9, 28}, {.4, 2.5, 5.7}, {.5, 1.9, 4.0}, {.5, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}}};
 constexpr AlgoProto kPci264{{{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {1.0, 1.9, 5.5}, {1.0, 1.9, 5.5}, {0, 0, 0}, {0, 0, 0}}};
 constexpr AlgoProto kNet264{{{5.0, 7.5, 50}, {.9, 2.5, 6.6}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
-constexpr std::array<std::array<double, 23>, 3> kTreeCorrection264{{
+constexpr TreeCorrection kTreeCorrection264{{
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .5, .5, .6, .7, .8, .9, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .8, .7, .7, .7, .6, .6, .7, .7, .8, .8, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9, 1.0},
@@ -21,7 +19,7 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection264{{
 // 16.7 GB/s a channel for allreduce; the tree correction's first two rows changed.
 constexpr AlgoProto kNvlink278{{{.52, 1.2, 28}, {.47, 1.9, 3.4}, {.5, 1.2, 4.0}, {.5, 1.2, 4.0}, {0, 0, 0}, {0, 0, 0}}};
 constexpr AlgoProto kNet278{{{5.0, 8.5, 50}, {2.7, 4.0, 9.6}, {5.0, 5.0, 10.7}, {5.0, 5.0, 10.7}, {0, 0, 0}, {0, 0, 0}}};
-constexpr std::array<std::array<double, 23>, 3> kTreeCorrection278{{
+constexpr TreeCorrection kTreeCorrection278{{
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0, 1.0},
     kTreeCorrection264[2],
@@ -201,10 +199,7 @@ const Release& release_of(int nccl_version) {
 }
 
 double tree_correction(const Release& r, Protocol p, std::int64_t bytes) {
-  const auto& row = r.tree_correction_table[static_cast<std::size_t>(proto_index(p))];
-  if (bytes < 64) return row[0];
-  const int i = static_cast<int>(std::floor(std::log2(static_cast<double>(bytes >> 6))));
-  return i >= 23 ? 1.0 : row[static_cast<std::size_t>(i)];
+  return tree_correction(r.tree_correction_table, p, bytes);
 }
 
 }  // namespace redsim::nccl

@@ -66,7 +66,7 @@ struct Release {
   double tree_ll128_net_factor = 120.0 / 128.0;
   // The tree size correction, [protocol][floor(log2(bytes / 64))] (2.9.9's LL128 row and all of
   // 2.6-2.7's differ; those end at 128 MiB, 1.0 after).
-  std::array<std::array<double, 23>, 3> tree_correction_table = kTreeCorrection;
+  TreeCorrection tree_correction_table = kTreeCorrection;
   // 2.18.3: x0.85 on a tree whose search relaxed BALANCED_TREE to TREE (SM90).
   bool tree_pattern_factor = true;
   // NVLS from 2.17.1 (bus to algorithm bandwidth 3/4 there, 5/6 from 2.18.3), NVLSTree from 2.18.1.

@@ -229,9 +229,9 @@ Graph nvls_graph(const ClusterSpec& c, const Graph& ring) {
   return g;
 }
 
-bool is_cc(double cc, double want) { return std::fabs(cc - want) < 0.05; }
-
 }  // namespace
+
+bool is_cc(double cc, double want) { return std::fabs(cc - want) < 0.05; }
 
 Topology topology_of(const ClusterSpec& c, int channels) {
   Topology t;

@@ -36,6 +36,9 @@ struct Topology {
 // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS would.
 Topology topology_of(const ClusterSpec& cluster, int channels = 0);
 
+// Whether a compute capability is `want` (8.0, not 8.6), as NCCL's exact checks read it.
+bool is_cc(double cc, double want);
+
 // The hardware class of the hop src -> dst (NVLink, PCI or network).
 Hw hop_hw(const ClusterSpec& cluster, int src, int dst);
 

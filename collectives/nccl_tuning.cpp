@@ -49,8 +49,6 @@ double with_plugin_latency(double hw_us, Protocol p, const Release& r, double pl
   return hw_us;
 }
 
-bool is_cc(double cc, double v) { return std::abs(cc - v) < 1e-9; }
-
 // The generation row a release reads: before 2.17 only compute capability 8.0 reads Ampere's and
 // 9.0 Hopper's (from 2.15; Volta's before), anything else Volta's.
 int gen_row(const Topology& t, const Release& r, double cc) {
@@ -125,21 +123,23 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   if (a == Algorithm::hierarchical) return "hierarchical is not an NCCL algorithm";
   if (kind != OpKind::allreduce && a != Algorithm::ring)
     return "redsim runs " + std::string(op_kind_name(kind)) + " with rings only, as NCCL 2.18 does (the NVLS and PAT of later releases are not modelled)";
+  // Built only when a reason is returned: this runs for every choice the model ranks.
+  const auto nccl_release = [&c] { return "NCCL " + nccl_version_name(c.nccl_version); };
   if (p == Protocol::ll128 && !topo.ll128)
     return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
   if (p == Protocol::ll128 && topo.generation == 2 && t.release().hopper_as_volta)
-    return "NCCL " + nccl_version_name(c.nccl_version) + " enables LL128 on Hopper only from 2.15";
+    return nccl_release() + " enables LL128 on Hopper only from 2.15";
   if (p == Protocol::ll128 && topo.generation != 0 && t.release().ll128_volta_only)
-    return "NCCL " + nccl_version_name(c.nccl_version) + " enables LL128 on Volta only (others from 2.7)";
+    return nccl_release() + " enables LL128 on Volta only (others from 2.7)";
   switch (a) {
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain:
       return "CollNet needs in-network reduction (SHARP) switches, which redsim does not model";
     case Algorithm::nvls:
     case Algorithm::nvls_tree:
-      if (!t.release().has_nvls) return "NCCL " + nccl_version_name(c.nccl_version) + " has no NVLS (from 2.17)";
+      if (!t.release().has_nvls) return nccl_release() + " has no NVLS (from 2.17)";
       if (a == Algorithm::nvls_tree && !t.release().has_nvls_tree)
-        return "NCCL " + nccl_version_name(c.nccl_version) + " has no NVLSTree (from 2.18)";
+        return nccl_release() + " has no NVLSTree (from 2.18)";
       if (!topo.nvls) return "NVLS needs an NVSwitch with NVLink SHARP (intra_node.nvls) and more than 2 devices";
       if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
       if (a == Algorithm::nvls && c.nodes > 1) return "NVLS across nodes needs CollNet (SHARP); NCCL uses NVLSTree there";
