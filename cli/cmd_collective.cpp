@@ -15,6 +15,7 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "sim/collective_sweep.h"
+#include "validate/nccl_tests_log.h"
 
 namespace redsim::cli {
 namespace {
@@ -78,6 +79,9 @@ std::vector<OpKind> parse_ops(const CollectiveOptions& o) {
   return out;
 }
 
+// -d as nccl-tests names it; redsim's own fp32, fp16 and bf16 are taken too.
+std::string nccl_type_name(const std::string& d) { return d == "fp32" ? "float" : d == "fp16" ? "half" : d == "bf16" ? "bfloat16" : d; }
+
 SweepOptions sweep_options(const CollectiveOptions& o) {
   SweepOptions s;
   s.ops = parse_ops(o);
@@ -85,10 +89,10 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   s.max_bytes = parse_size(o.max_bytes, "-e");
   s.step_bytes = parse_size(o.step_bytes, "-i");
   s.step_factor = o.step_factor;
-  if (o.datatype == "float" || o.datatype == "fp32") s.dtype = DType::fp32;
-  else if (o.datatype == "half" || o.datatype == "fp16") s.dtype = DType::fp16;
-  else if (o.datatype == "bfloat16" || o.datatype == "bf16") s.dtype = DType::bf16;
-  else throw InputError("", "", "-d: expected float|half|bfloat16, got \"" + o.datatype + "\"");
+  const auto dtype = nccl_tests_dtype(nccl_type_name(o.datatype));
+  if (!dtype)
+    throw InputError("", "", "-d: expected " + std::string(kNcclTestsTypeChoices) + ", got \"" + o.datatype + "\"");
+  s.dtype = *dtype;
   auto r = parse_reduce_op(o.redop);
   if (!r) throw InputError("", "", "-o: expected sum|prod|max|min|avg, got \"" + o.redop + "\"");
   s.redop = *r;
@@ -119,9 +123,9 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   return s;
 }
 
-const char* nccl_type(DType t) { return t == DType::fp16 ? "half" : t == DType::bf16 ? "bfloat16" : "float"; }
-
-void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOptions& s, double& sum_busbw, int& count) {
+// `type`: the -d name as given, printed as nccl-tests prints it.
+void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOptions& s, const std::string& type,
+                 double& sum_busbw, int& count) {
   std::cout << "#\n# " << op_kind_name(kind) << " (simulated)\n";
   std::cout << "#       size         count      type   redop    root     time   algbw   busbw #wrong   algorithm protocol channels\n";
   std::cout << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
@@ -130,7 +134,7 @@ void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOpti
     char line[256];
     const bool reducing = kind != OpKind::allgather && kind != OpKind::broadcast;
     std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7.*f  %6.2f  %6.2f  %5s   %9s %8s %8d\n",
-                  static_cast<long long>(r.size_bytes), static_cast<long long>(r.count), nccl_type(s.dtype),
+                  static_cast<long long>(r.size_bytes), static_cast<long long>(r.count), type.c_str(),
                   reducing ? std::string(reduce_op_name(s.redop)).c_str() : "none", r.root, r.time_us < 100 ? 2 : r.time_us < 10000 ? 1 : 0,
                   r.time_us, r.algbw_GBps, r.busbw_GBps, "N/A", std::string(algorithm_name(r.algorithm)).c_str(),
                   r.protocol ? std::string(protocol_name(*r.protocol)).c_str() : "-", r.channels);
@@ -140,13 +144,13 @@ void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOpti
   }
 }
 
-nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& s) {
+nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& s, const std::string& type) {
   auto arr = nlohmann::json::array();
   for (const auto& r : rows)
     arr.push_back({{"op", op_kind_name(r.kind)},
                    {"size_bytes", r.size_bytes},
                    {"count", r.count},
-                   {"type", nccl_type(s.dtype)},
+                   {"type", type},
                    {"redop", reduce_op_name(s.redop)},
                    {"root", r.root},
                    {"time_us", r.time_us},
@@ -189,7 +193,7 @@ void run_collective(const CollectiveOptions& o) {
             << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << ", -n " << s.iters << "\n";
   double sum = 0;
   int count = 0;
-  for (OpKind kind : s.ops) print_table(rows, kind, s, sum, count);
+  for (OpKind kind : s.ops) print_table(rows, kind, s, nccl_type_name(o.datatype), sum, count);
   std::cout << "# Avg bus bandwidth    : " << (count > 0 ? sum / count : 0.0) << "\n#\n";
   if (!o.json_file.empty()) {
     nlohmann::json j = {{"format", "redsim-collective"},
@@ -200,7 +204,7 @@ void run_collective(const CollectiveOptions& o) {
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
                         {"iters", s.iters},
-                        {"rows", rows_json(rows, s)}};
+                        {"rows", rows_json(rows, s, nccl_type_name(o.datatype))}};
     write_file_atomically(o.json_file, j.dump(1) + "\n");
     std::cout << "json: " << o.json_file << "\n";
   }
@@ -218,7 +222,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("-e,--maxbytes", o->max_bytes, "largest size, bytes (K, M, G suffixes)")->capture_default_str();
   cmd->add_option("-f,--stepfactor", o->step_factor, "multiply the size by this between rows (1: add -i)")->capture_default_str();
   cmd->add_option("-i,--stepbytes", o->step_bytes, "add this many bytes between rows when -f is 1")->capture_default_str();
-  cmd->add_option("-d,--datatype", o->datatype, "float|half|bfloat16")->capture_default_str();
+  cmd->add_option("-d,--datatype", o->datatype, kNcclTestsTypeChoices)->capture_default_str();
   cmd->add_option("-o,--redop", o->redop, "reduction: sum|prod|max|min|avg")->capture_default_str();
   cmd->add_option("-r,--root", o->root, "root rank of broadcast and reduce")->capture_default_str();
   cmd->add_option("-g,--ngpus", o->gpus,

@@ -5,20 +5,6 @@
 #include "core/error.h"
 
 namespace redsim::cli {
-namespace {
-
-DType dtype_of(const std::string& type) {
-  if (type == "half") return DType::fp16;
-  if (type == "bfloat16") return DType::bf16;
-  if (type == "double") return DType::fp64;
-  switch (nccl_tests_type_bytes(type)) {
-    case 1: return DType::uint8;
-    case 8: return DType::int64;
-    default: return DType::fp32;  // float, int32, uint32: 4 bytes, and reduction speed is not per type here
-  }
-}
-
-}  // namespace
 
 std::string run_heading(const NcclTestsRun& r) {
   return r.file + " line " + std::to_string(r.first_line) + ": " + std::string(op_kind_name(r.op)) + ", " +
@@ -31,7 +17,7 @@ SweepOptions sweep_for_run(const NcclTestsRun& run) {
   o.ops = {run.op};
   for (const auto& r : run.rows) o.sizes.push_back(r.size_bytes);
   if (!run.rows.empty()) {
-    o.dtype = dtype_of(run.rows.front().type);
+    o.dtype = nccl_tests_dtype(run.rows.front().type).value_or(DType::fp32);  // the reader refused unknown types
     o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
   }
   o.gpus_per_process = run.gpus_per_thread;

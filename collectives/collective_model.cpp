@@ -40,19 +40,20 @@ void choose_ideal(PlanOp& op) {
   op.channels = op.request.channels > 0 ? op.request.channels : 1;
 }
 
-void choose_nccl(PlanOp& op, const ClusterSpec& cluster, const nccl::Tuning& t) {
+void choose_nccl(PlanOp& op, const ClusterSpec& cluster, const nccl::Tuning& t, AvgAs avg) {
   const auto& req = op.request;
+  const ReduceOp issued = op.reduce_op == ReduceOp::avg && avg == AvgAs::framework_sum ? ReduceOp::sum : op.reduce_op;
   if (op.kind == OpKind::allreduce && req.algorithm == Algorithm::hierarchical) {
     // A two-level ring NCCL does not offer: its phases are rings, with the ring's protocol.
     auto ring_req = req;
     ring_req.algorithm = Algorithm::ring;
-    const auto ring = t.choose(op.kind, op.bytes, op.dtype, op.reduce_op, ring_req);
+    const auto ring = t.choose(op.kind, op.bytes, op.dtype, issued, ring_req);
     op.algorithm = Algorithm::hierarchical;
     op.protocol = ring.protocol;
     op.channels = ring.channels;
     return;
   }
-  const auto c = t.choose(op.kind, op.bytes, op.dtype, op.reduce_op, req);
+  const auto c = t.choose(op.kind, op.bytes, op.dtype, issued, req);
   op.algorithm = c.algorithm;
   op.protocol = c.protocol;
   op.channels = c.channels;
@@ -61,12 +62,12 @@ void choose_nccl(PlanOp& op, const ClusterSpec& cluster, const nccl::Tuning& t) 
 
 }  // namespace
 
-void choose_collective(PlanOp& op, const ClusterSpec& cluster) {
+void choose_collective(PlanOp& op, const ClusterSpec& cluster, AvgAs avg) {
   if (!op_kind_is_collective(op.kind)) return;
   if (cluster.library == CollectiveLibrary::ideal) return choose_ideal(op);
   // A grouped collective is NCCL's choice on the communicator of its group.
   const ClusterSpec on = op.group_size > 0 ? group_cluster(cluster, op.group_size, op.group_stride) : cluster;
-  choose_nccl(op, on, nccl::Tuning(on, op.request.channels));
+  choose_nccl(op, on, nccl::Tuning(on, op.request.channels), avg);
 }
 
 void choose_collectives(Plan& plan, const ClusterSpec& cluster) {
@@ -91,7 +92,7 @@ void choose_collectives(Plan& plan, const ClusterSpec& cluster) {
     const auto key = std::make_tuple(op.group_size, stride, op.request.channels);
     auto it = tunings.find(key);
     if (it == tunings.end()) it = tunings.emplace(key, nccl::Tuning(*on, op.request.channels)).first;
-    choose_nccl(op, *on, it->second);
+    choose_nccl(op, *on, it->second, AvgAs::framework_sum);
   }
 }
 

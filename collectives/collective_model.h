@@ -16,7 +16,13 @@ namespace redsim {
 // Fills op.algorithm, op.protocol and op.channels from op.request for every collective of the
 // plan. Throws InputError for a request the cluster cannot run (NVLS without NVLS hardware, ...).
 void choose_collectives(Plan& plan, const ClusterSpec& cluster);
-void choose_collective(PlanOp& op, const ClusterSpec& cluster);
+// How an op's avg reaches NCCL. A Plan's avg is a framework's average, which the frameworks
+// redsim models compute as a sum of pre-divided gradients (PyTorch DDP's reducer and FSDP's
+// divide factors, Horovod's prescale, DeepSpeed's predivide, model averaging's division), so
+// NCCL ranks a sum's choices (NVLS included); nccl-tests' -o avg calls ncclAvg, which NVLS does
+// not reduce (nccl_tuning.h nvls_reduces).
+enum class AvgAs { framework_sum, nccl_avg };
+void choose_collective(PlanOp& op, const ClusterSpec& cluster, AvgAs avg = AvgAs::framework_sum);
 
 // How one collective channel moves its bytes.
 struct Mechanics {

@@ -117,6 +117,26 @@ bool Tuning::supported(OpKind kind, Algorithm a, Protocol p, DType dtype, Reduce
   return unsupported_reason(cluster_, *this, kind, a, p, dtype, op).empty();
 }
 
+// NCCL's NCCL_NVLS_SUPPORTS (2.17.1-2.18.5 src/include/collectives.h; ncclNvlsSupported in
+// device.h from 2.19, the same table): the switch reduces float and double with sum only, half,
+// bfloat16 and 32- or 64-bit integers with sum, max or min, 8-bit types not at all. Avg is no
+// switch reduction: NCCL runs it as a sum with a pre-multiplication (floating point) or a
+// post-division (integers) (enqueue.cc hostToDevRedOp), and prod is never one.
+bool nvls_reduces(DType dtype, ReduceOp op) {
+  const bool sum = op == ReduceOp::sum, min_max = op == ReduceOp::max || op == ReduceOp::min;
+  switch (dtype) {
+    case DType::fp32:
+    case DType::fp64: return sum;
+    case DType::fp16:
+    case DType::bf16:
+    case DType::int32:
+    case DType::int64: return sum || min_max;
+    case DType::uint8:
+    case DType::bool8: return false;
+  }
+  return false;
+}
+
 std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kind, Algorithm a, Protocol p, DType dtype,
                                ReduceOp op) {
   const auto& topo = t.topology();
@@ -141,11 +161,13 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
       if (a == Algorithm::nvls_tree && !t.release().has_nvls_tree)
         return nccl_release() + " has no NVLSTree (from 2.18)";
       if (!topo.nvls) return "NVLS needs an NVSwitch with NVLink SHARP (intra_node.nvls) and more than 2 devices";
-      if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
       if (a == Algorithm::nvls && c.nodes > 1) return "NVLS across nodes needs CollNet (SHARP); NCCL uses NVLSTree there";
       if (a == Algorithm::nvls_tree && c.nodes == 1) return "NVLSTree needs several nodes";
-      if (op == ReduceOp::prod || ((op == ReduceOp::max || op == ReduceOp::min) && dtype == DType::fp32))
-        return "NVLS reduces float with sum only, half and bfloat16 with sum, min or max";
+      if (!nvls_reduces(dtype, op))
+        return "NVLS reduces float and double with sum only, half, bfloat16 and 32- or 64-bit integers with sum, "
+               "min or max, and nothing else (not " + std::string(dtype_name(dtype)) + " with " +
+               std::string(reduce_op_name(op)) + ")";
+      if (p != Protocol::simple) return "NVLS runs the Simple protocol only";
       return "";
     default:
       return "";

@@ -63,6 +63,9 @@ class Tuning {
   const Release& release_;
 };
 
+// Whether an NVLink SHARP switch can reduce `dtype` with `op` (NCCL's NCCL_NVLS_SUPPORTS).
+bool nvls_reduces(DType dtype, ReduceOp op);
+
 // Why (a, p) is not available for `kind` on this cluster, in words; empty when it is.
 std::string unsupported_reason(const ClusterSpec& cluster, const Tuning& t, OpKind kind, Algorithm a, Protocol p,
                                DType dtype, ReduceOp op);

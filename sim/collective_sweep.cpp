@@ -110,7 +110,7 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, const SweepOp
       op.reduce_op = o.redop;
       op.root = row.root;
       op.request = o.request;
-      choose_collective(op, cluster);
+      choose_collective(op, cluster, AvgAs::nccl_avg);  // nccl-tests -o avg calls ncclAvg
       row.algorithm = op.algorithm;
       row.protocol = op.protocol;
       row.channels = op.channels;

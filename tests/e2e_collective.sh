@@ -48,6 +48,18 @@ check "--ops all on 128 ranks, scalable" "[ $? -eq 0 ] && [ \$(grep -c '(simulat
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --algorithm Ring --protocol Simple -b 1M -e 1M >"$tmp/nccl.txt"
 check "NCCL spellings" "[ $? -eq 0 ] && grep -q 'ring *simple' '$tmp/nccl.txt'"
 
+# nccl-tests' types and reductions: -d double has 8-byte elements and prints as given; the switch
+# reduces a float sum (NVLS at 64 MiB) but not ncclAvg or a float max, which run rings
+# (NCCL_NVLS_SUPPORTS); half with max it does.
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -d double -b 64M -e 64M >"$tmp/dbl.txt"
+check "-d double" "[ $? -eq 0 ] && grep -Eq '^ *67108864 +8388608 +double +sum .* nvls +simple' '$tmp/dbl.txt'"
+for o in avg max; do
+  "$redsim" collective --cluster "$src/configs/dgx-h100.json" -o $o -b 64M -e 64M >"$tmp/$o.txt"
+  check "-o $o runs no NVLS" "[ $? -eq 0 ] && grep -Eq '^ *67108864 .* float +$o .* ring ' '$tmp/$o.txt'"
+done
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -d half -o max -b 64M -e 64M >"$tmp/hmax.txt"
+check "-d half -o max runs NVLS" "[ $? -eq 0 ] && grep -Eq ' half +max .* nvls +simple' '$tmp/hmax.txt'"
+
 # The NCCL release: before 2.20 NVLS runs 128 KiB on one channel's block (collectives/README.md),
 # from 2.20 on all 16; the header and the JSON say which, and the header names the tag whose
 # tuning model ranked the choices.
@@ -91,6 +103,9 @@ bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls --nccl-version 2.16.
 bad --cluster "$src/configs/dgx-h100-x2.json" --algorithm nvlstree --nccl-version 2.17.1 -b 1M -e 1M
 bad --cluster "$src/configs/dgx-h100.json" --protocol ll128 --nccl-version 2.14.3 -b 1M -e 1M
 grep -q "NCCL 2.14.3 enables LL128 on Hopper only from 2.15" "$tmp/bad.txt" && echo "ok   the release is named" || { echo "FAIL: release not named"; fail=1; }
+bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls -o avg -b 1M -e 1M
+grep -q "not fp32 with avg" "$tmp/bad.txt" && echo "ok   the reduction is named" || { echo "FAIL: reduction not named"; fail=1; }
+bad --cluster "$src/configs/dgx-h100.json" -d complex64
 bad --cluster "$src/configs/dgx-a100.json" --op alltoall
 bad --cluster "$src/configs/dgx-a100.json" -b 0
 bad --cluster "$src/configs/dgx-a100.json" -b 1G -e 1M

@@ -354,13 +354,33 @@ std::vector<NcclTestsRun> read_nccl_tests_log(const std::string& file, std::vect
   return parse_nccl_tests_log(in, file, skipped);
 }
 
+namespace {
+struct NcclTestsType {
+  int bytes;
+  DType dtype;  // the redsim type of that size that NVLS treats alike (nccl_tests_dtype)
+};
+const std::map<std::string, NcclTestsType>& nccl_tests_types() {
+  // nccl-tests' -d names (src/common.cu test_typenames), and older logs' "int" and "char".
+  static const std::map<std::string, NcclTestsType> types = {
+      {"float", {4, DType::fp32}},   {"half", {2, DType::fp16}},   {"bfloat16", {2, DType::bf16}},
+      {"double", {8, DType::fp64}},  {"int8", {1, DType::uint8}},  {"uint8", {1, DType::uint8}},
+      {"int32", {4, DType::int32}},  {"uint32", {4, DType::int32}}, {"int64", {8, DType::int64}},
+      {"uint64", {8, DType::int64}}, {"int", {4, DType::int32}},    {"char", {1, DType::uint8}},
+      {"f8e4m3", {1, DType::uint8}}, {"f8e5m2", {1, DType::uint8}}, {"fp8_e4m3", {1, DType::uint8}},
+      {"fp8_e5m2", {1, DType::uint8}}};
+  return types;
+}
+}  // namespace
+
 int nccl_tests_type_bytes(const std::string& type) {
-  static const std::map<std::string, int> bytes = {
-      {"float", 4},  {"half", 2},   {"bfloat16", 2}, {"double", 8}, {"int8", 1},   {"uint8", 1}, {"int32", 4},
-      {"uint32", 4}, {"int64", 8},  {"uint64", 8},   {"int", 4},    {"char", 1},   {"f8e4m3", 1}, {"f8e5m2", 1},
-      {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
-  const auto it = bytes.find(type);
-  return it == bytes.end() ? 0 : it->second;
+  const auto it = nccl_tests_types().find(type);
+  return it == nccl_tests_types().end() ? 0 : it->second.bytes;
+}
+
+std::optional<DType> nccl_tests_dtype(const std::string& type) {
+  const auto it = nccl_tests_types().find(type);
+  if (it == nccl_tests_types().end()) return std::nullopt;
+  return it->second.dtype;
 }
 
 }  // namespace redsim

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/plan.h"
 
 namespace redsim {
@@ -70,5 +71,11 @@ int nccl_version_of_code(std::int64_t code);
 
 // Bytes per element of nccl-tests' type names (float, half, bfloat16, double, int8, ...); 0 if unknown.
 int nccl_tests_type_bytes(const std::string& type);
+// The redsim type simulating nccl-tests' type `type`: the same element size and the same NVLS
+// support (nvls_reduces): uint32 runs as int32, uint64 as int64, int8 and the 8-bit floats as
+// uint8 (NVLS reduces no 8-bit type). nullopt if unknown.
+std::optional<DType> nccl_tests_dtype(const std::string& type);
+// The names nccl-tests' -d takes, "|"-separated.
+inline constexpr const char* kNcclTestsTypeChoices = "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2";
 
 }  // namespace redsim

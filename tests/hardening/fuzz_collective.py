@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random option sets for `redsim collective` on the NCCL presets (the collective model's paths:
 NVLS pipeline steps, ring channel shares, trees, chains, forced algorithms, protocols, channels
-and rank subsets, three element types, both fidelities, nccl-tests' iteration counts, NCCL releases). Every run must exit 0 with rows whose
+and rank subsets, nccl-tests' element types and reductions, both fidelities, nccl-tests' iteration counts, NCCL releases). Every run must exit 0 with rows whose
 time and bus bandwidth are positive numbers, or exit 2 with one line on stderr; never a signal,
 a hang or another status. Deterministic from --seed.
 
@@ -23,7 +23,10 @@ def options(rng, src):
             "--ops", rng.choice(["allreduce", "all", "reduce_scatter,allgather", "broadcast,reduce"]),
             "-b", str(rng.choice([1, 7, 64, 1000, 4096, 65536, 1 << 20, 3 << 20, (1 << 24) + 4])),
             "-e", str(rng.choice([1 << 20, 1 << 26, 1 << 28])), "-f", str(rng.choice([4, 16, 64])),
-            "-d", rng.choice(["float", "half", "bfloat16"])]
+            "-d", rng.choice(["float", "half", "bfloat16", "double", "int8", "uint8", "int32", "uint32", "int64",
+                              "uint64", "f8e4m3", "f8e5m2", "fp32"])]
+    if rng.random() < 0.3:  # reductions NVLS does and does not run (NCCL_NVLS_SUPPORTS)
+        args += ["-o", rng.choice(["sum", "prod", "max", "min", "avg"])]
     if rng.random() < 0.5:
         args += ["--algorithm", rng.choice(["ring", "tree", "nvls", "nvlstree", "auto", "NVLS", "Ring"])]
     if rng.random() < 0.5:
