@@ -113,7 +113,7 @@ constexpr Release pre_2_8(int first, const char* tag, const AlgoProto& base, con
 }
 
 constexpr Release v2_6_4() {
-  Release r = pre_2_8(0, "v2.6.4-1", kBase264, {kNvlink264, kPci264, kNet264});
+  Release r = pre_2_8(20600, "v2.6.4-1", kBase264, {kNvlink264, kPci264, kNet264});
   r.bus_cap_GBps = {};
   r.ll_intra_lat_x1_8 = false;
   r.plateau_by_ranks = false;
@@ -128,6 +128,27 @@ constexpr Release v2_6_4() {
   r.tree_ll128_net_factor = 7.0 / 9.0;
   r.tree_ll128_cap_share = 0;
   r.tree_correction_table = kTreeCorrection264;
+  return r;
+}
+
+// v2.5.7-1 (the same from v2.5.6-1): 2.6.4's rules and constants but trees under 90 GB/s on one
+// node and 70 from 2 nodes (2.6: 110, and 80 from 3 nodes).
+constexpr Release v2_5_7() {
+  Release r = v2_6_4();
+  r.first_version = 20500;
+  r.tag = "v2.5.7-1";
+  r.tree_whole_cap_GBps = {90.0, 70.0};
+  r.tree_whole_cap_from_nodes = 2;
+  return r;
+}
+
+// Before 2.5 (v2.4.8-1): a tree threshold and an LL threshold rather than a model, and no LL128;
+// ranked as 2.5.7 without LL128.
+constexpr Release before_2_5() {
+  Release r = v2_5_7();
+  r.first_version = 0;
+  r.tag = "v2.5.7-1 without LL128";
+  r.has_ll128 = false;
   return r;
 }
 
@@ -174,6 +195,8 @@ constexpr Release nvls_with_plugin(Release r) {
 // Ascending by first_version: the version each model applies from (the first release of a minor
 // version takes its later patch release's model where no tag between them changed tuning.cc).
 const Release kReleases[] = {
+    before_2_5(),
+    v2_5_7(),
     v2_6_4(),
     v2_7_8(),
     v2_9_9(),

@@ -1,7 +1,9 @@
 // How NCCL's tuning model changed from 2.6 on, release by release, restated as data so that a
 // cluster file's nccl_version ranks algorithms and protocols as that release does. Each field
 // names the tag of NVIDIA/nccl (src/graph/tuning.cc) it was read from; the rules that use them
-// are in nccl_tuning.cpp. The defaults are 2.18.5's; releases before 2.6 rank as 2.6.4.
+// are in nccl_tuning.cpp. The defaults are 2.18.5's. Releases before 2.5 had no tuning model (a
+// tree threshold and an LL threshold, v2.4.8-1 src/init.cc and enqueue.cc) and no LL128: they
+// rank as 2.5.7 without LL128.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -84,8 +86,10 @@ struct Release {
   double ring_ll128_share_one_gpu = 0.7;
   bool ll128_op_cap_whole = false;
   bool ll128_volta_only = false;
+  bool has_ll128 = true;  // before 2.5: no LL128 protocol
   double tree_share = 0.92;
   std::array<double, 2> tree_whole_cap_GBps{};  // 0: the per-channel table
+  int tree_whole_cap_from_nodes = 3;  // the second cap from this many nodes (2.5: 2)
   std::array<double, 2> tree_whole_cap_ampere_ll128_GBps{};
   double tree_ll_share = 1.0 / 3.8;
   double tree_ll128_cap_share = 1.0;

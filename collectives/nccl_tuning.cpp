@@ -97,7 +97,8 @@ double tree_bus_GBps(const BusRules& c, Entry& e, double bus, double ll_max, boo
   const Release& r = c.r;
   const bool ampere_ll128 = c.cc80 && c.p == Protocol::ll128 && r.tree_whole_cap_ampere_ll128_GBps[0] > 0;
   const auto& whole = ampere_ll128 ? r.tree_whole_cap_ampere_ll128_GBps : r.tree_whole_cap_GBps;
-  const double cap = whole[0] > 0 ? whole[c.nodes > 2 ? 1 : 0] : c.channels * r.tree_max_GBps[u(c.gen)][u(c.ni)];
+  const double cap = whole[0] > 0 ? whole[c.nodes >= r.tree_whole_cap_from_nodes ? 1 : 0]
+                                  : c.channels * r.tree_max_GBps[u(c.gen)][u(c.ni)];
   bus = std::min(bus * r.tree_share, cap);
   if (c.p == Protocol::ll) share_ll(e, bus, r.tree_ll_share, ll_max);
   if (c.p == Protocol::ll128) {
@@ -145,6 +146,7 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
     return "redsim runs " + std::string(op_kind_name(kind)) + " with rings only, as NCCL 2.18 does (the NVLS and PAT of later releases are not modelled)";
   // Built only when a reason is returned: this runs for every choice the model ranks.
   const auto nccl_release = [&c] { return "NCCL " + nccl_version_name(c.nccl_version); };
+  if (p == Protocol::ll128 && !t.release().has_ll128) return nccl_release() + " has no LL128 (from 2.5)";
   if (p == Protocol::ll128 && !topo.ll128)
     return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
   if (p == Protocol::ll128 && topo.generation == 2 && t.release().hopper_as_volta)

@@ -4,8 +4,10 @@
 // v2.10.3-1, v2.12.7-1, v2.14.3-1, v2.15.1-1, v2.17.1-1, v2.18.1-1; collectives/nccl_releases.h).
 #include <catch2/catch.hpp>
 
+#include "collectives/collective_model.h"
 #include "collectives/nccl_releases.h"
 #include "collectives/nccl_tuning.h"
+#include "core/error.h"
 #include "tests/test_support.h"
 
 using namespace redsim;
@@ -37,7 +39,10 @@ Protocol ring_protocol(const ClusterSpec& c, std::int64_t bytes) {
 
 TEST_CASE("releases from 2.6 on each rank with the model of the newest tag not after them", "[collectives][releases]") {
   auto tag = [](int v) { return std::string(nccl::release_of(v).tag); };
-  CHECK(tag(20504) == "v2.6.4-1");  // before 2.6: the oldest model there is
+  CHECK(tag(20408) == "v2.5.7-1 without LL128");  // before 2.5: no model, no LL128
+  CHECK(tag(20500) == "v2.5.7-1");
+  CHECK(tag(20506) == "v2.5.7-1");
+  CHECK(tag(20507) == "v2.5.7-1");
   CHECK(tag(20604) == "v2.6.4-1");
   CHECK(tag(20703) == "v2.7.8-1");
   CHECK(tag(20803) == "v2.9.9-1");  // 2.8.3's tuning.cc is 2.9.9's
@@ -201,4 +206,32 @@ TEST_CASE("a network plugin's reported latency: ignored to 2.11, in place of hwL
   };
   CHECK(entry(h100(v2_18_5), Algorithm::nvls_tree, Protocol::simple).latency_us == Approx(23.0 + 2 * 19));
   CHECK(entry(h100(22005), Algorithm::nvls_tree, Protocol::simple).latency_us == Approx(23.0 + 2 * (14 + 150)));
+}
+
+TEST_CASE("2.5.7: trees under 90 GB/s on one node and 70 from two, and no LL128 before 2.5", "[collectives][releases]") {
+  // v2.5.7-1 tuning.cc: busBw = min(busBw x 0.9, nNodes > 1 ? 70 : 90) for trees (2.6.4: nNodes >
+  // 2 ? 80 : 110), LL a third, LL128 7/9; the rest as 2.6.4.
+  constexpr int v2_5_7 = 20507, v2_4_8 = 20408;
+  const auto volta = testing::nccl_node(7.0, 240, false);
+  REQUIRE(entry(at(volta, v2_6_4), Algorithm::tree, Protocol::simple).bus_bw_GBps == Approx(110.0));  // 0.9 x bus >= 110
+  CHECK(entry(at(volta, v2_5_7), Algorithm::tree, Protocol::simple).bus_bw_GBps == Approx(90.0));
+  CHECK(entry(at(volta, v2_5_7), Algorithm::tree, Protocol::ll).bus_bw_GBps == Approx(30.0));
+  CHECK(entry(at(volta, v2_5_7), Algorithm::tree, Protocol::ll128).bus_bw_GBps == Approx(70.0));
+  const auto two = testing::nccl_nodes(2);
+  const double two_26 = entry(at(two, v2_6_4), Algorithm::tree, Protocol::simple).bus_bw_GBps;
+  REQUIRE(two_26 >= 70.0);  // 2.6.4 keeps the one-node cap of 110 on two nodes
+  CHECK(entry(at(two, v2_5_7), Algorithm::tree, Protocol::simple).bus_bw_GBps == Approx(70.0));
+  // LL128 came with 2.5 (v2.4.8-1 has only LL and Simple): 2.4.8 refuses it where 2.5.7 runs it.
+  CHECK(nccl::Tuning(at(volta, v2_5_7)).supported(OpKind::allreduce, Algorithm::ring, Protocol::ll128));
+  CHECK_FALSE(nccl::Tuning(at(volta, v2_4_8)).supported(OpKind::allreduce, Algorithm::ring, Protocol::ll128));
+  PlanOp op;
+  op.kind = OpKind::allreduce;
+  op.bytes = 16 << 20;
+  op.request.protocol = Protocol::ll128;
+  try {
+    choose_collective(op, at(volta, v2_4_8));
+    FAIL("LL128 under NCCL 2.4.8 was accepted");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("NCCL 2.4.8 has no LL128 (from 2.5)"));
+  }
 }
