@@ -6,6 +6,8 @@
 // sum of pre-divided gradients.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "collectives/collective_model.h"
 #include "collectives/nccl_tuning.h"
 #include "core/error.h"
@@ -26,13 +28,17 @@ ClusterSpec h100_node() {
   return c;
 }
 
-PlanOp allreduce(std::int64_t bytes, DType dtype, ReduceOp op) {
+// The algorithm NCCL's model picks for an allreduce (or, with `pinned`, the pinned one's check).
+Algorithm chosen(const ClusterSpec& c, std::int64_t bytes, DType dtype, ReduceOp op, AvgAs avg,
+                 std::optional<Algorithm> pinned = std::nullopt) {
   PlanOp p;
   p.kind = OpKind::allreduce;
   p.bytes = bytes;
   p.dtype = dtype;
   p.reduce_op = op;
-  return p;
+  p.request.algorithm = pinned;
+  choose_collective(p, c, avg);
+  return p.algorithm;
 }
 
 }  // namespace
@@ -59,21 +65,15 @@ TEST_CASE("NVLS reduces what NCCL's table lists and nothing else", "[collectives
 
 TEST_CASE("a pinned NVLS refuses a reduction the switch cannot do, naming it", "[collectives][nvls]") {
   const auto c = h100_node();
-  auto op = allreduce(1 << 20, DType::fp32, ReduceOp::max);
-  op.request.algorithm = Algorithm::nvls;
+  const std::int64_t mib = 1 << 20;
   try {
-    choose_collective(op, c, AvgAs::nccl_avg);
+    chosen(c, mib, DType::fp32, ReduceOp::max, AvgAs::nccl_avg, Algorithm::nvls);
     FAIL("NVLS with a float max was accepted");
   } catch (const InputError& e) {
     CHECK_THAT(e.what(), Catch::Contains("not fp32 with max"));
   }
-  auto avg = allreduce(1 << 20, DType::bf16, ReduceOp::avg);
-  avg.request.algorithm = Algorithm::nvls;
-  CHECK_THROWS_AS(choose_collective(avg, c, AvgAs::nccl_avg), InputError);
-  auto half_max = allreduce(1 << 20, DType::fp16, ReduceOp::max);
-  half_max.request.algorithm = Algorithm::nvls;
-  choose_collective(half_max, c, AvgAs::nccl_avg);
-  CHECK(half_max.algorithm == Algorithm::nvls);
+  CHECK_THROWS_AS(chosen(c, mib, DType::bf16, ReduceOp::avg, AvgAs::nccl_avg, Algorithm::nvls), InputError);
+  CHECK(chosen(c, mib, DType::fp16, ReduceOp::max, AvgAs::nccl_avg, Algorithm::nvls) == Algorithm::nvls);
 }
 
 TEST_CASE("ncclAvg keeps the auto choice off NVLS, a framework's average does not", "[collectives][nvls]") {
@@ -82,21 +82,11 @@ TEST_CASE("ncclAvg keeps the auto choice off NVLS, a framework's average does no
   // (a sum of divided gradients) run NVLS; ncclAvg, and a float max, fall back to the ring.
   const auto c = h100_node();
   const std::int64_t bytes = 64 << 20;
-  auto sum = allreduce(bytes, DType::fp32, ReduceOp::sum);
-  choose_collective(sum, c);
-  CHECK(sum.algorithm == Algorithm::nvls);
-  auto framework_avg = allreduce(bytes, DType::fp32, ReduceOp::avg);
-  choose_collective(framework_avg, c, AvgAs::framework_sum);
-  CHECK(framework_avg.algorithm == Algorithm::nvls);
-  auto nccl_avg = allreduce(bytes, DType::fp32, ReduceOp::avg);
-  choose_collective(nccl_avg, c, AvgAs::nccl_avg);
-  CHECK(nccl_avg.algorithm == Algorithm::ring);
-  auto float_max = allreduce(bytes, DType::fp32, ReduceOp::max);
-  choose_collective(float_max, c, AvgAs::nccl_avg);
-  CHECK(float_max.algorithm == Algorithm::ring);
-  auto int_max = allreduce(bytes, DType::int32, ReduceOp::max);
-  choose_collective(int_max, c, AvgAs::nccl_avg);
-  CHECK(int_max.algorithm == Algorithm::nvls);
+  CHECK(chosen(c, bytes, DType::fp32, ReduceOp::sum, AvgAs::framework_sum) == Algorithm::nvls);
+  CHECK(chosen(c, bytes, DType::fp32, ReduceOp::avg, AvgAs::framework_sum) == Algorithm::nvls);
+  CHECK(chosen(c, bytes, DType::fp32, ReduceOp::avg, AvgAs::nccl_avg) == Algorithm::ring);
+  CHECK(chosen(c, bytes, DType::fp32, ReduceOp::max, AvgAs::nccl_avg) == Algorithm::ring);
+  CHECK(chosen(c, bytes, DType::int32, ReduceOp::max, AvgAs::nccl_avg) == Algorithm::nvls);
 }
 
 TEST_CASE("nccl-tests' type names map to a type of their size and NVLS support", "[collectives][nvls]") {
