@@ -93,8 +93,8 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   if (!dtype)
     throw InputError("", "", "-d: expected " + std::string(kNcclTestsTypeChoices) + ", got \"" + o.datatype + "\"");
   s.dtype = *dtype;
-  auto r = parse_reduce_op(o.redop);
-  if (!r) throw InputError("", "", "-o: expected sum|prod|max|min|avg, got \"" + o.redop + "\"");
+  const auto r = nccl_tests_redop(o.redop);
+  if (!r) throw InputError("", "", "-o: expected " + std::string(kNcclTestsRedopChoices) + ", got \"" + o.redop + "\"");
   s.redop = *r;
   s.root = o.root;
   s.gpus_per_process = o.gpus;
@@ -123,8 +123,8 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   return s;
 }
 
-// `type`: the -d name as given, printed as nccl-tests prints it.
-void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOptions& s, const std::string& type,
+// `type` and `redop`: -d and -o as given, printed as nccl-tests prints them.
+void print_table(const std::vector<SweepRow>& rows, OpKind kind, const std::string& type, const std::string& redop,
                  double& sum_busbw, int& count) {
   std::cout << "#\n# " << op_kind_name(kind) << " (simulated)\n";
   std::cout << "#       size         count      type   redop    root     time   algbw   busbw #wrong   algorithm protocol channels\n";
@@ -135,7 +135,7 @@ void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOpti
     const bool reducing = kind != OpKind::allgather && kind != OpKind::broadcast;
     std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7.*f  %6.2f  %6.2f  %5s   %9s %8s %8d\n",
                   static_cast<long long>(r.size_bytes), static_cast<long long>(r.count), type.c_str(),
-                  reducing ? std::string(reduce_op_name(s.redop)).c_str() : "none", r.root, r.time_us < 100 ? 2 : r.time_us < 10000 ? 1 : 0,
+                  reducing ? redop.c_str() : "none", r.root, r.time_us < 100 ? 2 : r.time_us < 10000 ? 1 : 0,
                   r.time_us, r.algbw_GBps, r.busbw_GBps, "N/A", std::string(algorithm_name(r.algorithm)).c_str(),
                   r.protocol ? std::string(protocol_name(*r.protocol)).c_str() : "-", r.channels);
     std::cout << line;
@@ -144,14 +144,14 @@ void print_table(const std::vector<SweepRow>& rows, OpKind kind, const SweepOpti
   }
 }
 
-nlohmann::json rows_json(const std::vector<SweepRow>& rows, const SweepOptions& s, const std::string& type) {
+nlohmann::json rows_json(const std::vector<SweepRow>& rows, const std::string& type, const std::string& redop) {
   auto arr = nlohmann::json::array();
   for (const auto& r : rows)
     arr.push_back({{"op", op_kind_name(r.kind)},
                    {"size_bytes", r.size_bytes},
                    {"count", r.count},
                    {"type", type},
-                   {"redop", reduce_op_name(s.redop)},
+                   {"redop", redop},
                    {"root", r.root},
                    {"time_us", r.time_us},
                    {"algbw_GBps", r.algbw_GBps},
@@ -193,7 +193,7 @@ void run_collective(const CollectiveOptions& o) {
             << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << ", -n " << s.iters << "\n";
   double sum = 0;
   int count = 0;
-  for (OpKind kind : s.ops) print_table(rows, kind, s, nccl_type_name(o.datatype), sum, count);
+  for (OpKind kind : s.ops) print_table(rows, kind, nccl_type_name(o.datatype), o.redop, sum, count);
   std::cout << "# Avg bus bandwidth    : " << (count > 0 ? sum / count : 0.0) << "\n#\n";
   if (!o.json_file.empty()) {
     nlohmann::json j = {{"format", "redsim-collective"},
@@ -204,7 +204,7 @@ void run_collective(const CollectiveOptions& o) {
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
                         {"iters", s.iters},
-                        {"rows", rows_json(rows, s, nccl_type_name(o.datatype))}};
+                        {"rows", rows_json(rows, nccl_type_name(o.datatype), o.redop)}};
     write_file_atomically(o.json_file, j.dump(1) + "\n");
     std::cout << "json: " << o.json_file << "\n";
   }
@@ -223,7 +223,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("-f,--stepfactor", o->step_factor, "multiply the size by this between rows (1: add -i)")->capture_default_str();
   cmd->add_option("-i,--stepbytes", o->step_bytes, "add this many bytes between rows when -f is 1")->capture_default_str();
   cmd->add_option("-d,--datatype", o->datatype, kNcclTestsTypeChoices)->capture_default_str();
-  cmd->add_option("-o,--redop", o->redop, "reduction: sum|prod|max|min|avg")->capture_default_str();
+  cmd->add_option("-o,--redop", o->redop, std::string("reduction: ") + kNcclTestsRedopChoices)->capture_default_str();
   cmd->add_option("-r,--root", o->root, "root rank of broadcast and reduce")->capture_default_str();
   cmd->add_option("-g,--ngpus", o->gpus,
                   "devices one process drives (nccl-tests' -g; it divides the ranks and is at most a node's devices): "

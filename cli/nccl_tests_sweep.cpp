@@ -19,6 +19,8 @@ SweepOptions sweep_for_run(const NcclTestsRun& run) {
   if (!run.rows.empty()) {
     o.dtype = nccl_tests_dtype(run.rows.front().type).value_or(DType::fp32);  // the reader refused unknown types
     o.root = run.rows.front().root >= 0 ? run.rows.front().root : 0;
+    // The reader refused unknown reductions; "none" and old logs without the column reduce by sum.
+    o.redop = nccl_tests_redop(run.rows.front().redop).value_or(ReduceOp::sum);
   }
   o.gpus_per_process = run.gpus_per_thread;
   o.iters = run.iters;

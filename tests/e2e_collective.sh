@@ -53,7 +53,7 @@ check "NCCL spellings" "[ $? -eq 0 ] && grep -q 'ring *simple' '$tmp/nccl.txt'"
 # (NCCL_NVLS_SUPPORTS); half with max it does.
 "$redsim" collective --cluster "$src/configs/dgx-h100.json" -d double -b 64M -e 64M >"$tmp/dbl.txt"
 check "-d double" "[ $? -eq 0 ] && grep -Eq '^ *67108864 +8388608 +double +sum .* nvls +simple' '$tmp/dbl.txt'"
-for o in avg max; do
+for o in avg max mulsum; do
   "$redsim" collective --cluster "$src/configs/dgx-h100.json" -o $o -b 64M -e 64M >"$tmp/$o.txt"
   check "-o $o runs no NVLS" "[ $? -eq 0 ] && grep -Eq '^ *67108864 .* float +$o .* ring ' '$tmp/$o.txt'"
 done

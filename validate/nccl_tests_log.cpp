@@ -157,7 +157,11 @@ void Reader::row(const std::vector<std::string>& t, int line) {
   r.count = *count;
   r.type = at(c.type);
   if (nccl_tests_type_bytes(r.type) == 0) fail(line, "an nccl-tests data type (float, half, bfloat16, double, int8, ...), got \"" + r.type + "\"");
-  if (c.redop >= 0) r.redop = at(c.redop);
+  if (c.redop >= 0) {
+    r.redop = at(c.redop);
+    if (r.redop != "none" && !nccl_tests_redop(r.redop))
+      fail(line, "an nccl-tests reduction (sum, prod, max, min, avg, mulsum, or none), got \"" + r.redop + "\"");
+  }
   if (c.root >= 0) {
     const auto root = number(at(c.root));
     if (!root) fail(line, "a root rank or -1");
@@ -375,6 +379,14 @@ const std::map<std::string, NcclTestsType>& nccl_tests_types() {
 int nccl_tests_type_bytes(const std::string& type) {
   const auto it = nccl_tests_types().find(type);
   return it == nccl_tests_types().end() ? 0 : it->second.bytes;
+}
+
+std::optional<ReduceOp> nccl_tests_redop(const std::string& op) {
+  // mulsum is ncclRedOpCreatePreMulSum: a sum with a pre-multiplication, as ncclAvg is on
+  // floating point (2.18.5 enqueue.cc hostToDevRedOp), and like it no reduction NVLS does.
+  if (op == "mulsum") return ReduceOp::avg;
+  if (op == "sum" || op == "prod" || op == "max" || op == "min" || op == "avg") return parse_reduce_op(op);
+  return std::nullopt;
 }
 
 std::optional<DType> nccl_tests_dtype(const std::string& type) {

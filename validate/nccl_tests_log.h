@@ -75,6 +75,11 @@ int nccl_tests_type_bytes(const std::string& type);
 // support (nvls_reduces): uint32 runs as int32, uint64 as int64, int8 and the 8-bit floats as
 // uint8 (NVLS reduces no 8-bit type). nullopt if unknown.
 std::optional<DType> nccl_tests_dtype(const std::string& type);
+// The reduction simulating nccl-tests' -o `op` (its test_opnames: sum, prod, max, min, avg,
+// mulsum); mulsum, a pre-multiplied sum, runs as avg, which NCCL computes the same way on
+// floating point. nullopt for anything else ("none" included: the row reduces nothing).
+std::optional<ReduceOp> nccl_tests_redop(const std::string& op);
+inline constexpr const char* kNcclTestsRedopChoices = "sum|prod|max|min|avg|mulsum";
 // The names nccl-tests' -d takes, "|"-separated.
 inline constexpr const char* kNcclTestsTypeChoices = "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2";
 

@@ -26,7 +26,7 @@ def options(rng, src):
             "-d", rng.choice(["float", "half", "bfloat16", "double", "int8", "uint8", "int32", "uint32", "int64",
                               "uint64", "f8e4m3", "f8e5m2", "fp32"])]
     if rng.random() < 0.3:  # reductions NVLS does and does not run (NCCL_NVLS_SUPPORTS)
-        args += ["-o", rng.choice(["sum", "prod", "max", "min", "avg"])]
+        args += ["-o", rng.choice(["sum", "prod", "max", "min", "avg", "mulsum"])]
     if rng.random() < 0.5:
         args += ["--algorithm", rng.choice(["ring", "tree", "nvls", "nvlstree", "auto", "NVLS", "Ring"])]
     if rng.random() < 0.5:

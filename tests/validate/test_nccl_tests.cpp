@@ -334,3 +334,21 @@ TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines
   REQUIRE(two.size() == 2);
   CHECK(two.back().nccl_version == 21805);
 }
+
+TEST_CASE("nccl-tests: a row's reduction is one of nccl-tests' operations, mulsum as avg", "[nccl_tests]") {
+  // nccl-tests' test_opnames: sum, prod, max, min, avg, mulsum; "none" where nothing is reduced.
+  const std::string head = "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n" + rank_lines(1, 2) + kColumns;
+  auto row = [](const char* op) { return std::string(" 1048576 262144 float ") + op + " -1 20.0 0 0 0 20.0 0 0 0\n"; };
+  const std::string tail = "# Avg bus bandwidth : 1\n";
+  for (const char* op : {"sum", "prod", "max", "min", "avg", "mulsum"}) {
+    INFO(op);
+    const auto runs = parse(head + row(op) + tail);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.at(0).redop == op);
+  }
+  CHECK(nccl_tests_redop("mulsum") == ReduceOp::avg);
+  CHECK(nccl_tests_redop("max") == ReduceOp::max);
+  CHECK_FALSE(nccl_tests_redop("none").has_value());
+  CHECK(input_error(head + row("premul") + tail) ==
+        "log.txt: line 10: an nccl-tests reduction (sum, prod, max, min, avg, mulsum, or none), got \"premul\"");
+}
