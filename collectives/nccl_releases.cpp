@@ -77,6 +77,8 @@ constexpr AlgoProto kBase223{{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0,
 constexpr AlgoProto kNvlink223{{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}}};
 constexpr AlgoProto kPci223{{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}}};
 constexpr AlgoProto kNet223{{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}}};
+// v2.28.9-1 (the same to v2.29.7-1): NVLSTree's network hop 20.9 us (14 to 2.28.7).
+constexpr AlgoProto kNet2289{{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}}};
 // v2.21.5-1 llMaxBws: Hopper on one node 141 GB/s (rows 1-2 are the CPU vendor's with several
 // nodes, and the Hopper row's multi-node entries are not read).
 constexpr GenNodes kLlMax221{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}}};
@@ -192,6 +194,15 @@ constexpr Release nvls_with_plugin(Release r) {
   return r;
 }
 
+// v2.28.3-1 (to v2.28.7-1): 2.23.4's constants with NVLS's new bandwidth rule (nvls_v2_28);
+// v2.28.9-1 moves NVLSTree's network hop to 20.9 us.
+constexpr Release v2_28(int first, const char* tag, const AlgoProto& net) {
+  Release r{first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072};
+  r.nvls_plugin_latency = true;
+  r.nvls_v2_28 = true;
+  return r;
+}
+
 // Ascending by first_version: the version each model applies from (the first release of a minor
 // version takes its later patch release's model where no tag between them changed tuning.cc).
 const Release kReleases[] = {
@@ -210,6 +221,8 @@ const Release kReleases[] = {
     nvls_with_plugin({21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false}),
     nvls_with_plugin({22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072}),
     nvls_with_plugin({22300, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072}),
+    v2_28(22800, "v2.28.3-1", kNet223),
+    v2_28(22809, "v2.28.9-1", kNet2289),
 };
 
 }  // namespace

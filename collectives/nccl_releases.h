@@ -33,6 +33,13 @@ struct Release {
   // 2.21.5 (enqueue.cc, transport/nvls.cc): NVLSTree's chunk starts at NCCL_NVLS_CHUNKSIZE, 128 KiB
   // (64 KiB from 4 nodes), where it had started at a Simple step of 512 KiB (0 here).
   std::int64_t nvls_chunk_bytes = 0;
+  // 2.28.3: NVLS and NVLSTree per channel at min(inside x nvls_efficiency x (channels - 1) /
+  // channels x 2 for allreduce ((ppn - 1) / ppn otherwise), across (x2 for NVLSTree on up to 2
+  // nodes), NVLSTree's cap nvls_tree_max_GBps), and bus to algorithm bandwidth as a ring's,
+  // ranks / (2 (ranks - 1)) for allreduce (before: 5/6).
+  bool nvls_v2_28 = false;
+  std::array<double, 3> nvls_efficiency{0.0, 0.0, 0.85};  // by generation (Blackwell's 0.74 not carried)
+  GenNodes nvls_tree_max_GBps{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}}};
 
   // Before 2.18 (fields below; 2.18.5's values by default).
   // Per-channel caps, GB/s, [generation][nodes] (2.18.3 split LL128's by ring and tree).
@@ -107,7 +114,8 @@ struct Release {
   bool nvls_plugin_latency = false;
 };
 
-// The release whose model applies to nccl_version (the newest not after it; 2.6.4 before that).
+// The release whose model applies to nccl_version (the newest not after it; 2.5.7 without LL128
+// before that).
 const Release& release_of(int nccl_version);
 
 // NCCL's tree bandwidth correction by size (nccl_constants.h) with the release's LL128 row.

@@ -219,13 +219,18 @@ Graph nvls_graph(const ClusterSpec& c, const Graph& ring) {
   Graph g;
   const int d = c.devices_per_node;
   // One head per device; each device's port carries (d + 1) x speed (transport search.cc L306-337).
-  for (double s : kSm90SpeedIntra)
-    if ((d + 1) * s <= c.intra.link_bandwidth_GBps * (1 + 1e-9)) {
-      g.channels = d;
-      g.bw_intra_GBps = s;
-      g.bw_inter_GBps = c.nodes > 1 ? ring.bw_inter_GBps : s;
-      break;
-    }
+  for (std::size_t i = 0; i < kSm90SpeedIntra.size(); ++i) {
+    const double s = kSm90SpeedIntra[i];
+    if ((d + 1) * s > c.intra.link_bandwidth_GBps * (1 + 1e-9)) continue;
+    g.channels = d;
+    g.bw_intra_GBps = s;
+    g.bw_inter_GBps = c.nodes > 1 ? ring.bw_inter_GBps : s;
+    // Pass 2 raises a one-node NVLS graph's speed across while it is under twice the speed
+    // inside; nothing inside a node carries it (search.cc, from 2.19), so a DGX H100 reads
+    // 40/60 GB/s. Only 2.28's NVLS rule reads it (nvls_v2_28).
+    for (std::size_t k = i; c.nodes == 1 && k > 0 && g.bw_inter_GBps < 2 * s; --k) g.bw_inter_GBps = kSm90SpeedIntra[k - 1];
+    break;
+  }
   return g;
 }
 

@@ -189,6 +189,20 @@ double channel_bw_GBps(const Graph& g, Algorithm a, int nodes, bool across_nodes
   return inside ? g.bw_intra_GBps : g.bw_inter_GBps;
 }
 
+// 2.28's NVLS and NVLSTree bandwidth a channel (tuning.cc, "Convert to NVLS busBW/channel"): the
+// switch's speed inside at the generation's efficiency over all channels but one, twice for an
+// allreduce's two pipelined operations; the speed across, twice for NVLSTree on up to 2 nodes;
+// NVLSTree's per-channel cap. 0 (disabled) under 2 channels.
+double nvls_v2_28_channel_GBps(const Graph& g, const Release& r, Algorithm a, OpKind kind, int nodes, int ppn, int gen,
+                               int ni) {
+  if (g.channels < 2) return 0.0;
+  double intra = g.bw_intra_GBps * r.nvls_efficiency[u(gen)] * (g.channels - 1) / g.channels;
+  intra *= kind == OpKind::allreduce ? 2.0 : (ppn - 1.0) / ppn;
+  const double inter = g.bw_inter_GBps * (a == Algorithm::nvls_tree && nodes <= 2 ? 2.0 : 1.0);
+  const double cap = a == Algorithm::nvls_tree ? r.nvls_tree_max_GBps[u(gen)][u(ni)] : intra;
+  return std::min({intra, inter, cap});
+}
+
 }  // namespace
 
 Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) const {
@@ -202,7 +216,9 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
   const bool nvls_on_ring = a == Algorithm::nvls && !r.has_nvls_tree;
   const Graph& g = a == Algorithm::tree ? topo_.tree : a == Algorithm::ring || nvls_on_ring ? topo_.ring : topo_.nvls_graph;
   if (g.channels == 0) return e;
-  double bus = g.channels * channel_bw_GBps(g, a, N, across_nodes, r);
+  const bool nvls_28 = r.nvls_v2_28 && (a == Algorithm::nvls || a == Algorithm::nvls_tree);
+  double bus = g.channels * (nvls_28 ? nvls_v2_28_channel_GBps(g, r, a, kind, N, ppn, gen, ni)
+                                     : channel_bw_GBps(g, a, N, across_nodes, r));
   if (const double cap = r.bus_cap_GBps[u(gen)]; cap > 0) bus = std::min(bus, cap);
   const BusRules c{r, kind, p, N, ppn, gen, ni, g.channels, is_cc(cluster_.device.compute_capability, 8.0)};
   const double ll_max = r.ll_max_GBps[u(N == 1 ? gen : 0)][u(ni)];
@@ -210,8 +226,8 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
   if (a == Algorithm::tree) bus = tree_bus_GBps(c, e, bus, ll_max, g.tree_pattern);
   if (e.total_cap_GBps <= 0) e.uncapped_bus_GBps = bus;
   double ratio = 0.5;
-  if (a == Algorithm::ring) ratio = static_cast<double>(n) / ring_steps(kind, n);
-  if (a == Algorithm::nvls) ratio = r.nvls_ratio;
+  if (a == Algorithm::ring || nvls_28) ratio = static_cast<double>(n) / ring_steps(kind, n);
+  else if (a == Algorithm::nvls) ratio = r.nvls_ratio;
   else if (a == Algorithm::nvls_tree && r.nvls_min_bw) ratio = 5.0 / 6.0;
   else if (a == Algorithm::nvls_tree) ratio = 0.70 * N / (2.0 * (N - 1));
   e.bus_bw_GBps = bus;

@@ -1,6 +1,6 @@
 // NCCL's cost model as it chooses an algorithm, protocol and channel count for one collective
 // (NCCL 2.18.5: src/graph/tuning.cc ncclTopoTuneModel / ncclTopoGetAlgoTime, src/enqueue.cc
-// getAlgoInfo; other releases' constants and rules, 2.6.4 to 2.23.4, as the cluster's
+// getAlgoInfo; other releases' constants and rules, 2.5.7 to 2.28.9, as the cluster's
 // nccl_version selects them, nccl_releases.h). The model ranks choices; the engines then simulate the chosen one.
 #pragma once
 #include <cstdint>

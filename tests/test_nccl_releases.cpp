@@ -52,6 +52,10 @@ TEST_CASE("a cluster's NCCL version selects the newest release model not after i
   CHECK(std::string(nccl::release_of(v2_20_5).tag) == "v2.19.3-1");
   CHECK(std::string(nccl::release_of(22203).tag) == "v2.21.5-1");
   CHECK(std::string(nccl::release_of(v2_26_2).tag) == "v2.23.4-1");
+  CHECK(std::string(nccl::release_of(22800).tag) == "v2.28.3-1");
+  CHECK(std::string(nccl::release_of(22807).tag) == "v2.28.3-1");
+  CHECK(std::string(nccl::release_of(22809).tag) == "v2.28.9-1");
+  CHECK(std::string(nccl::release_of(22907).tag) == "v2.28.9-1");
 }
 
 TEST_CASE("from 2.21 a ring's LL bus bandwidth is half the graph's, under 141 GB/s on one Hopper node", "[collectives][releases]") {
@@ -126,8 +130,8 @@ TEST_CASE("the engines pay NVLS the latency of the cluster's release", "[collect
 
 TEST_CASE("the engines pay NVLSTree's network hop the latency of the cluster's release", "[collectives][releases]") {
   // hwLat[NET][NVLS_TREE][SIMPLE]: 19 us in v2.18.5-1 src/graph/tuning.cc, 14 us from v2.19.3-1
-  // (unchanged to 2.29), where the model's NVLSTree latency also became the NVLink hop plus
-  // 2 log2(nodes) of these.
+  // (to v2.28.7-1), where the model's NVLSTree latency also became the NVLink hop plus
+  // 2 log2(nodes) of these; 20.9 us from v2.28.9-1.
   auto net_hop_s = [](int version) {
     return mechanics_of(simple_allreduce(Algorithm::nvls_tree, 8 << 20), h100_nodes(version, 2), 16)
         .hop_latency(nccl::Hw::net);
@@ -135,6 +139,39 @@ TEST_CASE("the engines pay NVLSTree's network hop the latency of the cluster's r
   CHECK(net_hop_s(v2_18_5) == Approx(19e-6));
   CHECK(net_hop_s(v2_20_5) == Approx(14e-6));
   CHECK(net_hop_s(v2_26_2) == Approx(14e-6));
+  CHECK(net_hop_s(22807) == Approx(14e-6));
+  CHECK(net_hop_s(22809) == Approx(20.9e-6));
+}
+
+TEST_CASE("from 2.28 NVLS runs at 0.85 of the switch's speed, twice for allreduce, at a ring's ratio", "[collectives][releases]") {
+  // One node of 8 H100s on 360 GB/s ports: the NVLS graph has 8 heads at 40 GB/s inside ((8 + 1)
+  // x 40 = 360) and 60 across (pass 2 raises it while under 2 x 40). v2.28.3-1 tuning.cc: a
+  // channel min(40 x 0.85 x 7/8 x 2 = 59.5, 60), bus 8 x 59.5 = 476, x 8 / 14 = 272 GB/s; 2.23.4:
+  // 8 x min(40, 60) x 5/6 = 266.7. Latency unchanged: the NVLink hop's 25 us.
+  const auto node = testing::nccl_node(9.0, 360, true);
+  const nccl::Tuning t28(at(node, 22803)), t23(at(node, v2_26_2));
+  const auto& g = t28.topology().nvls_graph;
+  REQUIRE(g.channels == 8);
+  REQUIRE(g.bw_intra_GBps == Approx(40.0));
+  CHECK(g.bw_inter_GBps == Approx(60.0));
+  const auto e28 = t28.entry(OpKind::allreduce, Algorithm::nvls, Protocol::simple);
+  CHECK(e28.bus_bw_GBps == Approx(476.0));
+  CHECK(e28.bw_GBps == Approx(476.0 * 8 / 14));
+  CHECK(e28.latency_us == Approx(25.0));
+  CHECK(t23.entry(OpKind::allreduce, Algorithm::nvls, Protocol::simple).bw_GBps == Approx(320.0 * 5 / 6));
+  // NVLSTree: the speed across doubled on 2 nodes, then Hopper's per-channel cap (57.7 on 2
+  // nodes, 45.5 on 4 or more) binds; bus to algorithm bandwidth as a ring's, 16 / 30 and 32 / 62.
+  for (int nodes : {2, 4}) {
+    const nccl::Tuning t(h100_nodes(22809, nodes));
+    const auto& gn = t.topology().nvls_graph;
+    REQUIRE(gn.channels == 8);
+    const double across = gn.bw_inter_GBps * (nodes == 2 ? 2 : 1);
+    const double channel = std::min({40.0 * 0.85 * 7 / 8 * 2, across, nodes == 2 ? 57.7 : 45.5});
+    const int n = 8 * nodes;
+    INFO(nodes << " nodes, across " << across);
+    CHECK(t.entry(OpKind::allreduce, Algorithm::nvls_tree, Protocol::simple).bw_GBps ==
+          Approx(8 * channel * n / (2.0 * (n - 1))));
+  }
 }
 
 TEST_CASE("NVLSTree's chunk starts at a Simple step before 2.21, at 128 KiB from it, 64 KiB from 4 nodes", "[collectives][releases]") {

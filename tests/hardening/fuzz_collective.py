@@ -41,7 +41,7 @@ def options(rng, src):
         args += ["-n", str(rng.choice([1, 2, 5, 40, 0]))]  # 0 must be refused with exit 2
     if rng.random() < 0.4:  # each release's tuning model (collectives/nccl_releases.h), and older
         args += ["--nccl-version", rng.choice(["2.4.8", "2.6.4", "2.7.8", "2.9.9", "2.11.4", "2.12.12", "2.14.3",
-                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.26.2"])]
+                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.26.2", "2.28.3", "2.29.7"])]
     return args
 
 
