@@ -194,11 +194,15 @@ constexpr Release nvls_with_plugin(Release r) {
   return r;
 }
 
+// v2.23.4-1, and the later releases that keep its constants but for the network row.
+constexpr Release v2_23(int first, const char* tag, const AlgoProto& net) {
+  return nvls_with_plugin({first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072});
+}
+
 // v2.28.3-1 (to v2.28.7-1): 2.23.4's constants with NVLS's new bandwidth rule (nvls_v2_28);
 // v2.28.9-1 moves NVLSTree's network hop to 20.9 us.
 constexpr Release v2_28(int first, const char* tag, const AlgoProto& net) {
-  Release r{first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072};
-  r.nvls_plugin_latency = true;
+  Release r = v2_23(first, tag, net);
   r.nvls_v2_28 = true;
   return r;
 }
@@ -220,7 +224,7 @@ const Release kReleases[] = {
     {21803, "v2.18.5-1", kBaseLatUs, kHwLatUs, kLlMaxBwGBps, false, false, false},
     nvls_with_plugin({21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false}),
     nvls_with_plugin({22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072}),
-    nvls_with_plugin({22300, "v2.23.4-1", kBase223, {kNvlink223, kPci223, kNet223}, kLlMax221, true, true, true, 131072}),
+    v2_23(22300, "v2.23.4-1", kNet223),
     v2_28(22800, "v2.28.3-1", kNet223),
     v2_28(22809, "v2.28.9-1", kNet2289),
 };

@@ -199,7 +199,7 @@ double nvls_v2_28_channel_GBps(const Graph& g, const Release& r, Algorithm a, Op
   double intra = g.bw_intra_GBps * r.nvls_efficiency[u(gen)] * (g.channels - 1) / g.channels;
   intra *= kind == OpKind::allreduce ? 2.0 : (ppn - 1.0) / ppn;
   const double inter = g.bw_inter_GBps * (a == Algorithm::nvls_tree && nodes <= 2 ? 2.0 : 1.0);
-  const double cap = a == Algorithm::nvls_tree ? r.nvls_tree_max_GBps[u(gen)][u(ni)] : intra;
+  const double cap = a == Algorithm::nvls_tree ? r.nvls_tree_max_GBps[u(gen)][u(ni)] : std::numeric_limits<double>::infinity();
   return std::min({intra, inter, cap});
 }
 
