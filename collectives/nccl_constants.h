@@ -50,10 +50,11 @@ inline constexpr std::array<AlgoProto, 3> kHwLatUs{{
 // an NVLink hop, not 1 us (bench/fidelity/README.md, 2026-11-30).
 inline constexpr double kSimpleHopFenceUs = 6.0;
 
-// Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper][nodes: 1, 2, >2]
-// (tuning.cc L85-106). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is
+// Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper, Blackwell][nodes: 1, 2,
+// >2] (tuning.cc L85-106; Blackwell's row from 2.25.1, read only by releases that have it, so the
+// tables written with three rows leave it 0). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is
 // the host CPU (row 0 Intel, row 1 AMD) rather than the GPU: redsim assumes Intel hosts.
-using GenNodes = std::array<std::array<double, 3>, 3>;
+using GenNodes = std::array<std::array<double, 3>, 4>;
 inline constexpr GenNodes kLlMaxBwGBps{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}};
 inline constexpr GenNodes kPerChMaxRingLl128GBps{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}}};
 inline constexpr GenNodes kPerChMaxTreeLl128GBps{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}}};
@@ -95,6 +96,10 @@ inline constexpr int kRingSliceSteps = 2;
 // NVLS chunk (enqueue.cc L1312-1369).
 inline constexpr std::int64_t kNvlsChunkBytes = 128 * 1024;
 inline constexpr int kNvlsChannels = 16;  // NCCL_NVLS_NCHANNELS default (transport/nvls.cc L231)
+// Blackwell's (compute capability 10.0 and newer; transport/nvls.cc NVLS_NCHANNELS_SM100 from
+// v2.25.1-1, NVLS_NCHANNELS_SM100_NVL within one node from v2.27.3-1).
+inline constexpr int kNvlsChannelsSm100 = 32;
+inline constexpr int kNvlsChannelsSm100OneNode = 24;
 
 // Threads per channel and the bytes each must have before NCCL uses another channel
 // (devcomm.h L53-72, comm.h L32-34): LL 8 (Ring LL: 8 x ranks), LL128 8, Simple 64.
@@ -107,6 +112,10 @@ inline constexpr std::array<double, 13> kSpeedIntra{40, 30, 20, 18, 15, 12, 10, 
 inline constexpr std::array<double, 19> kSpeedInter{48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
 inline constexpr std::array<double, 9> kSm90SpeedIntra{60, 40, 30, 24, 20, 15, 12, 6, 3};
 inline constexpr std::array<double, 16> kSm90SpeedInter{48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+// Compute capability 10.0 and newer (Blackwell; v2.29.7-1 search.cc sm100SpeedArrayIntra/Inter,
+// the arrays as of that tag: 2.25.1 had started them at 90 and 48).
+inline constexpr std::array<double, 12> kSm100SpeedIntra{90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+inline constexpr std::array<double, 19> kSm100SpeedInter{96, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
 
 // floor(log2 v) for v >= 1 (NCCL's log2i): the depth of its binary tree over v nodes.
 constexpr int log2i(int v) {

@@ -199,11 +199,38 @@ constexpr Release v2_23(int first, const char* tag, const AlgoProto& net) {
   return nvls_with_plugin({first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072});
 }
 
-// v2.28.3-1 (to v2.28.7-1): 2.23.4's constants with NVLS's new bandwidth rule (nvls_v2_28);
-// v2.28.9-1 moves NVLSTree's network hop to 20.9 us.
-constexpr Release v2_28(int first, const char* tag, const AlgoProto& net) {
-  Release r = v2_23(first, tag, net);
+using NodesRow = std::array<double, 3>;
+
+// Blackwell's rows (from v2.25.1-1): twice Hopper's LL cap on one node, and the release's
+// per-channel caps for ring LL128, tree LL128 and trees.
+constexpr Release with_blackwell(Release r, Release::Ll128Cc ll128_cc, NodesRow ring_ll128, NodesRow tree_ll128,
+                                 NodesRow tree) {
+  r.blackwell_rows = true;
+  r.ll128_cc = ll128_cc;
+  r.ll_max_GBps[3] = {2 * 141.0, 2 * 45.0, 2 * 35.0};
+  r.ring_ll128_max_GBps[3] = ring_ll128;
+  r.tree_ll128_max_GBps[3] = tree_ll128;
+  r.tree_max_GBps[3] = tree;
+  return r;
+}
+
+// v2.25.1-1 (LL128 on 10.0 and 12.0) and v2.27.3-1 (LL128 on any capability from 7.0): 2.23.4's
+// model with Blackwell's rows, each twice Hopper's.
+constexpr Release v2_25(int first, const char* tag, Release::Ll128Cc ll128_cc) {
+  return with_blackwell(v2_23(first, tag, kNet223), ll128_cc, {2 * 36.7, 2 * 36.7, 2 * 36.7},
+                        {2 * 36.7, 2 * 36.7, 2 * 29.0}, {2 * 38.7, 2 * 41.4, 2 * 36.0});
+}
+
+// v2.28.3-1 to v2.29.7-1: 2.23.4's constants with NVLS's new bandwidth rule (nvls_v2_28) and
+// Blackwell's rows of that tag: ring LL128 a channel (2.28.7, 2.29.2 and 2.29.7 each changed it),
+// NVLSTree's cap from 4 nodes (43.8 from 2.28.9). 2.28.9 moves NVLSTree's network hop to 20.9 us;
+// 2.29.2 gives Blackwell's NVLSTree allreduce the tree's size correction.
+constexpr Release v2_28(int first, const char* tag, const AlgoProto& net, NodesRow ring_ll128, double nvls_tree_n4) {
+  Release r = with_blackwell(v2_23(first, tag, net), Release::Ll128Cc::from_volta, ring_ll128, {55.6, 31.67, 20.0},
+                             {70.0, 42.8, 24.0});
   r.nvls_v2_28 = true;
+  r.nvls_tree_max_GBps[3] = {0.0, 96.0, nvls_tree_n4};
+  r.nvls_tree_corrected_on_blackwell = first >= 22902;
   return r;
 }
 
@@ -225,8 +252,13 @@ const Release kReleases[] = {
     nvls_with_plugin({21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false}),
     nvls_with_plugin({22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072}),
     v2_23(22300, "v2.23.4-1", kNet223),
-    v2_28(22800, "v2.28.3-1", kNet223),
-    v2_28(22809, "v2.28.9-1", kNet2289),
+    v2_25(22500, "v2.25.1-1", Release::Ll128Cc::and_blackwell),
+    v2_25(22700, "v2.27.3-1", Release::Ll128Cc::from_volta),
+    v2_28(22800, "v2.28.3-1", kNet223, {2 * 36.7, 2 * 36.7, 2 * 36.7}, 43.1),
+    v2_28(22807, "v2.28.7-1", kNet223, {2 * 36.7, 34.6, 2 * 36.7}, 43.1),
+    v2_28(22809, "v2.28.9-1", kNet2289, {2 * 36.7, 34.6, 2 * 36.7}, 43.8),
+    v2_28(22902, "v2.29.2-1", kNet2289, {34.5, 34.6, 34.5}, 43.8),
+    v2_28(22907, "v2.29.7-1", kNet2289, {40.0, 40.0, 40.0}, 43.8),
 };
 
 }  // namespace

@@ -38,8 +38,17 @@ struct Release {
   // nodes), NVLSTree's cap nvls_tree_max_GBps), and bus to algorithm bandwidth as a ring's,
   // ranks / (2 (ranks - 1)) for allreduce (before: 5/6).
   bool nvls_v2_28 = false;
-  std::array<double, 3> nvls_efficiency{0.0, 0.0, 0.85};  // by generation (Blackwell's 0.74 not carried)
-  GenNodes nvls_tree_max_GBps{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}}};
+  std::array<double, 4> nvls_efficiency{0.0, 0.0, 0.85, 0.74};  // by generation
+  GenNodes nvls_tree_max_GBps{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.1}}};
+  // 2.25.1: a Blackwell GPU (compute capability 10.0 and newer) reads the tables' fourth row;
+  // before, Hopper's (from 2.17; by exact capability before that, exact_cc_rows).
+  bool blackwell_rows = false;
+  // The compute capabilities LL128 runs on by default (tuning.cc, "Enable LL128 by default"):
+  // 7.0, 8.0 and 9.0; 10.0 and 12.0 too from 2.25.1; any from 7.0 from 2.27.3.
+  enum class Ll128Cc { volta_ampere_hopper, and_blackwell, from_volta };
+  Ll128Cc ll128_cc = Ll128Cc::volta_ampere_hopper;
+  // 2.29.2: NVLSTree allreduce on Blackwell (x86 hosts) takes the tree's size correction too.
+  bool nvls_tree_corrected_on_blackwell = false;
 
   // Before 2.18 (fields below; 2.18.5's values by default).
   // Per-channel caps, GB/s, [generation][nodes] (2.18.3 split LL128's by ring and tree).
@@ -51,7 +60,7 @@ struct Release {
   std::array<double, 5> ll128_op_max_GBps{};
   // A cap on any algorithm's whole bus bandwidth by generation, 0 for none (Ampere 235 GB/s to
   // 2.17; Hopper 370 in 2.17; dropped in 2.18.1).
-  std::array<double, 3> bus_cap_GBps{};
+  std::array<double, 4> bus_cap_GBps{};
   // Before 2.15 a Hopper GPU reads the Volta rows (the model knew only sm_80 as "Ampere") and
   // has no LL128 by default.
   bool hopper_as_volta = false;

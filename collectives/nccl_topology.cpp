@@ -9,9 +9,11 @@ namespace {
 
 constexpr int kMaxRingChannels = kMaxChannels / 2;  // ring graphs: MAXCHANNELS/2 (init.cc L875-911)
 
-int generation_of(double cc) { return cc < 8.0 ? 0 : cc < 9.0 ? 1 : 2; }
+int generation_of(double cc) { return cc < 8.0 ? 0 : cc < 9.0 ? 1 : cc < 10.0 ? 2 : 3; }
 
 std::span<const double> speeds(int generation, bool multi_node) {
+  if (generation >= 3)
+    return multi_node ? std::span<const double>(kSm100SpeedInter) : std::span<const double>(kSm100SpeedIntra);
   if (generation >= 2) return multi_node ? std::span<const double>(kSm90SpeedInter) : std::span<const double>(kSm90SpeedIntra);
   return multi_node ? std::span<const double>(kSpeedInter) : std::span<const double>(kSpeedIntra);
 }
@@ -215,12 +217,13 @@ Graph tree_graph(const ClusterSpec& c, const Graph& ring, int generation) {
   return t;
 }
 
-Graph nvls_graph(const ClusterSpec& c, const Graph& ring) {
+Graph nvls_graph(const ClusterSpec& c, const Graph& ring, int generation) {
   Graph g;
   const int d = c.devices_per_node;
+  const auto intra = speeds(generation, false);
   // One head per device; each device's port carries (d + 1) x speed (transport search.cc L306-337).
-  for (std::size_t i = 0; i < kSm90SpeedIntra.size(); ++i) {
-    const double s = kSm90SpeedIntra[i];
+  for (std::size_t i = 0; i < intra.size(); ++i) {
+    const double s = intra[i];
     if ((d + 1) * s > c.intra.link_bandwidth_GBps * (1 + 1e-9)) continue;
     g.channels = d;
     g.bw_intra_GBps = s;
@@ -228,10 +231,17 @@ Graph nvls_graph(const ClusterSpec& c, const Graph& ring) {
     // Pass 2 raises a one-node NVLS graph's speed across while it is under twice the speed
     // inside; nothing inside a node carries it (search.cc, from 2.19), so a DGX H100 reads
     // 40/60 GB/s. Only 2.28's NVLS rule reads it (nvls_v2_28).
-    for (std::size_t k = i; c.nodes == 1 && k > 0 && g.bw_inter_GBps < 2 * s; --k) g.bw_inter_GBps = kSm90SpeedIntra[k - 1];
+    for (std::size_t k = i; c.nodes == 1 && k > 0 && g.bw_inter_GBps < 2 * s; --k) g.bw_inter_GBps = intra[k - 1];
     break;
   }
   return g;
+}
+
+// NVLS channels (transport/nvls.cc): 16 on Hopper; on Blackwell 32, or 24 within one node from
+// 2.27.3 (NVLS_NCHANNELS_SM100_NVL).
+int nvls_channels(const ClusterSpec& c, int generation) {
+  if (generation < 3) return kNvlsChannels;
+  return c.nodes == 1 && c.nccl_version >= 22700 ? kNvlsChannelsSm100OneNode : kNvlsChannelsSm100;
 }
 
 }  // namespace
@@ -248,17 +258,22 @@ Topology topology_of(const ClusterSpec& c, int channels) {
   const double cc = c.device.compute_capability;
   t.nvls = c.intra.fabric == IntraFabric::nvswitch && c.intra.nvls && t.generation >= 2 && c.devices_per_node > 2;
   if (t.nvls) {
-    t.nvls_graph = nvls_graph(c, t.ring);
+    t.nvls_graph = nvls_graph(c, t.ring, t.generation);
     t.nvls = t.nvls_graph.channels > 0;
   }
-  if (t.nvls) t.nvls_channels = std::min(kNvlsChannels, kMaxChannels);
-  // LL128 (tuning.cc L246, L280-294): NVLink inside the node and compute capability 7.0, 8.0 or 9.0.
+  if (t.nvls) t.nvls_channels = std::min(nvls_channels(c, t.generation), kMaxChannels);
+  // LL128 (tuning.cc L246, L280-294): NVLink inside the node; which compute capabilities a
+  // release enables it on is the release's (Release::ll128_cc).
   const bool nvlink_intra = c.devices_per_node < 2 || c.intra.fabric != IntraFabric::pcie;
-  t.ll128 = nvlink_intra && (is_cc(cc, 7.0) || is_cc(cc, 8.0) || is_cc(cc, 9.0));
-  // Execution channels: twice the search channels (connect.cc L391), twice again on SM90 with
-  // several nodes and fast rings (L404-407).
+  t.ll128 = nvlink_intra && cc >= 7.0 - 0.05;
+  // Execution channels: twice the search channels (connect.cc L391), twice again with several
+  // nodes and fast rings (L404-407): from 2.18.1 on compute capability 9.0 while within
+  // MAXCHANNELS (32), from 2.20.3 only under 16 channels, from 2.25.1 on 9.0 and newer.
   t.comm_channels = std::min(kMaxChannels, 2 * t.ring.channels);
-  if (t.generation >= 2 && c.nodes > 1 && t.ring.bw_intra_GBps > 45 && 2 * t.comm_channels <= kMaxChannels) t.comm_channels *= 2;
+  const int v = c.nccl_version;
+  const bool fast_rings = c.nodes > 1 && t.ring.bw_intra_GBps > 45 && v >= 21800 &&
+                          (v >= 22500 ? cc >= 9.0 - 0.05 : is_cc(cc, 9.0));
+  if (fast_rings && (v >= 22000 ? t.comm_channels < 16 : 2 * t.comm_channels <= kMaxChannels)) t.comm_channels *= 2;
   if (channels > 0) {
     t.comm_channels = channels;
     if (t.nvls) t.nvls_channels = channels;

@@ -21,7 +21,7 @@ struct Graph {
 };
 
 struct Topology {
-  int generation = 1;  // 0 Volta (cc < 8), 1 Ampere (8.x), 2 Hopper (9.x and newer)
+  int generation = 1;  // 0 Volta (cc < 8), 1 Ampere (8.x), 2 Hopper (9.x), 3 Blackwell (10.0 and newer)
   int nodes = 1;
   int ranks = 1;
   Graph ring, tree, nvls_graph;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/cluster_json.h"
@@ -50,10 +51,29 @@ double with_plugin_latency(double hw_us, Protocol p, const Release& r, double pl
 }
 
 // The generation row a release reads: before 2.17 only compute capability 8.0 reads Ampere's and
-// 9.0 Hopper's (from 2.15; Volta's before), anything else Volta's.
+// 9.0 Hopper's (from 2.15; Volta's before), anything else Volta's; Blackwell reads Hopper's
+// before 2.25.
 int gen_row(const Topology& t, const Release& r, double cc) {
-  if (!r.exact_cc_rows) return t.generation;
+  if (!r.exact_cc_rows) return std::min(t.generation, r.blackwell_rows ? 3 : 2);
   return is_cc(cc, 8.0) ? 1 : is_cc(cc, 9.0) && !r.hopper_as_volta ? 2 : 0;
+}
+
+// Whether the release runs LL128 by default on this compute capability (tuning.cc).
+bool ll128_on(const Release& r, double cc) {
+  switch (r.ll128_cc) {
+    case Release::Ll128Cc::from_volta: return cc >= 7.0 - 0.05;
+    case Release::Ll128Cc::and_blackwell:
+      if (is_cc(cc, 10.0) || is_cc(cc, 12.0)) return true;
+      [[fallthrough]];
+    case Release::Ll128Cc::volta_ampere_hopper: return is_cc(cc, 7.0) || is_cc(cc, 8.0) || is_cc(cc, 9.0);
+  }
+  return false;
+}
+
+std::string format_cc(double cc) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", cc);
+  return b;
 }
 
 // What a release's bandwidth refinements read (tuning.cc ncclTopoTuneModel, "Various model
@@ -147,9 +167,11 @@ std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kin
   // Built only when a reason is returned: this runs for every choice the model ranks.
   const auto nccl_release = [&c] { return "NCCL " + nccl_version_name(c.nccl_version); };
   if (p == Protocol::ll128 && !t.release().has_ll128) return nccl_release() + " has no LL128 (from 2.5)";
-  if (p == Protocol::ll128 && !topo.ll128)
-    return "LL128 needs NVLink inside the node and compute capability 7.0, 8.0 or 9.0";
-  if (p == Protocol::ll128 && topo.generation == 2 && t.release().hopper_as_volta)
+  if (p == Protocol::ll128 && !topo.ll128) return "LL128 needs NVLink inside the node and compute capability 7.0 or newer";
+  if (p == Protocol::ll128 && !ll128_on(t.release(), c.device.compute_capability))
+    return nccl_release() + " enables LL128 on compute capability 7.0, 8.0 and 9.0 (10.0 and 12.0 from 2.25, " +
+           "any from 7.0 from 2.27), not " + format_cc(c.device.compute_capability);
+  if (p == Protocol::ll128 && topo.generation >= 2 && t.release().hopper_as_volta)
     return nccl_release() + " enables LL128 on Hopper only from 2.15";
   if (p == Protocol::ll128 && topo.generation != 0 && t.release().ll128_volta_only)
     return nccl_release() + " enables LL128 on Volta only (others from 2.7)";
@@ -276,6 +298,12 @@ double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes)
   double bw = e.bw_GBps;
   const Release& r = release_;
   if (a == Algorithm::tree) bw *= tree_correction(r, p, bytes);
+  // 2.29.2: NVLSTree allreduce on Blackwell too, over a table one size longer (Simple 0.9 at
+  // 512 MiB-1 GiB).
+  if (a == Algorithm::nvls_tree && kind == OpKind::allreduce && r.nvls_tree_corrected_on_blackwell &&
+      topo_.generation >= 3)
+    bw *= bytes >= (std::int64_t{1} << 29) && bytes < (std::int64_t{1} << 30) ? (p == Protocol::simple ? 0.9 : 1.0)
+                                                                               : tree_correction(r, p, bytes);
   double lat = e.latency_us;
   // "Plateau effect of ring" (tuning.cc L392; before 2.18 from ranks / 16 x 64 KiB).
   const bool plateau = r.plateau_by_ranks

@@ -74,6 +74,10 @@ assert (a["nccl_version"], b["nccl_version"]) == ("2.18.5", "2.20.5"), (a["nccl_
 assert a["rows"][0]["time_us"] > 1.5 * b["rows"][0]["time_us"], (a["rows"], b["rows"])
 PY
 
+# Blackwell (configs/dgx-b200.json, NCCL 2.29.7): NVLS within the node on 24 channels.
+"$redsim" collective --cluster "$src/configs/dgx-b200.json" -b 64M -e 64M >"$tmp/b200.txt"
+check "a DGX B200 runs NVLS on 24 channels at 64 MiB" "[ $? -eq 0 ] && grep -Eq ' nvls +simple +24$' '$tmp/b200.txt'"
+
 # nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
 # one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).
 for n in 1 20 40; do
@@ -103,6 +107,8 @@ bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls --nccl-version 2.16.
 bad --cluster "$src/configs/dgx-h100-x2.json" --algorithm nvlstree --nccl-version 2.17.1 -b 1M -e 1M
 bad --cluster "$src/configs/dgx-h100.json" --protocol ll128 --nccl-version 2.14.3 -b 1M -e 1M
 grep -q "NCCL 2.14.3 enables LL128 on Hopper only from 2.15" "$tmp/bad.txt" && echo "ok   the release is named" || { echo "FAIL: release not named"; fail=1; }
+bad --cluster "$src/configs/dgx-b200.json" --protocol ll128 --nccl-version 2.23.4 -b 1M -e 1M
+grep -q "NCCL 2.23.4 enables LL128 on compute capability 7.0, 8.0 and 9.0 .* not 10.0" "$tmp/bad.txt" && echo "ok   LL128 on Blackwell from 2.25" || { echo "FAIL: Blackwell LL128"; fail=1; }
 bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls -o avg -b 1M -e 1M
 grep -q "not fp32 with avg" "$tmp/bad.txt" && echo "ok   the reduction is named" || { echo "FAIL: reduction not named"; fail=1; }
 bad --cluster "$src/configs/dgx-h100.json" -d complex64

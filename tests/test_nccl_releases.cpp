@@ -5,6 +5,7 @@
 
 #include "collectives/collective_model.h"
 #include "collectives/nccl_releases.h"
+#include "collectives/nccl_topology.h"
 #include "collectives/nccl_tuning.h"
 #include "tests/test_support.h"
 
@@ -51,11 +52,14 @@ TEST_CASE("a cluster's NCCL version selects the newest release model not after i
   CHECK(std::string(nccl::release_of(21901).tag) == "v2.19.3-1");
   CHECK(std::string(nccl::release_of(v2_20_5).tag) == "v2.19.3-1");
   CHECK(std::string(nccl::release_of(22203).tag) == "v2.21.5-1");
-  CHECK(std::string(nccl::release_of(v2_26_2).tag) == "v2.23.4-1");
+  CHECK(std::string(nccl::release_of(22403).tag) == "v2.23.4-1");
+  CHECK(std::string(nccl::release_of(v2_26_2).tag) == "v2.25.1-1");  // Blackwell's rows (tests/test_nccl_blackwell.cpp)
+  CHECK(std::string(nccl::release_of(22707).tag) == "v2.27.3-1");
   CHECK(std::string(nccl::release_of(22800).tag) == "v2.28.3-1");
-  CHECK(std::string(nccl::release_of(22807).tag) == "v2.28.3-1");
+  CHECK(std::string(nccl::release_of(22807).tag) == "v2.28.7-1");
   CHECK(std::string(nccl::release_of(22809).tag) == "v2.28.9-1");
-  CHECK(std::string(nccl::release_of(22907).tag) == "v2.28.9-1");
+  CHECK(std::string(nccl::release_of(22903).tag) == "v2.29.2-1");
+  CHECK(std::string(nccl::release_of(22907).tag) == "v2.29.7-1");
 }
 
 TEST_CASE("from 2.21 a ring's LL bus bandwidth is half the graph's, under 141 GB/s on one Hopper node", "[collectives][releases]") {
@@ -193,4 +197,20 @@ TEST_CASE("NVLSTree's chunk starts at a Simple step before 2.21, at 128 KiB from
   // Small buffers are cut alike: below 128 x 64 KiB (8 MiB) to 32 KiB.
   CHECK(chunk(v2_18_5, 2, 4 * MiB) == 32 * 1024);
   CHECK(chunk(v2_26_2, 4, 4 * MiB) == 32 * 1024);
+}
+
+TEST_CASE("several Hopper nodes double their execution channels as each release's connect.cc says", "[collectives][releases]") {
+  // 8 NICs of 50 GB/s: rings of 8 channels at 48 GB/s (one a NIC, not split: 48 < 50 with more
+  // than 4 channels), 16 execution channels. 2.18.1-2.19 double them while 2 x 16 <= MAXCHANNELS
+  // (32); from 2.20.3 only under 16; 2.17 never.
+  CHECK(nccl::topology_of(h100_nodes(21701)).comm_channels == 16);
+  CHECK(nccl::topology_of(h100_nodes(v2_18_5)).comm_channels == 32);
+  CHECK(nccl::topology_of(h100_nodes(v2_20_5)).comm_channels == 16);
+  CHECK(nccl::topology_of(h100_nodes(v2_26_2)).comm_channels == 16);
+  // 4 NICs: 4 rings at 48 GB/s are split (no more than 4) into 8 of 24, 16 execution channels,
+  // too slow (not above 45) for any release to double.
+  auto four = h100_nodes(v2_18_5);
+  four.inter.nics_per_node = 4;
+  CHECK(nccl::topology_of(four).ring.bw_intra_GBps == Approx(24.0));
+  CHECK(nccl::topology_of(four).comm_channels == 16);
 }
