@@ -15,7 +15,7 @@ import sys
 from fuzz_args import fuzz_arguments
 
 PRESETS = ["dgx-a100", "dgx-h100", "dgx-h200", "dgx1-v100", "pcie-8gpu", "pcie-a10g-8gpu", "aws-p4d-x2",
-           "dgx-h100-x2", "hgx-h100-8x400g-x2", "ethernet-100g-x8", "dgx-a100-x2"]
+           "dgx-h100-x2", "hgx-h100-8x400g-x2", "ethernet-100g-x8", "dgx-a100-x2", "dgx-b200", "dgx-b200-x2"]
 
 
 def options(rng, src):
@@ -41,7 +41,8 @@ def options(rng, src):
         args += ["-n", str(rng.choice([1, 2, 5, 40, 0]))]  # 0 must be refused with exit 2
     if rng.random() < 0.4:  # each release's tuning model (collectives/nccl_releases.h), and older
         args += ["--nccl-version", rng.choice(["2.4.8", "2.6.4", "2.7.8", "2.9.9", "2.11.4", "2.12.12", "2.14.3",
-                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.26.2", "2.28.3", "2.29.7"])]
+                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.23.4", "2.25.1", "2.26.2", "2.27.3",
+                                               "2.28.3", "2.28.7", "2.29.2", "2.29.7"])]
     return args
 
 
