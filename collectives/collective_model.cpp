@@ -293,7 +293,7 @@ void set_hop_latencies(Mechanics& m, const ClusterSpec& c, const nccl::Release& 
     const auto& table = nvls && h == static_cast<int>(Hw::net) ? rel.hw_lat_us : nccl::kHwLatUs;
     double us = table[static_cast<std::size_t>(h)][lat_algo][pi];
     if (a == Algorithm::ring && !chain && c.nodes > 1 && h != static_cast<int>(Hw::net))
-      us = std::max(us, nccl::kNetOverheadUs * (p == Protocol::simple ? 3 : 1));
+      us = std::max(us, nccl::net_overhead_us(c) * (p == Protocol::simple ? 3 : 1));
     // A Simple step of a ring, tree or chain fences as measured (nccl_constants.h); NVLS steps
     // go through the switch's own multicast, which the model's base latency covers.
     if (!nvls && p == Protocol::simple) us = std::max(us, nccl::kSimpleHopFenceUs);

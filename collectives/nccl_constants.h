@@ -53,7 +53,7 @@ inline constexpr double kSimpleHopFenceUs = 6.0;
 // Bandwidth caps, GB/s, indexed [GPU generation: Volta, Ampere, Hopper, Blackwell][nodes: 1, 2,
 // >2] (tuning.cc L85-106; Blackwell's row from 2.25.1, read only by releases that have it, so the
 // tables written with three rows leave it 0). llMaxBws is a cap on the whole LL bandwidth; with several nodes its row is
-// the host CPU (row 0 Intel, row 1 AMD) rather than the GPU: redsim assumes Intel hosts.
+// the host CPU (row 0 Intel or Arm, row 1 AMD: the cluster's host_cpu_vendor) rather than the GPU.
 using GenNodes = std::array<std::array<double, 3>, 4>;
 inline constexpr GenNodes kLlMaxBwGBps{{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}};
 inline constexpr GenNodes kPerChMaxRingLl128GBps{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}}};
@@ -72,9 +72,10 @@ inline constexpr TreeCorrection kTreeCorrection{{
 double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes);
 double tree_correction(Protocol p, std::int64_t bytes);
 
-// Network post overhead, us, on x86 Intel hosts (tuning.cc L108-118): used only with several
-// nodes, and tripled for Simple.
+// Network post overhead, us (tuning.cc getNetOverhead, from 2.18.1): 1 on Intel and Arm hosts,
+// 2 on AMD's; used only with several nodes, and tripled for Simple.
 inline constexpr double kNetOverheadUs = 1.0;
+inline constexpr double kNetOverheadAmdUs = 2.0;
 
 // Protocol buffers per channel and peer (src/init.cc L500-522, devcomm.h L34-73): NCCL_STEPS
 // slots each. Payload per step: LL carries 8 data bytes in every 16-byte line, LL128 120 in 128.

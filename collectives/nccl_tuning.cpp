@@ -243,7 +243,8 @@ Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) con
                                      : channel_bw_GBps(g, a, N, across_nodes, r));
   if (const double cap = r.bus_cap_GBps[u(gen)]; cap > 0) bus = std::min(bus, cap);
   const BusRules c{r, kind, p, N, ppn, gen, ni, g.channels, is_cc(cluster_.device.compute_capability, 8.0)};
-  const double ll_max = r.ll_max_GBps[u(N == 1 ? gen : 0)][u(ni)];
+  // With several nodes the LL cap's row is the host CPU's: AMD's (row 1), else Intel's (row 0).
+  const double ll_max = r.ll_max_GBps[u(N == 1 ? gen : cluster_.host_cpu_vendor == CpuVendor::amd ? 1 : 0)][u(ni)];
   if (a == Algorithm::ring) bus = ring_bus_GBps(c, e, bus, ll_max);
   if (a == Algorithm::tree) bus = tree_bus_GBps(c, e, bus, ll_max, g.tree_pattern);
   if (e.total_cap_GBps <= 0) e.uncapped_bus_GBps = bus;
@@ -280,7 +281,7 @@ double Tuning::latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) con
   } else if (a == Algorithm::ring && r.ring_lat_all_steps) {
     lat += nsteps * r.hw_lat_us[u(static_cast<int>(hw))][u(ai)][u(pi)];
   } else if (a == Algorithm::ring) {
-    const double net_overhead = N > 1 && r.net_overhead ? kNetOverheadUs * (p == Protocol::simple ? 3 : 1) : 0.0;
+    const double net_overhead = N > 1 && r.net_overhead ? net_overhead_us(cluster_) * (p == Protocol::simple ? 3 : 1) : 0.0;
     lat += (nsteps - ninter) * std::max(intra_lat, net_overhead) + ninter * inter_lat;
   } else if (a == Algorithm::tree) {
     lat += 2 * ((n / N - 1) * intra_lat + log2i(N) * inter_lat);

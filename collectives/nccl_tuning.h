@@ -66,6 +66,11 @@ class Tuning {
 // Whether an NVLink SHARP switch can reduce `dtype` with `op` (NCCL's NCCL_NVLS_SUPPORTS).
 bool nvls_reduces(DType dtype, ReduceOp op);
 
+// The network post overhead on the cluster's hosts (kNetOverheadUs, kNetOverheadAmdUs), us.
+inline double net_overhead_us(const ClusterSpec& c) {
+  return c.host_cpu_vendor == CpuVendor::amd ? kNetOverheadAmdUs : kNetOverheadUs;
+}
+
 // Why (a, p) is not available for `kind` on this cluster, in words; empty when it is.
 std::string unsupported_reason(const ClusterSpec& cluster, const Tuning& t, OpKind kind, Algorithm a, Protocol p,
                                DType dtype, ReduceOp op);

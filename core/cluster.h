@@ -23,6 +23,8 @@ enum class InterTopology { star, fat_tree };
 // latencies (no protocol, ring unless told otherwise: what calibrate fits for Gloo); `nccl`
 // follows NCCL's protocols, algorithm choice and channel counts (collectives/README.md).
 enum class CollectiveLibrary { ideal, nccl };
+// The hosts' CPU vendor, which NCCL's model reads with several nodes (collectives/README.md).
+enum class CpuVendor { intel, amd, arm };
 
 struct DeviceSpec {
   std::string name;
@@ -159,6 +161,9 @@ struct ClusterSpec {
   // The NCCL release the job runs, as major * 10000 + minor * 100 + patch: it selects the
   // release's tuning model and how work is laid out (collectives/README.md, "NCCL versions").
   int nccl_version = kModelledNcclVersion;
+  // NCCL reads the host CPU's vendor with several nodes: AMD hosts take a lower LL cap (from 2.8)
+  // and twice the network post overhead (from 2.18.1). Intel unless given.
+  CpuVendor host_cpu_vendor = CpuVendor::intel;
   // Per-kind overrides of collective_launch_us (calibrate fits one per collective: a library's
   // allreduce and its reduce need not cost the same to set up).
   std::map<OpKind, double> collective_launch_us_by_kind;

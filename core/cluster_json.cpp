@@ -235,7 +235,7 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   JsonIn j(root, "$", file);
   j.allow_only({"$schema", "format", "version", "name", "source", "nodes", "devices_per_node", "device", "intra_node",
                 "inter_node", "collective_library", "nccl_version", "collective_launch_us", "collective_launch_us_by_kind",
-                "collective_launch_per_channel_us",
+                "collective_launch_per_channel_us", "host_cpu_vendor",
                 "framework", "interference"});
   if (j.at("format").string() != "redsim-cluster") j.at("format").fail("\"redsim-cluster\"");
   if (j.at("version").integer() != 1) j.at("version").fail("1");
@@ -252,6 +252,10 @@ ClusterSpec cluster_from_json(const json& root, const std::string& file) {
   if (auto v = j.find("nccl_version")) {
     if (c.library != CollectiveLibrary::nccl) v->fail("no nccl_version unless collective_library is \"nccl\"");
     c.nccl_version = nccl_version_from_json(*v);
+  }
+  if (auto v = j.find("host_cpu_vendor")) {
+    const auto vendor = v->one_of({"intel", "amd", "arm"});
+    c.host_cpu_vendor = vendor == "amd" ? CpuVendor::amd : vendor == "arm" ? CpuVendor::arm : CpuVendor::intel;
   }
   c.collective_launch_us = optional_latency_us(j, "collective_launch_us");
   c.collective_launch_per_channel_us = optional_latency_us(j, "collective_launch_per_channel_us");
@@ -311,6 +315,7 @@ json cluster_to_json(const ClusterSpec& c) {
                                                   : json(c.interference.compute_slowdown)},
                          {"collective_slowdown", c.interference.collective_slowdown},
                          {"collective_latency_us", c.interference.collective_latency_us}};
+  if (c.host_cpu_vendor != CpuVendor::intel) j["host_cpu_vendor"] = c.host_cpu_vendor == CpuVendor::amd ? "amd" : "arm";
   if (c.devices_per_node > 1) {
     const char* fabric = c.intra.fabric == IntraFabric::pcie ? "pcie" : c.intra.fabric == IntraFabric::nvlink ? "nvlink" : "nvswitch";
     json in = {{"fabric", fabric}, {"link_bandwidth_GBps", c.intra.link_bandwidth_GBps}, {"latency_us", c.intra.latency_us}};

@@ -255,3 +255,19 @@ TEST_CASE("a parameter's gradient tensors and the copy-out's cost per tensor rou
                Catch::StartsWith("bad.json: $.framework.copy_out_us_per_tensor: "));
   }
 }
+
+TEST_CASE("a cluster names its hosts' CPU vendor, Intel unless said", "[core][json]") {
+  auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":2,"devices_per_node":1,
+    "collective_library":"nccl","device":{"name":"g","compute_capability":8.0},
+    "inter_node":{"topology":"star","nics_per_node":1,"nic_bandwidth_gbps":200,"latency_us":1}})");
+  CHECK(cluster_from_json(c, "c.json").host_cpu_vendor == CpuVendor::intel);
+  CHECK_FALSE(cluster_to_json(cluster_from_json(c, "c.json")).contains("host_cpu_vendor"));
+  c["host_cpu_vendor"] = "amd";
+  const auto amd = cluster_from_json(c, "c.json");
+  CHECK(amd.host_cpu_vendor == CpuVendor::amd);
+  CHECK(cluster_from_json(cluster_to_json(amd), "x").host_cpu_vendor == CpuVendor::amd);
+  c["host_cpu_vendor"] = "arm";
+  CHECK(cluster_from_json(c, "c.json").host_cpu_vendor == CpuVendor::arm);
+  c["host_cpu_vendor"] = "AMD";  // the vendor names are lower case, as the other choices are
+  CHECK_THROWS_AS(cluster_from_json(c, "c.json"), InputError);
+}

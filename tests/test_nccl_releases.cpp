@@ -214,3 +214,18 @@ TEST_CASE("several Hopper nodes double their execution channels as each release'
   CHECK(nccl::topology_of(four).ring.bw_intra_GBps == Approx(24.0));
   CHECK(nccl::topology_of(four).comm_channels == 16);
 }
+
+TEST_CASE("with several nodes the LL cap and the network post overhead are the host CPU's", "[collectives][releases]") {
+  // 2 x 8 A100s, one 25 GB/s NIC a GPU: 8 rings at 24 GB/s, 192 GB/s; 2.18.5's LL takes a quarter
+  // (48) under the cap of the host's row for 2 nodes: Intel 39, AMD 22.5 (tuning.cc llMaxBws);
+  // algorithm bandwidth x 16 / 30.
+  auto c = testing::nccl_nodes(2);
+  const auto ll = [](const ClusterSpec& x) { return nccl::Tuning(x).entry(OpKind::allreduce, Algorithm::ring, Protocol::ll); };
+  CHECK(ll(c).bw_GBps == Approx(39.0 * 16 / 30));
+  const double intel_lat = ll(c).latency_us;
+  c.host_cpu_vendor = CpuVendor::amd;
+  CHECK(ll(c).bw_GBps == Approx(22.5 * 16 / 30));
+  // Of a ring's 2 x 15 = 30 steps, 2.18.5 counts 2 x 2 nodes across; the other 26 cost at least
+  // the network post overhead: 1 us on Intel, 2 on AMD (above LL's 0.6 us NVLink hop).
+  CHECK(ll(c).latency_us - intel_lat == Approx(26 * (2.0 - 1.0)));
+}
