@@ -29,10 +29,11 @@ Algorithm algo_of_index(int i) {
 
 Protocol proto_of_index(int i) { return i == 0 ? Protocol::ll : i == 1 ? Protocol::ll128 : Protocol::simple; }
 
-double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes) {
+double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes, bool one_longer) {
   const auto& row = table[static_cast<std::size_t>(proto_index(p))];
   if (bytes < 64) return row[0];
   const int i = static_cast<int>(std::floor(std::log2(static_cast<double>(bytes >> 6))));
+  if (i == 23 && one_longer) return p == Protocol::simple ? 0.9 : 1.0;
   if (i >= 23) return 1.0;
   return row[static_cast<std::size_t>(std::max(0, i))];
 }

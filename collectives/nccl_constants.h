@@ -69,7 +69,9 @@ inline constexpr TreeCorrection kTreeCorrection{{
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 }};
 // The factor `table` gives (size past its last entry: 1); the first form reads 2.18.5's.
-double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes);
+// `one_longer`: 2.29.2's table has one more size, 512 MiB-1 GiB ({1, 1, 0.9} by protocol), which
+// only Blackwell's NVLSTree reads; trees still stop before it.
+double tree_correction(const TreeCorrection& table, Protocol p, std::int64_t bytes, bool one_longer = false);
 double tree_correction(Protocol p, std::int64_t bytes);
 
 // Network post overhead, us (tuning.cc getNetOverhead, from 2.18.1): 1 on Intel and Arm hosts,

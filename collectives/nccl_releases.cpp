@@ -270,8 +270,8 @@ const Release& release_of(int nccl_version) {
   return *r;
 }
 
-double tree_correction(const Release& r, Protocol p, std::int64_t bytes) {
-  return tree_correction(r.tree_correction_table, p, bytes);
+double tree_correction(const Release& r, Protocol p, std::int64_t bytes, bool one_longer) {
+  return tree_correction(r.tree_correction_table, p, bytes, one_longer);
 }
 
 }  // namespace redsim::nccl

@@ -128,6 +128,6 @@ struct Release {
 const Release& release_of(int nccl_version);
 
 // NCCL's tree bandwidth correction by size (nccl_constants.h) with the release's LL128 row.
-double tree_correction(const Release& r, Protocol p, std::int64_t bytes);
+double tree_correction(const Release& r, Protocol p, std::int64_t bytes, bool one_longer = false);
 
 }  // namespace redsim::nccl

@@ -299,12 +299,10 @@ double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes)
   double bw = e.bw_GBps;
   const Release& r = release_;
   if (a == Algorithm::tree) bw *= tree_correction(r, p, bytes);
-  // 2.29.2: NVLSTree allreduce on Blackwell too, over a table one size longer (Simple 0.9 at
-  // 512 MiB-1 GiB).
+  // 2.29.2: NVLSTree allreduce on Blackwell too, over the table one size longer.
   if (a == Algorithm::nvls_tree && kind == OpKind::allreduce && r.nvls_tree_corrected_on_blackwell &&
       topo_.generation >= 3)
-    bw *= bytes >= (std::int64_t{1} << 29) && bytes < (std::int64_t{1} << 30) ? (p == Protocol::simple ? 0.9 : 1.0)
-                                                                               : tree_correction(r, p, bytes);
+    bw *= tree_correction(r, p, bytes, /*one_longer=*/true);
   double lat = e.latency_us;
   // "Plateau effect of ring" (tuning.cc L392; before 2.18 from ranks / 16 x 64 KiB).
   const bool plateau = r.plateau_by_ranks
