@@ -101,7 +101,7 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   s.iters = o.iters;
   if (o.algorithm != "auto") {
     s.request.algorithm = parse_algorithm(o.algorithm);
-    if (!s.request.algorithm) throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|hierarchical, got \"" + o.algorithm + "\"");
+    if (!s.request.algorithm) throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|hierarchical|pat, got \"" + o.algorithm + "\"");
   }
   if (o.protocol != "auto") {
     s.request.protocol = parse_protocol(o.protocol);
@@ -235,7 +235,7 @@ void add_collective_command(CLI::App& app) {
                   "iterations overlap by the chain's fill")
       ->capture_default_str();
   cmd->add_option("--ranks", o->ranks, "simulate the first N ranks only: up to one node's devices, or whole nodes");
-  cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical (NCCL_ALGO)")
+  cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical|pat (NCCL_ALGO)")
       ->capture_default_str();
   cmd->add_option("--protocol", o->protocol, "auto|ll|ll128|simple (NCCL_PROTO)")->capture_default_str();
   cmd->add_option("--channels", o->channels, "auto or 1-64 (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)")->capture_default_str();

@@ -114,7 +114,8 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
                                     "allreduce algorithm (NCCL_ALGO): auto (the cluster's collective model chooses "
                                     "per size, as NCCL does)|ring|tree (double binary tree)|nvls|nvlstree|collnet|"
                                     "hierarchical (intra-node reduce-scatter, inter-node allreduce, intra-node "
-                                    "allgather; not an NCCL algorithm); NCCL's spellings (Ring, NVLSTree) accepted")
+                                    "allgather; not an NCCL algorithm)|pat (allgather and reduce-scatter only, one "
+                                    "GPU a node, NCCL 2.23+); NCCL's spellings (Ring, NVLSTree, PAT) accepted")
                         ->capture_default_str();
   o.protocol_opt = cmd->add_option("--protocol", o.protocol,
                                    "collective protocol (NCCL_PROTO): auto|ll|ll128|simple (LL, LL128, Simple); "
@@ -315,7 +316,7 @@ Knobs resolve_knobs(const KnobOptions& o) {
     if (o.algorithm != "auto") {
       k.algorithm = parse_algorithm(o.algorithm);
       if (!k.algorithm)
-        throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|collnet_chain|hierarchical, got \"" +
+        throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|collnet_chain|hierarchical|pat, got \"" +
                                      o.algorithm + "\"");
     }
   }

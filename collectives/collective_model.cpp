@@ -301,6 +301,22 @@ void set_hop_latencies(Mechanics& m, const ClusterSpec& c, const nccl::Release& 
   }
 }
 
+// PAT (collectives/pat_rounds.h): NCCL's fixed and per-rank latency once, before the first
+// round; each round a network hop at the model's log term (the tree's Simple network hop / 3.5),
+// never under the Simple fence the other Simple hops pay; each channel at its share of the
+// model's bandwidth, held on what a rank sends (n - 1 of n shares) so that the transfer term is
+// the model's bytes / bandwidth. A round moves as one message a channel.
+void set_pat(Mechanics& m, const PlanOp& op, const nccl::Tuning& t, int world) {
+  const auto e = t.entry(op.kind, Algorithm::pat, Protocol::simple);
+  const double channels = std::max(1, t.topology().comm_channels);
+  m.channel_cap_Bps = e.bw_GBps / channels * (world - 1) / world * 1e9;
+  const double fixed_us = nccl::kPatBaseUs + world * nccl::kPatRankUs;
+  m.base_latency_s = fixed_us * 1e-6;
+  const int doublings = nccl::log2i(t.topology().nodes);
+  const double round_us = doublings > 0 ? (e.latency_us - fixed_us) / doublings : 0.0;
+  m.hop_latency_s.fill(std::max(round_us, nccl::kSimpleHopFenceUs) * 1e-6);
+}
+
 // A channel's share of the model's bus bandwidth (per execution channel), the LL cap on all
 // channels together shared by those the collective runs on. GB/s.
 double per_channel_bus_GBps(const nccl::Tuning& t, const PlanOp& op, Algorithm a, Protocol p) {
@@ -318,6 +334,10 @@ Mechanics mechanics_of(const PlanOp& op, const ClusterSpec& c, int world) {
     m.reduce_s_per_byte = 1.0 / (GBps * 1e9);
   if (c.library != CollectiveLibrary::nccl || !op.protocol || world < 2) return m;
   const Protocol p = *op.protocol;
+  if (op.algorithm == Algorithm::pat) {
+    set_pat(m, op, nccl::Tuning(c, op.request.channels), world);
+    return m;
+  }
   const bool nvls = op.algorithm == Algorithm::nvls || op.algorithm == Algorithm::nvls_tree;
   const Algorithm a = op.algorithm == Algorithm::hierarchical ? Algorithm::ring : op.algorithm;
   const int ai = nccl::algo_index(a), pi = nccl::proto_index(p);

@@ -14,7 +14,8 @@ int algo_index(Algorithm a) {
     case Algorithm::nvls: return 4;
     case Algorithm::nvls_tree: return 5;
     case Algorithm::hierarchical:
-    case Algorithm::binomial: return -1;
+    case Algorithm::binomial:
+    case Algorithm::pat: return -1;  // PAT's constants are its own (kPat*), not in the tables
   }
   return -1;
 }

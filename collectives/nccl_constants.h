@@ -120,6 +120,20 @@ inline constexpr std::array<double, 16> kSm90SpeedInter{48, 45, 42, 40, 30, 24, 
 inline constexpr std::array<double, 12> kSm100SpeedIntra{90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
 inline constexpr std::array<double, 19> kSm100SpeedInter{96, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
 
+// PAT (Parallel Aggregated Trees, allgather and reduce-scatter with one GPU a node, from
+// v2.23.4-1; tuning.cc, unchanged to v2.29.7-1): the model's latency is kPatBaseUs + log2(nodes)
+// x the tree's network hop / kPatLogLatencyDivisor + ranks x kPatRankUs ("still a linear part"),
+// its bandwidth the tree graph's channels x speed x Release::pat_bus_share, with no bus-to-
+// algorithm conversion. A channel runs NCCL_MAX_NTHREADS (640) threads and NCCL never narrows
+// its channels by size (maxThreads has no PAT entry, so enqueue.cc's loop never runs).
+inline constexpr double kPatBaseUs = 8.0;
+inline constexpr double kPatLogLatencyDivisor = 3.5;
+inline constexpr double kPatRankUs = 2.8;
+inline constexpr int kPatThreads = 640;
+// NCCL's PAT runs on devices of compute capability 6.0 and newer (CUDA atomics, tuning.cc
+// ncclPatEnable; the kernels' __CUDA_ARCH__ >= 600).
+inline constexpr double kPatMinComputeCapability = 6.0;
+
 // floor(log2 v) for v >= 1 (NCCL's log2i): the depth of its binary tree over v nodes.
 constexpr int log2i(int v) {
   int r = 0;

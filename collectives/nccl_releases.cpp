@@ -194,9 +194,12 @@ constexpr Release nvls_with_plugin(Release r) {
   return r;
 }
 
-// v2.23.4-1, and the later releases that keep its constants but for the network row.
+// v2.23.4-1, and the later releases that keep its constants but for the network row and PAT's
+// share of the tree's bandwidth (0.85 in 2.23.4, 0.75 from 2.24.3).
 constexpr Release v2_23(int first, const char* tag, const AlgoProto& net) {
-  return nvls_with_plugin({first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072});
+  Release r = nvls_with_plugin({first, tag, kBase223, {kNvlink223, kPci223, net}, kLlMax221, true, true, true, 131072});
+  r.pat_bus_share = first < 22400 ? 0.85 : 0.75;
+  return r;
 }
 
 using NodesRow = std::array<double, 3>;
@@ -252,6 +255,7 @@ const Release kReleases[] = {
     nvls_with_plugin({21900, "v2.19.3-1", kBase219, {kNvlink219, kPci219, kNet219}, kLlMaxBwGBps, false, true, false}),
     nvls_with_plugin({22100, "v2.21.5-1", kBase219, {kNvlink221, kPci219, kNet219}, kLlMax221, true, true, false, 131072}),
     v2_23(22300, "v2.23.4-1", kNet223),
+    v2_23(22400, "v2.24.3-1", kNet223),
     v2_25(22500, "v2.25.1-1", Release::Ll128Cc::and_blackwell),
     v2_25(22700, "v2.27.3-1", Release::Ll128Cc::from_volta),
     v2_28(22800, "v2.28.3-1", kNet223, {2 * 36.7, 2 * 36.7, 2 * 36.7}, 43.1),

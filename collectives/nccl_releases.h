@@ -49,6 +49,9 @@ struct Release {
   Ll128Cc ll128_cc = Ll128Cc::volta_ampere_hopper;
   // 2.29.2: NVLSTree allreduce on Blackwell (x86 hosts) takes the tree's size correction too.
   bool nvls_tree_corrected_on_blackwell = false;
+  // PAT's share of the tree graph's bandwidth (tuning.cc "busBw *= .85" in 2.23.4, .75 from
+  // 2.24.3); 0: the release has no PAT (before 2.23).
+  double pat_bus_share = 0;
 
   // Before 2.18 (fields below; 2.18.5's values by default).
   // Per-channel caps, GB/s, [generation][nodes] (2.18.3 split LL128's by ring and tree).

@@ -158,12 +158,33 @@ bool nvls_reduces(DType dtype, ReduceOp op) {
   return false;
 }
 
+namespace {
+
+// Why NCCL would not run PAT here (tuning.cc ncclPatEnable and the algorithm loop, enqueue.cc
+// the reduce-scatter's scaling ops); empty when it would.
+std::string pat_unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kind, Protocol p, ReduceOp op) {
+  const auto& topo = t.topology();
+  if (t.release().pat_bus_share <= 0) return "NCCL " + nccl_version_name(c.nccl_version) + " has no PAT (from 2.23)";
+  if (kind != OpKind::allgather && kind != OpKind::reduce_scatter) return "PAT runs allgather and reduce_scatter only";
+  if (topo.ranks != topo.nodes) return "PAT needs one GPU a node (NCCL enables it only there)";
+  if (c.device.compute_capability < kPatMinComputeCapability - 0.05)
+    return "PAT needs compute capability 6.0 or newer, not " + format_cc(c.device.compute_capability);
+  // NCCL runs avg as a pre-multiplied sum (floating point) or a post-divided one (integers),
+  // which its PAT reduce-scatter does not take.
+  if (kind == OpKind::reduce_scatter && op == ReduceOp::avg) return "NCCL's PAT reduce-scatter does not run avg";
+  if (p != Protocol::simple) return "PAT runs the Simple protocol only";
+  return "";
+}
+
+}  // namespace
+
 std::string unsupported_reason(const ClusterSpec& c, const Tuning& t, OpKind kind, Algorithm a, Protocol p, DType dtype,
                                ReduceOp op) {
   const auto& topo = t.topology();
   if (a == Algorithm::hierarchical) return "hierarchical is not an NCCL algorithm";
+  if (a == Algorithm::pat) return pat_unsupported_reason(c, t, kind, p, op);
   if (kind != OpKind::allreduce && a != Algorithm::ring)
-    return "redsim runs " + std::string(op_kind_name(kind)) + " with rings only, as NCCL 2.18 does (the NVLS and PAT of later releases are not modelled)";
+    return "redsim runs " + std::string(op_kind_name(kind)) + " with rings or PAT, as NCCL does (the NVLS allgather and reduce-scatter of 2.19+ are not modelled)";
   // Built only when a reason is returned: this runs for every choice the model ranks.
   const auto nccl_release = [&c] { return "NCCL " + nccl_version_name(c.nccl_version); };
   if (p == Protocol::ll128 && !t.release().has_ll128) return nccl_release() + " has no LL128 (from 2.5)";
@@ -227,7 +248,29 @@ double nvls_v2_28_channel_GBps(const Graph& g, const Release& r, Algorithm a, Op
 
 }  // namespace
 
+// PAT reads the tree graph (init.cc hands the algorithm index past NVLSTree the tree's graph):
+// its channels x speed (inside the node on up to 2 nodes, as the other algorithms) at the
+// release's share, taken as the algorithm bandwidth of the whole buffer. Its latency: a base,
+// the tree's network hop (a Simple one: the plugin's latency twice) over 3.5 a doubling of the
+// nodes, and 2.8 us a rank.
+Entry Tuning::pat_entry() const {
+  Entry e;
+  const Release& r = release_;
+  const Graph& g = topo_.tree;
+  if (g.channels == 0 || r.pat_bus_share <= 0) return e;
+  const int n = topo_.ranks, N = topo_.nodes;
+  const double bus = g.channels * channel_bw_GBps(g, Algorithm::tree, N, false, r) * r.pat_bus_share;
+  e.bus_bw_GBps = e.uncapped_bus_GBps = e.bw_GBps = bus;
+  const std::size_t tree = u(algo_index(Algorithm::tree)), simple = u(proto_index(Protocol::simple));
+  const double net_us = with_plugin_latency(r.hw_lat_us[u(static_cast<int>(Hw::net))][tree][simple], Protocol::simple, r,
+                                            cluster_.inter.net_plugin_latency_us);
+  e.latency_us = kPatBaseUs + log2i(N) * (net_us / kPatLogLatencyDivisor) + n * kPatRankUs;
+  e.enabled = e.bw_GBps > 0;
+  return e;
+}
+
 Entry Tuning::entry(OpKind kind, Algorithm a, Protocol p, bool across_nodes) const {
+  if (a == Algorithm::pat) return p == Protocol::simple ? pat_entry() : Entry{};
   Entry e;
   const int ai = algo_index(a);
   if (ai < 0) return e;
@@ -315,6 +358,10 @@ double Tuning::time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes)
 }
 
 int Tuning::channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes, int* threads) const {
+  if (a == Algorithm::pat) {
+    if (threads) *threads = kPatThreads;
+    return topo_.comm_channels;
+  }
   if (a == Algorithm::nvls || a == Algorithm::nvls_tree) {
     if (threads) *threads = 640;
     return topo_.nvls_channels;
@@ -338,17 +385,22 @@ int Tuning::channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t byte
 }
 
 Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
-  // NCCL_ALGO applies to allreduce; the other collectives run rings whatever it says.
-  const bool pin_algo = kind == OpKind::allreduce && req.algorithm.has_value();
-  const Algorithm pinned_algo = pin_algo ? *req.algorithm : Algorithm::ring;
+  // NCCL_ALGO applies to allreduce, and to allgather and reduce-scatter where it names Ring or
+  // PAT; with any other algorithm those run rings (redsim models no NVLS or CollNet for them),
+  // and broadcast and reduce always do.
+  const bool scatter_gather = kind == OpKind::allgather || kind == OpKind::reduce_scatter;
+  const bool ring_or_pat = req.algorithm == Algorithm::ring || req.algorithm == Algorithm::pat;
+  const bool pin_algo = req.algorithm.has_value() && (kind == OpKind::allreduce || scatter_gather);
+  const Algorithm pinned_algo = !pin_algo ? Algorithm::ring : kind == OpKind::allreduce || ring_or_pat ? *req.algorithm
+                                                                                                       : Algorithm::ring;
   const bool pin_proto = req.protocol.has_value();
   const Protocol pinned_proto = pin_proto ? *req.protocol : Protocol::simple;
   Choice best;
   best.model_time_us = std::numeric_limits<double>::infinity();
   std::string why;
-  for (int ai = 0; ai < kAlgoCount; ++ai)
+  for (int ai = 0; ai <= kAlgoCount; ++ai)  // kAlgoCount: PAT, past NCCL's tables
     for (int pi = 0; pi < kProtoCount; ++pi) {
-      const Algorithm a = algo_of_index(ai);
+      const Algorithm a = ai == kAlgoCount ? Algorithm::pat : algo_of_index(ai);
       const Protocol p = proto_of_index(pi);
       if ((pin_algo && pinned_algo != a) || (pin_proto && pinned_proto != p)) continue;
       if (auto r = unsupported_reason(cluster_, *this, kind, a, p, dtype, op); !r.empty()) {

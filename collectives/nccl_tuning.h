@@ -57,6 +57,7 @@ class Tuning {
 
  private:
   double latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) const;
+  Entry pat_entry() const;
 
   const ClusterSpec& cluster_;
   Topology topo_;

@@ -1,6 +1,7 @@
 #include "collectives/send_classes.h"
 
 #include "collectives/nccl_topology.h"
+#include "collectives/pat_rounds.h"
 
 namespace redsim {
 
@@ -56,6 +57,9 @@ HwShares SendClasses::shares(const PlanOp& op, int rank) {
       const int local = cluster_.local_of(rank), node = cluster_.node_of(rank);
       if (dpn > 1) add(s, rank, ring_next(rank, c, C, true), 2.0 * (dpn - 1) / dpn);
       if (nodes > 1) add(s, rank, ((node + 1) % nodes) * dpn + local, 2.0 * (nodes - 1) / nodes / dpn);
+    } else if (op.algorithm == Algorithm::pat) {  // each round's shares to that round's peer
+      const std::vector<std::int64_t> ones(static_cast<std::size_t>(world), 1);
+      for (const auto& r : pat_rounds(op.kind, ones, rank)) add(s, rank, r.send_to, static_cast<double>(r.send_bytes));
     } else if (op.algorithm == Algorithm::binomial) {  // the whole buffer to each child
       for (int k : binomial_peers(world, op.root, rank).children) add(s, rank, k, 1);
     } else if (op.algorithm == Algorithm::collnet_direct || op.algorithm == Algorithm::collnet_chain) {

@@ -11,20 +11,20 @@ namespace {
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 5> kOps{{
     {ReduceOp::sum, "sum"}, {ReduceOp::avg, "avg"}, {ReduceOp::max, "max"},
     {ReduceOp::min, "min"}, {ReduceOp::prod, "prod"}}};
-constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgos{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 9> kAlgos{{
     {Algorithm::ring, "ring"}, {Algorithm::tree, "tree"}, {Algorithm::nvls, "nvls"},
     {Algorithm::nvls_tree, "nvlstree"}, {Algorithm::collnet_direct, "collnet_direct"},
     {Algorithm::collnet_chain, "collnet_chain"}, {Algorithm::hierarchical, "hierarchical"},
-    {Algorithm::binomial, "binomial"}}};
+    {Algorithm::binomial, "binomial"}, {Algorithm::pat, "pat"}}};
 // Lower-cased spellings that also parse (NCCL's names without case, and a few obvious variants).
 constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgoAliases{{
     {Algorithm::nvls_tree, "nvls_tree"}, {Algorithm::collnet_direct, "collnetdirect"},
     {Algorithm::collnet_direct, "collnet"}, {Algorithm::collnet_chain, "collnetchain"},
     {Algorithm::collnet_direct, "collnet-direct"}, {Algorithm::collnet_chain, "collnet-chain"}}};
-constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kNcclAlgos{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kNcclAlgos{{
     {Algorithm::ring, "Ring"}, {Algorithm::tree, "Tree"}, {Algorithm::nvls, "NVLS"},
     {Algorithm::nvls_tree, "NVLSTree"}, {Algorithm::collnet_direct, "CollnetDirect"},
-    {Algorithm::collnet_chain, "CollnetChain"}}};
+    {Algorithm::collnet_chain, "CollnetChain"}, {Algorithm::pat, "PAT"}}};
 constexpr std::array<std::pair<Protocol, std::string_view>, 3> kProtos{{
     {Protocol::ll, "ll"}, {Protocol::ll128, "ll128"}, {Protocol::simple, "simple"}}};
 constexpr std::array<std::pair<Protocol, std::string_view>, 3> kNcclProtos{{

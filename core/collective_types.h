@@ -12,7 +12,8 @@ enum class ReduceOp { sum, avg, max, min, prod };
 // that NCCL itself does not offer.
 // binomial: Gloo's broadcast (gloo::broadcast, what PyTorch's ProcessGroupGloo calls), which
 // plans request for PyTorch's own broadcasts on clusters with ideal collectives; not a knob value.
-enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, hierarchical, binomial };
+// pat: NCCL's Parallel Aggregated Trees (2.23+), allgather and reduce-scatter with one GPU a node.
+enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, hierarchical, binomial, pat };
 // NCCL's protocols (NCCL_PROTO): LL (8-byte flagged stores, half payload), LL128 (128-byte lines,
 // 120 bytes payload), Simple (bulk copies with a fence and flag per step).
 enum class Protocol { ll, ll128, simple };
@@ -20,11 +21,11 @@ enum class Protocol { ll, ll128, simple };
 std::string_view reduce_op_name(ReduceOp op);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 // Names as redsim prints them: ring, tree, nvls, nvlstree, collnet_direct, collnet_chain,
-// hierarchical; ll, ll128, simple.
+// hierarchical, pat; ll, ll128, simple.
 std::string_view algorithm_name(Algorithm a);
 std::string_view protocol_name(Protocol p);
 // Case-insensitive; NCCL's spellings (Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain,
-// CollNet = collnet_direct; LL, LL128, Simple) are accepted as well as redsim's.
+// CollNet = collnet_direct, PAT; LL, LL128, Simple) are accepted as well as redsim's.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 std::optional<Protocol> parse_protocol(std::string_view name);
 // The spellings NCCL_ALGO / NCCL_PROTO take ("Ring", "NVLSTree", "LL128", ...); empty for

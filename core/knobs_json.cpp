@@ -6,7 +6,7 @@ namespace redsim {
 namespace {
 
 constexpr const char* kAlgorithmChoices =
-    "auto, ring, tree, nvls, nvlstree, collnet (collnet_direct), collnet_chain or hierarchical (NCCL's spellings too)";
+    "auto, ring, tree, nvls, nvlstree, collnet (collnet_direct), collnet_chain, hierarchical or pat (NCCL's spellings too)";
 
 std::optional<Algorithm> parse_algorithm_knob(const JsonIn& v) {
   const auto s = v.string();

@@ -20,7 +20,7 @@ namespace redsim {
 
 // Mailbox namespaces, so that consecutive phases of one collective never match each other's
 // messages (a fast rank may start phase 2 while its peer still receives in phase 1).
-enum class MailPhase : int { ring = 0, intra_scatter = 1, inter_ring = 2, intra_gather = 3, tree_up = 4, tree_down = 5, chain = 6, tree_up_right = 7, binomial = 8 };
+enum class MailPhase : int { ring = 0, intra_scatter = 1, inter_ring = 2, intra_gather = 3, tree_up = 4, tree_down = 5, chain = 6, tree_up_right = 7, binomial = 8, pat = 9 };
 
 struct RingPass {
   std::vector<int> ring;                 // ranks in ring order

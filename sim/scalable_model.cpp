@@ -161,6 +161,8 @@ void Model::prepare(const PlanOp& op) {
         for (int k : t.children[static_cast<std::size_t>(r)]) routes_.between(r, k, unfolded_);
     } else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
       chain_rest_routes(c, op.channels);
+    } else if (op.algorithm == Algorithm::pat) {
+      if (c == 0) pat_routes();
     } else {
       world_ring(c, op.channels);
     }
@@ -199,6 +201,7 @@ std::vector<Stage> Model::channel_stages(const PlanOp& op, int c) {
   else if (allreduce && op.algorithm == Algorithm::hierarchical) stages = hierarchical_stages(op, c, bytes);
   else if (op.kind == OpKind::broadcast && op.algorithm == Algorithm::binomial) stages = binomial_stages(op, bytes);
   else if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) stages = chain_stages(op, c, bytes);
+  else if (op.algorithm == Algorithm::pat) stages = pat_stages(op, c);
   else stages = world_ring_stages(op, c);
   stats_.stages += static_cast<std::int64_t>(stages.size());
   for (const auto& s : stages) stats_.flows += static_cast<std::int64_t>(s.flows.size());
@@ -287,6 +290,7 @@ void Model::add_rank_bytes(const PlanOp& op, int c, std::vector<std::int64_t>& s
       add(r, bytes * static_cast<std::int64_t>(t.children[static_cast<std::size_t>(r)].size()), r == op.root ? 0 : bytes);
     return;
   }
+  if (op.algorithm == Algorithm::pat) return add_pat_rank_bytes(op, c, sent, received);
   const auto& wr = world_ring(c, op.channels);
   if (op.kind == OpKind::reduce || op.kind == OpKind::broadcast) {
     const int root_pos = wr.pos[static_cast<std::size_t>(op.root)];

@@ -294,6 +294,12 @@ class Model {
   // ask for it on at most strategies/zero_pytorch.h kMaxBinomialRanks ranks).
   std::vector<Stage> binomial_stages(const PlanOp& op, std::int64_t bytes);
   std::vector<Stage> world_ring_stages(const PlanOp& op, int channel);
+  // PAT (scalable_pat.cpp): a stage a round of collectives/pat_rounds.h, a flow a rank.
+  void pat_routes();
+  std::vector<std::int64_t> pat_channel_shares(const PlanOp& op, int channel) const;
+  std::vector<Stage> pat_stages(const PlanOp& op, int channel);
+  void add_pat_rank_bytes(const PlanOp& op, int channel, std::vector<std::int64_t>& sent,
+                          std::vector<std::int64_t>& received);
   // Trees (scalable_tree.cpp): the first chunk up as a dataflow, the other chunks up and down
   // at once, the last chunk down as a dataflow; computed from fair rates beyond
   // kMaxDataflowFlows edges.

@@ -8,6 +8,7 @@
 #include "sim/hierarchical_allreduce.h"
 #include "sim/nvls_allreduce.h"
 #include "sim/nvls_tree_allreduce.h"
+#include "sim/pat_collectives.h"
 #include "sim/ring_allreduce.h"
 #include "sim/ring_scatter_gather.h"
 #include "sim/tree_allreduce.h"
@@ -25,6 +26,7 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
   static const RingReduce reduce;
   static const RingBroadcast broadcast;
   static const BinomialBroadcast binomial_broadcast;
+  static const PatCollective pat;
   switch (op.kind) {
     case OpKind::allreduce:
       switch (op.algorithm) {
@@ -42,11 +44,11 @@ const SimCollective& sim_collective_for(const PlanOp& op) {
           break;
       }
       break;
-    // NCCL runs these with ring algorithms whatever NCCL_ALGO says; so does the simulator.
+    // NCCL runs these with rings or PAT (one GPU a node, 2.23+); redsim models no other.
     case OpKind::reduce_scatter:
-      return reduce_scatter;
+      return op.algorithm == Algorithm::pat ? static_cast<const SimCollective&>(pat) : reduce_scatter;
     case OpKind::allgather:
-      return allgather;
+      return op.algorithm == Algorithm::pat ? static_cast<const SimCollective&>(pat) : allgather;
     case OpKind::reduce:
       return reduce;
     case OpKind::broadcast:

@@ -1,5 +1,7 @@
 #include "sim/sim_engine.h"
 
+#include "collectives/pat_rounds.h"
+
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -72,7 +74,7 @@ std::int64_t estimated_exact_transfers(const Plan& plan, const ClusterSpec& clus
         break;
       case OpKind::reduce_scatter:
       case OpKind::allgather:
-        per_channel = (n - 1) * n * ring_rounds;
+        per_channel = op.algorithm == Algorithm::pat ? n * pat_round_count(static_cast<int>(n)) : (n - 1) * n * ring_rounds;
         break;
       default:  // reduce, broadcast: a pipelined chain
         per_channel = (n - 1) * chunks;

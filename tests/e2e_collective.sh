@@ -78,6 +78,14 @@ PY
 "$redsim" collective --cluster "$src/configs/dgx-b200.json" -b 64M -e 64M >"$tmp/b200.txt"
 check "a DGX B200 runs NVLS on 24 channels at 64 MiB" "[ $? -eq 0 ] && grep -Eq ' nvls +simple +24$' '$tmp/b200.txt'"
 
+# PAT (NCCL 2.23+): eight single-GPU nodes under 2.26.2 run allgather and reduce-scatter on PAT
+# at 64 KiB (ring/LL below, tests/test_nccl_pat.cpp works the switch by hand); 2.18.5 has none.
+"$redsim" collective --cluster "$src/configs/ethernet-100g-x8.json" --ops allgather,reduce_scatter --nccl-version 2.26.2 \
+  -b 64K -e 64K >"$tmp/pat.txt"
+check "one GPU a node under 2.26.2 runs PAT at 64 KiB" "[ $? -eq 0 ] && [ \$(grep -Ec ' pat +simple +[0-9]+$' '$tmp/pat.txt') -eq 2 ]"
+"$redsim" collective --cluster "$src/configs/ethernet-100g-x8.json" --op allgather -b 64K -e 64K >"$tmp/pat0.txt"
+check "2.18.5 runs rings there" "[ $? -eq 0 ] && grep -Eq ' ring +ll +[0-9]+$' '$tmp/pat0.txt'"
+
 # nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
 # one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).
 for n in 1 20 40; do
@@ -111,6 +119,9 @@ bad --cluster "$src/configs/dgx-b200.json" --protocol ll128 --nccl-version 2.23.
 grep -q "NCCL 2.23.4 enables LL128 on compute capability 7.0, 8.0 and 9.0 .* not 10.0" "$tmp/bad.txt" && echo "ok   LL128 on Blackwell from 2.25" || { echo "FAIL: Blackwell LL128"; fail=1; }
 bad --cluster "$src/configs/dgx-h100.json" --algorithm nvls -o avg -b 1M -e 1M
 grep -q "not fp32 with avg" "$tmp/bad.txt" && echo "ok   the reduction is named" || { echo "FAIL: reduction not named"; fail=1; }
+bad --cluster "$src/configs/dgx-h100.json" --op allgather --algorithm pat --nccl-version 2.26.2 -b 1M -e 1M
+grep -q "PAT needs one GPU a node" "$tmp/bad.txt" && echo "ok   PAT on 8 GPUs a node refused" || { echo "FAIL: PAT refusal"; fail=1; }
+bad --cluster "$src/configs/ethernet-100g-x8.json" --op allgather --algorithm pat -b 1M -e 1M
 bad --cluster "$src/configs/dgx-h100.json" -d complex64
 bad --cluster "$src/configs/dgx-a100.json" --op alltoall
 bad --cluster "$src/configs/dgx-a100.json" -b 0

@@ -52,7 +52,8 @@ TEST_CASE("a cluster's NCCL version selects the newest release model not after i
   CHECK(std::string(nccl::release_of(21901).tag) == "v2.19.3-1");
   CHECK(std::string(nccl::release_of(v2_20_5).tag) == "v2.19.3-1");
   CHECK(std::string(nccl::release_of(22203).tag) == "v2.21.5-1");
-  CHECK(std::string(nccl::release_of(22403).tag) == "v2.23.4-1");
+  CHECK(std::string(nccl::release_of(22304).tag) == "v2.23.4-1");
+  CHECK(std::string(nccl::release_of(22403).tag) == "v2.24.3-1");  // PAT at 0.75 (tests/test_nccl_pat.cpp)
   CHECK(std::string(nccl::release_of(v2_26_2).tag) == "v2.25.1-1");  // Blackwell's rows (tests/test_nccl_blackwell.cpp)
   CHECK(std::string(nccl::release_of(22707).tag) == "v2.27.3-1");
   CHECK(std::string(nccl::release_of(22800).tag) == "v2.28.3-1");

@@ -28,7 +28,7 @@ def options(rng, src):
     if rng.random() < 0.3:  # reductions NVLS does and does not run (NCCL_NVLS_SUPPORTS)
         args += ["-o", rng.choice(["sum", "prod", "max", "min", "avg", "mulsum"])]
     if rng.random() < 0.5:
-        args += ["--algorithm", rng.choice(["ring", "tree", "nvls", "nvlstree", "auto", "NVLS", "Ring"])]
+        args += ["--algorithm", rng.choice(["ring", "tree", "nvls", "nvlstree", "auto", "NVLS", "Ring", "pat", "PAT"])]
     if rng.random() < 0.5:
         args += ["--protocol", rng.choice(["ll", "ll128", "simple", "auto", "LL128"])]
     if rng.random() < 0.4:
@@ -41,8 +41,10 @@ def options(rng, src):
         args += ["-n", str(rng.choice([1, 2, 5, 40, 0]))]  # 0 must be refused with exit 2
     if rng.random() < 0.4:  # each release's tuning model (collectives/nccl_releases.h), and older
         args += ["--nccl-version", rng.choice(["2.4.8", "2.6.4", "2.7.8", "2.9.9", "2.11.4", "2.12.12", "2.14.3",
-                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.23.4", "2.25.1", "2.26.2", "2.27.3",
+                                               "2.15.5", "2.17.1", "2.18.1", "2.20.5", "2.23.4", "2.24.3", "2.25.1", "2.26.2", "2.27.3",
                                                "2.28.3", "2.28.7", "2.29.2", "2.29.7"])]
+    elif "ethernet-100g-x8" in args[2] and rng.random() < 0.6:  # one GPU a node: PAT from 2.23
+        args += ["--nccl-version", rng.choice(["2.23.4", "2.24.3", "2.26.2", "2.29.7"])]
     return args
 
 
