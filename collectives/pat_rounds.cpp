@@ -7,11 +7,12 @@ namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
-// Shares first .. first + count - 1 (mod n), in bytes.
-std::int64_t shares_from(const std::vector<std::int64_t>& shares, int first, int count) {
+// The shares a rank `base` holds when it sends at distance d (allgather, far to near): those at
+// offsets 0, 2d, 4d, ... from it that stay under n - d, so that none reaches its receiver twice.
+std::int64_t held_shares(const std::vector<std::int64_t>& shares, int base, int d) {
   const int n = static_cast<int>(shares.size());
   std::int64_t total = 0;
-  for (int j = 0; j < count; ++j) total += shares[static_cast<std::size_t>(mod(first + j, n))];
+  for (int m = 0; m + d <= n - 1; m += 2 * d) total += shares[static_cast<std::size_t>(mod(base + m, n))];
   return total;
 }
 
@@ -27,21 +28,20 @@ std::vector<PatRound> pat_rounds(OpKind kind, const std::vector<std::int64_t>& s
   const int n = static_cast<int>(shares.size());
   const int rounds = pat_round_count(n);
   std::vector<PatRound> out;
+  const bool gather = kind != OpKind::reduce_scatter;
   for (int i = 0; i < rounds; ++i) {
-    const bool gather = kind != OpKind::reduce_scatter;
-    const int k = gather ? i : rounds - 1 - i;
-    const int d = 1 << k, count = std::min(d, n - d);
+    const int d = 1 << (gather ? rounds - 1 - i : i);
     PatRound r;
     if (gather) {
       r.send_to = mod(rank - d, n);
-      r.send_bytes = shares_from(shares, rank, count);
+      r.send_bytes = held_shares(shares, rank, d);
       r.recv_from = mod(rank + d, n);
-      r.recv_bytes = shares_from(shares, rank + d, count);
+      r.recv_bytes = held_shares(shares, rank + d, d);
     } else {
       r.send_to = mod(rank + d, n);
-      r.send_bytes = shares_from(shares, rank + d, count);
+      r.send_bytes = held_shares(shares, rank + d, d);
       r.recv_from = mod(rank - d, n);
-      r.recv_bytes = shares_from(shares, rank, count);
+      r.recv_bytes = held_shares(shares, rank, d);
     }
     out.push_back(r);
   }

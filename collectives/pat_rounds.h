@@ -1,13 +1,15 @@
 // NCCL's PAT (Parallel Aggregated Trees, 2.23+: allgather and reduce-scatter with one GPU a node)
-// as both fidelities move its bytes. PAT sends each rank's share down a binomial tree, all trees
-// at once, aggregating what travels the same distance (src/include/collectives.h PatAGAlgorithm,
-// PatRSAlgorithm): a round per doubling of the distance, each carrying shares to the rank that
-// distance away, so a rank sends n - 1 shares in ceil(log2 n) rounds. redsim moves them as
-// Bruck's allgather, which has those rounds and those bytes: in round k (distance d = 2^k) rank r
-// sends the shares it holds, r .. r + min(d, n - d) - 1, to r - d and receives r + d's. NCCL's
-// own order of distances and its pipelining of chunks within a round are not modelled
-// (collectives/README.md). Reduce-scatter is the transpose: the rounds backwards, each transfer
-// reversed, carrying partial sums of the shares it names.
+// as both fidelities move its bytes. PAT is Bruck's allgather with its dimensions reversed
+// (Jeaugey, "PAT: a new algorithm for all-gather and reduce-scatter operations at scale",
+// arXiv:2506.20252; src/include/collectives.h PatAGAlgorithm, PatRSAlgorithm): each rank's share
+// goes down a binomial tree whose first hop is the longest, so a round per halving of the
+// distance, the farthest carrying one share and the nearest the most, and a rank sends n - 1
+// shares in ceil(log2 n) rounds. In round i of the allgather (distance d = 2^(K-1-i), K rounds)
+// rank r sends r - d the shares it holds, those at offsets 0, 2d, 4d, ... from it below n - d,
+// and receives r + d's. NCCL's bounded buffers (aggregating fewer ranks a step when a share is
+// large) and its pipelining of chunks within a round are not modelled (collectives/README.md).
+// Reduce-scatter is the transpose: the rounds near to far, each transfer reversed, carrying
+// partial sums of the shares it names.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -116,7 +116,18 @@ TEST_CASE("PAT only where NCCL enables it, and NCCL_ALGO pins it", "[collectives
   CHECK(nccl_algorithm_name(Algorithm::pat) == "PAT");
 }
 
-TEST_CASE("PAT's rounds: distances 1, 2, 4, ..., n - 1 shares sent and received by every rank", "[collectives][pat]") {
+TEST_CASE("PAT's rounds: the allgather far to near (Bruck's dimensions reversed), n - 1 shares each way",
+          "[collectives][pat]") {
+  // 8 ranks: rank 0 sends its own share 4 away, then 2 shares (its own and 4's) 2 away, then 4
+  // shares (0, 2, 4, 6) 1 away; reduce-scatter sends the transpose, near to far.
+  const std::vector<std::int64_t> unit(8, 1);
+  const auto ag = pat_rounds(OpKind::allgather, unit, 0);
+  REQUIRE(ag.size() == 3);
+  CHECK((ag[0].send_to == 4 && ag[0].send_bytes == 1 && ag[0].recv_from == 4));
+  CHECK((ag[1].send_to == 6 && ag[1].send_bytes == 2 && ag[1].recv_from == 2));
+  CHECK((ag[2].send_to == 7 && ag[2].send_bytes == 4 && ag[2].recv_from == 1));
+  const auto rs = pat_rounds(OpKind::reduce_scatter, unit, 0);
+  CHECK((rs[0].send_to == 1 && rs[0].send_bytes == 4 && rs[2].send_to == 4 && rs[2].send_bytes == 1));
   for (int n : {2, 3, 5, 6, 8, 13}) {
     std::vector<std::int64_t> shares;
     std::int64_t total = 0;
@@ -152,7 +163,7 @@ TEST_CASE("PAT on an ideal star at both fidelities: its latency, 3 rounds of the
   // fixed and per-rank latency once (8 + 8 x 2.8 = 30.4 us), each round the model's log term
   // (14 / 3.5 = 4 us) but at least the Simple fence (6 us; the 1 us route is under it), and a
   // channel's transfer at 18 / 2 x 7/8 = 7.875 GB/s (two channels share the 25 GB/s NIC, 12.5
-  // each, so the cap binds): 1 + 2 + 4 shares of 512 KiB in the three rounds.
+  // each, so the cap binds): 1 + 2 + 4 shares of 512 KiB in the three rounds (distances 4, 2, 1).
   const std::int64_t S = 8LL << 20;
   const double expected = 30.4e-6 + 3 * 6e-6 + 7 * 524288 / 7.875e9;
   for (auto kind : {OpKind::allgather, OpKind::reduce_scatter})
@@ -166,7 +177,7 @@ TEST_CASE("PAT on an ideal star at both fidelities: its latency, 3 rounds of the
       CHECK(testing::end_of(tl) == Approx(expected).epsilon(0.01));
       CHECK(testing::sent_by_all(tl) == 7 * S);
     }
-  // 6 ranks: rounds of 1, 2 and 2 shares, 5/6 of the buffer from each rank.
+  // 6 ranks: rounds of 1, 1 and 3 shares (distances 4, 2, 1), 5/6 of the buffer from each rank.
   auto plan = testing::single_collective_plan(6, OpKind::allgather, Algorithm::pat, 6 << 20, 2);
   plan.ops[0].protocol = Protocol::simple;
   CHECK(testing::sent_by_all(simulate(plan, pat_cluster(6, 22602), SimOptions{})) == 5LL * (6 << 20));
