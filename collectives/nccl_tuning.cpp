@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "collectives/nccl_algo_pin.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
 
@@ -384,36 +385,47 @@ int Tuning::channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t byte
   return nc;
 }
 
-Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
-  // NCCL_ALGO applies to allreduce, and to allgather and reduce-scatter where it names Ring or
-  // PAT; with any other algorithm those run rings (redsim models no NVLS or CollNet for them),
-  // and broadcast and reduce always do.
-  const bool scatter_gather = kind == OpKind::allgather || kind == OpKind::reduce_scatter;
-  const bool ring_or_pat = req.algorithm == Algorithm::ring || req.algorithm == Algorithm::pat;
-  const bool pin_algo = req.algorithm.has_value() && (kind == OpKind::allreduce || scatter_gather);
-  const Algorithm pinned_algo = !pin_algo ? Algorithm::ring : kind == OpKind::allreduce || ring_or_pat ? *req.algorithm
-                                                                                                       : Algorithm::ring;
-  const bool pin_proto = req.protocol.has_value();
-  const Protocol pinned_proto = pin_proto ? *req.protocol : Protocol::simple;
+Choice Tuning::rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, std::uint32_t algorithms,
+                    std::optional<Protocol> proto, std::string* why) const {
   Choice best;
   best.model_time_us = std::numeric_limits<double>::infinity();
-  std::string why;
   for (int ai = 0; ai <= kAlgoCount; ++ai)  // kAlgoCount: PAT, past NCCL's tables
     for (int pi = 0; pi < kProtoCount; ++pi) {
       const Algorithm a = ai == kAlgoCount ? Algorithm::pat : algo_of_index(ai);
       const Protocol p = proto_of_index(pi);
-      if ((pin_algo && pinned_algo != a) || (pin_proto && pinned_proto != p)) continue;
+      if (!(algorithms & algo_bit(a)) || (proto && *proto != p)) continue;
       if (auto r = unsupported_reason(cluster_, *this, kind, a, p, dtype, op); !r.empty()) {
-        if (why.empty()) why = r;
+        if (why->empty()) *why = r;
         continue;
       }
       const double t = time_us(kind, a, p, bytes);
       if (t < best.model_time_us) best = {a, p, 0, 0, t};
     }
+  return best;
+}
+
+Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
+  const int version = cluster_.nccl_version;
+  const std::string release_name = "NCCL " + nccl_version_name(version);
+  // NCCL before 2.23 ignores the name PAT; a simulation asked for PAT there is refused instead.
+  if (req.algorithm == Algorithm::pat && release_.pat_bus_share <= 0)
+    throw InputError("", "", "cluster \"" + cluster_.name + "\": " + release_name + " has no PAT (from 2.23)");
+  // NCCL_ALGO as the release applies it to this collective (nccl_algo_pin.h).
+  const AlgoPin pin = req.algorithm ? pin_for(kind, *req.algorithm, version) : AlgoPin{};
+  std::string why;
+  Choice best = rank(kind, bytes, dtype, op, pin.algorithms, pin.protocol_pin ? req.protocol : std::nullopt, &why);
+  // To 2.23 a collective other than allreduce whose pinned algorithm cannot run here (PAT on
+  // nodes of several GPUs) runs rings, as one without it does; from 2.24 the call fails.
+  const PinFallback fallback = pin_fallback(version);
+  if (!std::isfinite(best.model_time_us) && req.algorithm && kind != OpKind::allreduce &&
+      fallback != PinFallback::per_collective) {
+    const bool keep_proto = fallback != PinFallback::ring_restored_any_protocol;
+    best = rank(kind, bytes, dtype, op, algo_bit(Algorithm::ring), keep_proto ? req.protocol : std::nullopt, &why);
+  }
   if (!std::isfinite(best.model_time_us)) {
-    std::string asked = pin_algo ? std::string(algorithm_name(pinned_algo)) : "algorithm";
-    asked += pin_proto ? " with " + std::string(protocol_name(pinned_proto)) : "";
-    throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL has no " + asked + " for " +
+    std::string asked = req.algorithm ? std::string(algorithm_name(*req.algorithm)) : "algorithm";
+    asked += req.protocol ? " with " + std::string(protocol_name(*req.protocol)) : "";
+    throw InputError("", "", "cluster \"" + cluster_.name + "\": " + release_name + " has no " + asked + " for " +
                                  std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));
   }
   best.channels = channels_for(kind, best.algorithm, best.protocol, bytes, &best.threads);

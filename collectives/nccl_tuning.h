@@ -4,6 +4,7 @@
 // nccl_version selects them, nccl_releases.h). The model ranks choices; the engines then simulate the chosen one.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "collectives/nccl_releases.h"
@@ -51,13 +52,18 @@ class Tuning {
   double time_us(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes) const;
   // The channels and threads NCCL launches for (a, p) at this size.
   int channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t bytes, int* threads = nullptr) const;
-  // The fastest supported (algorithm, protocol) by the model, within what `request` pins.
-  // Throws InputError when the request leaves nothing NCCL would run on this cluster.
+  // The fastest supported (algorithm, protocol) by the model, within what `request` pins as the
+  // cluster's release applies NCCL_ALGO to this collective (nccl_algo_pin.h). Throws InputError
+  // when the request leaves nothing NCCL would run on this cluster.
   Choice choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& request) const;
 
  private:
   double latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) const;
   Entry pat_entry() const;
+  // The fastest (algorithm, protocol) among `algorithms` (algo_bit) with `proto` if set; infinite time when none runs (`why` says
+  // why the first refused one could not).
+  Choice rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, std::uint32_t algorithms,
+              std::optional<Protocol> proto, std::string* why) const;
 
   const ClusterSpec& cluster_;
   Topology topo_;

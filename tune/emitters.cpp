@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/nccl_algo_pin.h"
+#include "core/cluster_json.h"
 #include "core/units.h"
 #include "strategies/checkpointing.h"
 
@@ -253,6 +255,26 @@ std::string horovod_env(const EmitInputs& in) {
   return s;
 }
 
+// NCCL_ALGO in the release's own syntax, with what it does to the collectives it does not name
+// (collectives/nccl_algo_pin.h): the simulation applied the pin the same way.
+std::string nccl_algo_lines(Algorithm alg, int nccl_version) {
+  const std::string value = nccl::nccl_algo_value(alg, nccl_version);
+  const std::string name(algorithm_name(alg));
+  std::string s = "# NCCL_ALGO: ";
+  if (alg == Algorithm::ring) {
+    s += "every collective runs rings.\n";
+  } else if (nccl::pin_fallback(nccl_version) == nccl::PinFallback::per_collective) {
+    s += (alg == Algorithm::pat ? "allgather and reduce-scatter run " : "allreduce runs ") + name +
+         "; the other collectives keep NCCL's own choice (NCCL " + nccl_version_name(nccl_version) +
+         " takes NCCL_ALGO per collective and fails a collective a bare name leaves without an algorithm).\n";
+  } else {
+    s += (alg == Algorithm::pat ? "allgather and reduce-scatter run " : "allreduce runs ") + name +
+         "; collectives without " + name + " run rings (NCCL " + nccl_version_name(nccl_version) + ").\n";
+  }
+  // ';' separates NCCL_ALGO's per-collective lists and ends a shell command: quote it.
+  return s + "NCCL_ALGO=" + (value.find(';') == std::string::npos ? value : "\"" + value + "\"") + "\n";
+}
+
 std::string nccl_env(const EmitInputs& in) {
   const Candidate& c = in.chosen;
   std::string s = header(in, "#", c, in.chosen_objective_s);
@@ -267,9 +289,7 @@ std::string nccl_env(const EmitInputs& in) {
     s += "# builds it from NCCL calls whose levels run rings.\n";
     s += "NCCL_ALGO=Ring\n";
   } else {
-    s += "# NCCL_ALGO: allreduce runs " + std::string(algorithm_name(*alg)) +
-         " (reduce-scatter, allgather, reduce and broadcast stay rings).\n";
-    s += "NCCL_ALGO=" + std::string(nccl_algorithm_name(*alg)) + "\n";
+    s += nccl_algo_lines(*alg, in.cluster->nccl_version);
   }
   if (c.knobs.protocol) s += "NCCL_PROTO=" + std::string(nccl_protocol_name(*c.knobs.protocol)) + "\n";
   if (c.knobs.channels > 0) {

@@ -156,8 +156,8 @@ void prune_families(std::set<std::string>& wanted, const std::vector<int>& hsdp_
 // What the grid leaves out of a family's knobs, and why.
 void note_fixed_knobs(const std::set<std::string>& wanted, Grid& g) {
   if (wanted.count("zero"))
-    g.notes.push_back("zero: reduce, reduce-scatter and allgather run rings whatever the algorithm (as in NCCL): "
-                      "algorithm not searched; bucket order and first bucket do not apply (DeepSpeed fills its IPG "
+    g.notes.push_back("zero: an allreduce algorithm does not reach reduce, reduce-scatter or allgather (rings, or "
+                      "NCCL's own choice from 2.24, as in NCCL): algorithm not searched; bucket order and first bucket do not apply (DeepSpeed fills its IPG "
                       "buckets in gradient-ready order)");
   if (wanted.count("localsgd"))
     g.notes.push_back("localsgd: parameters are averaged after the optimizer, all buckets at once: bucket order and "

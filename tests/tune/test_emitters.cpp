@@ -93,6 +93,31 @@ TEST_CASE("DDP, Horovod and NCCL snippets for a bucketed setting", "[tune][emit]
   CHECK(parse_env(find(t, "horovod.env").contents).at("HOROVOD_HIERARCHICAL_ALLREDUCE") == "0");
 }
 
+TEST_CASE("NCCL_ALGO in the release's syntax: a bare name to 2.23, per collective from 2.24", "[tune][emit]") {
+  // NCCL 2.24+ fails a collective a bare NCCL_ALGO=Tree leaves without an algorithm (DDP's first
+  // broadcast, FSDP's allgathers), and parses "function:list" entries split by ';'
+  // (src/graph/tuning.cc parseList).
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  Knobs k;
+  k.bucket_cap_bytes = 25 * kMiB;
+  k.algorithm = Algorithm::tree;
+  cluster.nccl_version = 22304;
+  CHECK(parse_env(find(emit_snippets(inputs(trace, cluster, "bucketed", k)), "nccl.env").contents).at("NCCL_ALGO") ==
+        "Tree");
+  cluster.nccl_version = 22907;
+  const auto tree = find(emit_snippets(inputs(trace, cluster, "bucketed", k)), "nccl.env").contents;
+  CHECK(parse_env(tree).at("NCCL_ALGO") == "allreduce:Tree");
+  CHECK(tree.find("the other collectives keep NCCL's own choice") != std::string::npos);
+  // The PAT form holds ';', which would end a shell command unquoted.
+  k.algorithm = Algorithm::pat;
+  CHECK(parse_env(find(emit_snippets(inputs(trace, cluster, "fsdp", k)), "nccl.env").contents).at("NCCL_ALGO") ==
+        "\"allgather:PAT;reducescatter:PAT\"");
+  k.algorithm = Algorithm::ring;
+  CHECK(parse_env(find(emit_snippets(inputs(trace, cluster, "bucketed", k)), "nccl.env").contents).at("NCCL_ALGO") ==
+        "Ring");
+}
+
 TEST_CASE("DeepSpeed counts elements: a 500 MB fp16 bucket is 250,000,000", "[tune][emit]") {
   auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
   for (auto& p : trace.params) p.dtype = DType::fp16;

@@ -1,0 +1,63 @@
+// How a pinned algorithm (NCCL_ALGO) reaches each collective, release by release, and how the
+// variable is written for that release. The owner of NCCL_ALGO's meaning: the collective model
+// ranks what the pin leaves, the NCCL emitter writes the pin back in the release's syntax.
+//
+// NCCL_ALGO names algorithms for every collective, though broadcast and reduce have only rings,
+// allgather and reduce-scatter rings and PAT (and NVLS and CollNet, which redsim does not model
+// for them), and PAT is an allgather and reduce-scatter algorithm only. What a collective does
+// when the pin names none of its algorithms changed (NVIDIA/nccl src/graph/tuning.cc):
+// - to 2.18: ring is never disabled outside allreduce ("Never disable ring for non-allreduce
+//   operations");
+// - 2.19 to 2.23: a collective left with nothing gets its rings back ("at least set ring algo
+//   available"), with every protocol to 2.21 (NCCL_PROTO ignored there, NVIDIA/nccl issue 1304)
+//   and only NCCL_PROTO's from 2.22;
+// - to 2.23, without CollNet, a pin that leaves none of ring, tree, NVLS and NVLSTree enabled
+//   gets ring and tree back for every collective ("If user has hard set NCCL_ALGO=COLLNET,
+//   ignore it"): NCCL_ALGO=PAT in 2.23 leaves allreduce NCCL's choice of ring and tree, and
+//   allgather and reduce-scatter its choice of PAT and ring;
+// - from 2.24: no fallback (the call fails with "No algorithm/protocol available"), but
+//   NCCL_ALGO takes a list per collective ("allreduce:tree"), so redsim writes the pin for the
+//   collectives that have the algorithm and leaves the others NCCL's own choice.
+// redsim refuses (exit 2) an allreduce pin the hardware cannot run (NVLS without NVLink SHARP,
+// CollNet), where 2.19-2.23 would quietly run rings: the simulation asked for is not the one NCCL
+// would run.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/collective_types.h"
+#include "core/plan.h"
+
+namespace redsim::nccl {
+
+// Whether NCCL has algorithm `a` for collective `kind` among those redsim models.
+bool has_algorithm(OpKind kind, Algorithm a);
+
+enum class PinFallback {
+  ring_kept,                   // to 2.18
+  ring_restored_any_protocol,  // 2.19-2.21
+  ring_restored,               // 2.22-2.23
+  per_collective,              // 2.24 on
+};
+PinFallback pin_fallback(int nccl_version);
+
+constexpr std::uint32_t algo_bit(Algorithm a) { return 1u << static_cast<int>(a); }
+constexpr std::uint32_t kAnyAlgorithm = ~0u;
+
+// What NCCL_ALGO = `pinned` leaves collective `kind` under release `nccl_version` (redsim models
+// no CollNet): the algorithms NCCL's model may rank and whether NCCL_PROTO still applies. The
+// release's ring fallback for a pinned algorithm the hardware cannot run is the caller's
+// (pin_fallback).
+struct AlgoPin {
+  std::uint32_t algorithms = kAnyAlgorithm;
+  bool protocol_pin = true;
+};
+AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version);
+
+// NCCL_ALGO's value that pins `pinned` as redsim simulates it under release `nccl_version`:
+// "Tree" to 2.23, "allreduce:Tree" from 2.24 (PAT: "allgather:PAT;reducescatter:PAT"). Contains
+// ';' only in the PAT form, which a shell file must quote.
+std::string nccl_algo_value(Algorithm pinned, int nccl_version);
+
+}  // namespace redsim::nccl
