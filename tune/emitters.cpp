@@ -255,24 +255,8 @@ std::string horovod_env(const EmitInputs& in) {
   return s;
 }
 
-// NCCL_ALGO in the release's own syntax, with what it does to the collectives it does not name
-// (collectives/nccl_algo_pin.h): the simulation applied the pin the same way.
 std::string nccl_algo_lines(Algorithm alg, int nccl_version) {
-  const std::string value = nccl::nccl_algo_value(alg, nccl_version);
-  const std::string name(algorithm_name(alg));
-  std::string s = "# NCCL_ALGO: ";
-  if (alg == Algorithm::ring) {
-    s += "every collective runs rings.\n";
-  } else if (nccl::pin_fallback(nccl_version) == nccl::PinFallback::per_collective) {
-    s += (alg == Algorithm::pat ? "allgather and reduce-scatter run " : "allreduce runs ") + name +
-         "; the other collectives keep NCCL's own choice (NCCL " + nccl_version_name(nccl_version) +
-         " takes NCCL_ALGO per collective and fails a collective a bare name leaves without an algorithm).\n";
-  } else {
-    s += (alg == Algorithm::pat ? "allgather and reduce-scatter run " : "allreduce runs ") + name +
-         "; collectives without " + name + " run rings (NCCL " + nccl_version_name(nccl_version) + ").\n";
-  }
-  // ';' separates NCCL_ALGO's per-collective lists and ends a shell command: quote it.
-  return s + "NCCL_ALGO=" + (value.find(';') == std::string::npos ? value : "\"" + value + "\"") + "\n";
+  return "# NCCL_ALGO: " + nccl_algo_effect(alg, nccl_version) + "\n" + nccl_algo_assignment(alg, nccl_version) + "\n";
 }
 
 std::string nccl_env(const EmitInputs& in) {
@@ -304,6 +288,22 @@ std::string nccl_env(const EmitInputs& in) {
 }
 
 }  // namespace
+
+std::string nccl_algo_effect(Algorithm alg, int nccl_version) {
+  const std::string name(algorithm_name(alg));
+  const std::string runs = (alg == Algorithm::pat ? "allgather and reduce-scatter run " : "allreduce runs ") + name;
+  if (alg == Algorithm::ring) return "every collective runs rings.";
+  if (nccl::pin_fallback(nccl_version) == nccl::PinFallback::per_collective)
+    return runs + "; the other collectives keep NCCL's own choice (NCCL " + nccl_version_name(nccl_version) +
+           " takes NCCL_ALGO per collective and fails a collective a bare name leaves without an algorithm).";
+  return runs + "; collectives without " + name + " run rings (NCCL " + nccl_version_name(nccl_version) + ").";
+}
+
+std::string nccl_algo_assignment(Algorithm alg, int nccl_version) {
+  const std::string value = nccl::nccl_algo_value(alg, nccl_version);
+  // ';' separates NCCL_ALGO's per-collective lists and ends a shell command: quote it.
+  return "NCCL_ALGO=" + (value.find(';') == std::string::npos ? value : "\"" + value + "\"");
+}
 
 // The trace's model and the cluster's name come from input files and land in comments of files
 // the user will source or run: keep printable ASCII only, so no newline (or \r, which Python

@@ -43,6 +43,11 @@ struct Snippet {
 };
 std::vector<Snippet> emit_snippets(const EmitInputs& in);
 
+// NCCL_ALGO pinning `alg` under the cluster's release (collectives/nccl_algo_pin.h): what it does
+// to each collective, in words, and the shell assignment (quoted where the value holds ';').
+std::string nccl_algo_effect(Algorithm alg, int nccl_version);
+std::string nccl_algo_assignment(Algorithm alg, int nccl_version);
+
 // Python lines applying activation checkpointing to `model` as simulated (every repeated block
 // wrapped with checkpoint_wrapper); "" when the setting does not checkpoint.
 std::string checkpointing_lines(const ModelTrace& trace, const Knobs& k);

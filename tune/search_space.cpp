@@ -168,6 +168,7 @@ void note_fixed_knobs(const std::set<std::string>& wanted, Grid& g) {
 struct CollectiveAxes {
   std::vector<std::optional<Algorithm>> algorithms;
   std::vector<int> channels;
+  std::vector<std::optional<Algorithm>> sharded_algorithms{std::nullopt};  // fsdp, hsdp
 };
 
 CollectiveAxes collective_axes(const SearchAxes& a, const ClusterSpec& cluster, Grid& g) {
@@ -185,6 +186,12 @@ CollectiveAxes collective_axes(const SearchAxes& a, const ClusterSpec& cluster, 
     x.channels = {0};
     g.notes.push_back("collectives: NCCL's settings are searched: NCCL_ALGO auto (NCCL's own choice per size) and each "
                       "algorithm NCCL runs on this cluster; channels stay NCCL's own");
+    // One GPU a node under 2.23+: NCCL ranks PAT against rings for allgather and reduce-scatter.
+    if (a.sharded_nccl_algo && nt.supported(OpKind::allgather, Algorithm::pat, Protocol::simple)) {
+      x.sharded_algorithms = {std::nullopt, Algorithm::ring, Algorithm::pat};
+      g.notes.push_back("fsdp, hsdp: NCCL_ALGO auto, Ring and PAT searched (NCCL runs their allgathers and "
+                        "reduce-scatters on PAT or rings here)");
+    }
     return x;
   }
   bool dropped_hier = false;
@@ -291,25 +298,27 @@ class GridPoints {
             }
   }
 
-  // Collectives are allgathers and reduce-scatters (rings in NCCL): no algorithm, no bucket
-  // size; each setting is a line of one point. fsdp shards over the world (group 0).
+  // Collectives are allgathers and reduce-scatters (rings, or PAT with one GPU a node): no
+  // bucket size; each setting is a line of one point. fsdp shards over the world (group 0).
   void add_sharded(const std::string& family, const std::vector<int>& groups) {
     Knobs base;
     base.strategy = family;
     for (int group : groups)
-      for (int ch : x_.channels)
-        for (auto wrap : a_.fsdp_wrap_elems)
-          for (bool reshard : a_.reshard_after_forward)
-            for (auto pf : a_.backward_prefetches) {
-              Knobs k = base;
-              k.shard_group = group;
-              k.channels = ch;
-              k.fsdp_wrap_blocks = wrap == kWrapBlocks;
-              k.fsdp_wrap_elems = std::max<std::int64_t>(0, wrap);
-              k.reshard_after_forward = reshard;
-              k.backward_prefetch = pf;
-              add(family, k);
-            }
+      for (auto alg : x_.sharded_algorithms)
+        for (int ch : x_.channels)
+          for (auto wrap : a_.fsdp_wrap_elems)
+            for (bool reshard : a_.reshard_after_forward)
+              for (auto pf : a_.backward_prefetches) {
+                Knobs k = base;
+                k.shard_group = group;
+                k.algorithm = alg;
+                k.channels = ch;
+                k.fsdp_wrap_blocks = wrap == kWrapBlocks;
+                k.fsdp_wrap_elems = std::max<std::int64_t>(0, wrap);
+                k.reshard_after_forward = reshard;
+                k.backward_prefetch = pf;
+                add(family, k);
+              }
   }
 
   void add_localsgd() {
@@ -411,7 +420,7 @@ std::string describe_setting(const Candidate& c) {
            (k.fsdp_wrap_blocks        ? std::string("per block")
             : k.fsdp_wrap_elems > 0 ? std::to_string(k.fsdp_wrap_elems) + " params"
                                     : std::string("per layer")) +
-           ", ring" + ch;
+           ", " + coll;  // auto: NCCL's rings, or PAT with one GPU a node
   if (c.family == "localsgd")
     return "H " + std::to_string(k.localsgd_period) + ", bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", " + coll;
   return "bucket " + format_bytes_binary(k.bucket_cap_bytes) + ", first " + format_bytes_binary(k.first_bucket_cap_bytes) +

@@ -60,6 +60,9 @@ struct SearchAxes {
   // NCCL runs there, NCCL's channels) instead of `algorithms` and `channels`. False: take the
   // axes as given (a framework's defaults are one point: auto, auto).
   bool nccl_settings = true;
+  // With nccl_settings, also search NCCL_ALGO for fsdp and hsdp where NCCL runs their allgathers
+  // and reduce-scatters on PAT (auto, Ring, PAT); false where the target's file cannot carry it.
+  bool sharded_nccl_algo = true;
 };
 
 // The standard axes: buckets 1 MiB .. 1 GiB in powers of two, first bucket 1/4/16 MiB, channels

@@ -61,6 +61,10 @@ std::string fsdp_snippet(const EmitInputs& in, const TargetSection& s) {
        comment_safe(in.cluster->name) + ".\n";
   o += "# Setting: " + c.family + ": " + describe_knobs(c) + "; predicted time per optimizer step " + ms(s.pick_s()) + ".\n";
   o += "# " + section_summary(s) + ".\n";
+  if (k.algorithm)  // NCCL reads it when it creates a communicator: set it where the job starts
+    o += "# NCCL: " + nccl_algo_effect(*k.algorithm, in.cluster->nccl_version) +
+         "\n# Launch with it in the environment, e.g.\n#   " + nccl_algo_assignment(*k.algorithm, in.cluster->nccl_version) +
+         " torchrun ...\n";
   o += "import functools\nimport torch\n";
   o += "from torch.distributed.fsdp import BackwardPrefetch, FullyShardedDataParallel as FSDP, ShardingStrategy\n";
   if (k.fsdp_wrap_blocks)

@@ -88,6 +88,7 @@ SearchAxes target_axes(const std::string& target, const TuneConstraints& constra
     a.bucket_orders = {k.bucket_order};
   }
   if (target == "deepspeed") {  // ZeRO-3 as DeepSpeed runs it: always re-gathered for backward, per module
+    a.sharded_nccl_algo = false;  // deepspeed_config.json holds no NCCL environment
     a.reshard_after_forward = {true};
     a.backward_prefetches = {BackwardPrefetch::backward_pre, BackwardPrefetch::none};
     a.fsdp_wrap_elems = {0};

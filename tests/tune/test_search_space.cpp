@@ -211,3 +211,31 @@ TEST_CASE("hsdp is searched over the shard-group sizes that divide the world", "
   a.hsdp_shard_groups = {2};
   CHECK(hsdp_group_sizes(a, one_node) == std::vector<int>{2});
 }
+
+TEST_CASE("fsdp and hsdp search NCCL_ALGO auto, Ring and PAT where NCCL runs PAT", "[tune][space][pat]") {
+  // PAT needs one GPU a node and NCCL 2.23+ (src/graph/tuning.cc ncclPatEnable): 8 single-GPU
+  // nodes under 2.26.2 get the three values, nodes of 8 GPUs or 2.18.5 only auto.
+  auto one_gpu = testing::ideal_star(8, 25e9, 1e-6);
+  one_gpu.library = CollectiveLibrary::nccl;
+  one_gpu.device.compute_capability = 8.0;
+  one_gpu.nccl_version = 22602;
+  TuneConstraints c;
+  c.strategies = {"fsdp", "hsdp"};
+  const auto algorithms_of = [&](const ClusterSpec& cluster, const SearchAxes& a) {
+    std::set<std::string> seen;
+    for (const auto& p : build_grid(a, c, cluster).points) seen.insert(algorithm_label(p.knobs));
+    return seen;
+  };
+  const auto a = standard_axes(c);
+  CHECK(algorithms_of(one_gpu, a) == std::set<std::string>{"auto", "ring", "pat"});
+  auto no_text = a;
+  no_text.sharded_nccl_algo = false;  // deepspeed_config.json cannot carry NCCL_ALGO
+  CHECK(algorithms_of(one_gpu, no_text) == std::set<std::string>{"auto"});
+  auto old = one_gpu;
+  old.nccl_version = 21805;
+  CHECK(algorithms_of(old, a) == std::set<std::string>{"auto"});
+  auto dgx = testing::nccl_nodes(2);
+  dgx.nccl_version = 22602;
+  c.strategies = {"fsdp"};
+  CHECK(algorithms_of(dgx, a) == std::set<std::string>{"auto"});
+}

@@ -79,6 +79,23 @@ TEST_CASE("pytorch_fsdp.py carries the simulated FSDP constructor arguments and 
   k.reshard_after_forward = false;
   const auto f4 = emit_target_snippets({section("fsdp", {"hsdp", k}, 0.100, 0.200)}, trace, cluster, 1);
   CHECK(has(find(f4, "pytorch_fsdp.py").contents, "ShardingStrategy._HYBRID_SHARD_ZERO2"));
+  CHECK_FALSE(has(find(f4, "pytorch_fsdp.py").contents, "NCCL_ALGO"));  // NCCL's own choice: nothing pinned
+}
+
+TEST_CASE("pytorch_fsdp.py says how to launch with a pinned NCCL_ALGO", "[tune][emit][targets]") {
+  // NCCL 2.24+ takes NCCL_ALGO per collective (src/graph/tuning.cc parseList): PAT for the
+  // allgathers and reduce-scatters only, quoted for the shell because of the ';'.
+  const auto trace = testing::uniform_trace(8, 1 << 20, 1e-4, 2e-4, 1e-4);
+  auto cluster = testing::ideal_multi_node(2, 4, 1e11, 1e-6, 1e10, 5e-6);
+  cluster.nccl_version = 22602;
+  Knobs k;
+  k.strategy = "fsdp";
+  k.algorithm = Algorithm::pat;
+  const auto files = emit_target_snippets({section("fsdp", {"fsdp", k}, 0.100, 0.200)}, trace, cluster, 1);
+  const auto& py = find(files, "pytorch_fsdp.py").contents;
+  CHECK(has(py, "#   NCCL_ALGO=\"allgather:PAT;reducescatter:PAT\" torchrun ...\n"));
+  CHECK(has(py, "# NCCL: allgather and reduce-scatter run pat; the other collectives keep NCCL's own choice"));
+  CHECK(has(py, "# Setting: fsdp: FULL_SHARD, prefetch backward_pre, wrap per layer, pat;"));
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 from an fsdp setting counts elements of the largest unit", "[tune][emit][targets]") {
