@@ -16,6 +16,7 @@
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "collectives/cluster_subset.h"
+#include "collectives/nccl_algo_pin.h"
 #include "cli/run_memory.h"
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
@@ -41,6 +42,19 @@
 
 namespace redsim::cli {
 namespace {
+
+// What the real run does with a pinned algorithm or protocol, and for NCCL the environment that
+// runs what was simulated (in the cluster file's release's syntax: collectives/nccl_algo_pin.h).
+std::string real_pin_note(const std::string& backend, const Knobs& knobs, const ClusterSpec& cluster) {
+  if (backend == "gloo") return "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) algorithms";
+  std::string env;
+  if (knobs.algorithm && !nccl_algorithm_name(*knobs.algorithm).empty())
+    env += " NCCL_ALGO=" + redsim::nccl::nccl_algo_value(*knobs.algorithm, cluster.nccl_version);
+  if (knobs.protocol) env += " NCCL_PROTO=" + std::string(nccl_protocol_name(*knobs.protocol));
+  if (env.empty()) return "NCCL picks its own algorithm";
+  return "NCCL picks its own unless launched with" + env + " (NCCL " + nccl_version_name(cluster.nccl_version) +
+         "'s syntax; quote a value holding ';')";
+}
 
 namespace rx = redsim::realexec;
 
@@ -283,10 +297,7 @@ void run_run(const RunOptions& o) {
 
   if (!batch_note.empty() && world.writes_outputs()) std::cout << "note: " << batch_note << "\n";
   if ((knobs.algorithm || knobs.protocol) && world.writes_outputs())
-    std::cout << "note: --algorithm and --protocol shape the simulated Plan only; "
-              << (o.backend == "gloo" ? "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) "
-                                        "algorithms"
-                                      : "NCCL picks its own algorithm (set NCCL_ALGO to force one)")
+    std::cout << "note: --algorithm and --protocol shape the simulated Plan only; " << real_pin_note(o.backend, knobs, cluster)
               << "\n";
   const std::string what = "redsim run: " + plan.strategy + " | " + trace.model + " on " + cluster.name + " | ";
   if (world.local) {

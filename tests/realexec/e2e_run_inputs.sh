@@ -79,4 +79,14 @@ case $rc in
   *) fail "nccl: exit status $rc" ;;
 esac
 passed=$((passed + 1))
+# A pinned algorithm shapes the simulated Plan; the note names the NCCL_ALGO that runs it for
+# real, in the cluster file's release's syntax (2.18.5 here: a bare name).
+"$redsim" run --backend nccl --ranks 1 --trace "$trace" --cluster "$data/local1.json" --steps 1 --warmup 0 \
+  --algorithm tree >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -le 1 ]; then
+  grep -q "NCCL picks its own unless launched with NCCL_ALGO=Tree (NCCL 2.18.5's syntax" "$tmp/out" || fail "nccl pin note"
+fi
+passed=$((passed + 1))
+echo "ok: nccl pin note"
 echo "$passed passed, 0 failed"
