@@ -16,7 +16,6 @@
 #include "cli/text_format.h"
 #include "cli/knob_options.h"
 #include "collectives/cluster_subset.h"
-#include "collectives/nccl_algo_pin.h"
 #include "cli/run_memory.h"
 #include "cli/summary_table.h"
 #include "core/atomic_file.h"
@@ -39,6 +38,7 @@
 #include "realexec/rank_runner.h"
 #include "strategies/memory_model.h"
 #include "strategies/strategy.h"
+#include "tune/emitters.h"
 
 namespace redsim::cli {
 namespace {
@@ -49,11 +49,11 @@ std::string real_pin_note(const std::string& backend, const Knobs& knobs, const 
   if (backend == "gloo") return "Gloo runs its own ring (allreduce, reduce) and binomial-tree (broadcast) algorithms";
   std::string env;
   if (knobs.algorithm && !nccl_algorithm_name(*knobs.algorithm).empty())
-    env += " NCCL_ALGO=" + redsim::nccl::nccl_algo_value(*knobs.algorithm, cluster.nccl_version);
+    env += " " + tune::nccl_algo_assignment(*knobs.algorithm, cluster.nccl_version);
   if (knobs.protocol) env += " NCCL_PROTO=" + std::string(nccl_protocol_name(*knobs.protocol));
   if (env.empty()) return "NCCL picks its own algorithm";
   return "NCCL picks its own unless launched with" + env + " (NCCL " + nccl_version_name(cluster.nccl_version) +
-         "'s syntax; quote a value holding ';')";
+         "'s syntax)";
 }
 
 namespace rx = redsim::realexec;

@@ -8,7 +8,6 @@ namespace {
 constexpr int kRingRestoredFrom = 21901;       // v2.19.1-1
 constexpr int kRestoreKeepsProtoFrom = 22203;  // v2.22.3-1
 constexpr int kPerCollectiveFrom = 22403;      // v2.24.3-1
-constexpr int kPatFrom = 22304;                // v2.23.4-1
 }  // namespace
 
 bool has_algorithm(OpKind kind, Algorithm a) {
@@ -27,16 +26,21 @@ PinFallback pin_fallback(int nccl_version) {
   return PinFallback::ring_kept;
 }
 
-AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version) {
+std::optional<AlgoPin> ring_fallback(OpKind kind, int nccl_version) {
   const PinFallback f = pin_fallback(nccl_version);
+  if (kind == OpKind::allreduce || f == PinFallback::per_collective) return std::nullopt;
+  return AlgoPin{algo_bit(Algorithm::ring), f != PinFallback::ring_restored_any_protocol};
+}
+
+AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version) {
   const bool has = has_algorithm(kind, pinned);
-  if (f == PinFallback::per_collective) return has ? AlgoPin{algo_bit(pinned), true} : AlgoPin{};
+  if (pin_fallback(nccl_version) == PinFallback::per_collective) return has ? AlgoPin{algo_bit(pinned), true} : AlgoPin{};
   // PAT (the only pin redsim runs that names none of ring, tree, NVLS and NVLSTree) brings ring
-  // and tree back in 2.23 (before 2.23 the model refuses the name, which NCCL ignored).
-  if (pinned == Algorithm::pat && nccl_version >= kPatFrom)
+  // and tree back in 2.23.
+  if (pinned == Algorithm::pat)
     return {algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree) | (has ? algo_bit(Algorithm::pat) : 0u), true};
   if (has || kind == OpKind::allreduce) return {algo_bit(pinned), true};
-  return {algo_bit(Algorithm::ring), f != PinFallback::ring_restored_any_protocol};
+  return *ring_fallback(kind, nccl_version);
 }
 
 std::string nccl_algo_value(Algorithm pinned, int nccl_version) {

@@ -46,14 +46,16 @@ constexpr std::uint32_t algo_bit(Algorithm a) { return 1u << static_cast<int>(a)
 constexpr std::uint32_t kAnyAlgorithm = ~0u;
 
 // What NCCL_ALGO = `pinned` leaves collective `kind` under release `nccl_version` (redsim models
-// no CollNet): the algorithms NCCL's model may rank and whether NCCL_PROTO still applies. The
-// release's ring fallback for a pinned algorithm the hardware cannot run is the caller's
-// (pin_fallback).
+// no CollNet): the algorithms NCCL's model may rank and whether NCCL_PROTO still applies. A PAT
+// pin before 2.23 (an unknown name there) is the caller's to refuse.
 struct AlgoPin {
   std::uint32_t algorithms = kAnyAlgorithm;
   bool protocol_pin = true;
 };
 AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version);
+// What the release leaves a collective other than allreduce when the pin leaves it nothing it
+// can run: rings, with NCCL_PROTO or not (to 2.23); nullopt for allreduce and from 2.24.
+std::optional<AlgoPin> ring_fallback(OpKind kind, int nccl_version);
 
 // NCCL_ALGO's value that pins `pinned` as redsim simulates it under release `nccl_version`:
 // "Tree" to 2.23, "allreduce:Tree" from 2.24 (PAT: "allgather:PAT;reducescatter:PAT"). Contains

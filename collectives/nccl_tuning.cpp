@@ -406,27 +406,24 @@ Choice Tuning::rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, s
 
 Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
   const int version = cluster_.nccl_version;
-  const std::string release_name = "NCCL " + nccl_version_name(version);
   // NCCL before 2.23 ignores the name PAT; a simulation asked for PAT there is refused instead.
   if (req.algorithm == Algorithm::pat && release_.pat_bus_share <= 0)
-    throw InputError("", "", "cluster \"" + cluster_.name + "\": " + release_name + " has no PAT (from 2.23)");
+    throw InputError("", "", "cluster \"" + cluster_.name + "\": " +
+                                 pat_unsupported_reason(cluster_, *this, kind, Protocol::simple, op));
   // NCCL_ALGO as the release applies it to this collective (nccl_algo_pin.h).
   const AlgoPin pin = req.algorithm ? pin_for(kind, *req.algorithm, version) : AlgoPin{};
   std::string why;
   Choice best = rank(kind, bytes, dtype, op, pin.algorithms, pin.protocol_pin ? req.protocol : std::nullopt, &why);
   // To 2.23 a collective other than allreduce whose pinned algorithm cannot run here (PAT on
   // nodes of several GPUs) runs rings, as one without it does; from 2.24 the call fails.
-  const PinFallback fallback = pin_fallback(version);
-  if (!std::isfinite(best.model_time_us) && req.algorithm && kind != OpKind::allreduce &&
-      fallback != PinFallback::per_collective) {
-    const bool keep_proto = fallback != PinFallback::ring_restored_any_protocol;
-    best = rank(kind, bytes, dtype, op, algo_bit(Algorithm::ring), keep_proto ? req.protocol : std::nullopt, &why);
-  }
+  if (!std::isfinite(best.model_time_us) && req.algorithm)
+    if (const auto rings = ring_fallback(kind, version))
+      best = rank(kind, bytes, dtype, op, rings->algorithms, rings->protocol_pin ? req.protocol : std::nullopt, &why);
   if (!std::isfinite(best.model_time_us)) {
     std::string asked = req.algorithm ? std::string(algorithm_name(*req.algorithm)) : "algorithm";
     asked += req.protocol ? " with " + std::string(protocol_name(*req.protocol)) : "";
-    throw InputError("", "", "cluster \"" + cluster_.name + "\": " + release_name + " has no " + asked + " for " +
-                                 std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));
+    throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL " + nccl_version_name(version) + " has no " +
+                                 asked + " for " + std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));
   }
   best.channels = channels_for(kind, best.algorithm, best.protocol, bytes, &best.threads);
   return best;

@@ -157,8 +157,8 @@ void prune_families(std::set<std::string>& wanted, const std::vector<int>& hsdp_
 void note_fixed_knobs(const std::set<std::string>& wanted, Grid& g) {
   if (wanted.count("zero"))
     g.notes.push_back("zero: an allreduce algorithm does not reach reduce, reduce-scatter or allgather (rings, or "
-                      "NCCL's own choice from 2.24, as in NCCL): algorithm not searched; bucket order and first bucket do not apply (DeepSpeed fills its IPG "
-                      "buckets in gradient-ready order)");
+                      "NCCL's own choice from 2.24, as in NCCL): algorithm not searched; bucket order and first "
+                      "bucket do not apply (DeepSpeed fills its IPG buckets in gradient-ready order)");
   if (wanted.count("localsgd"))
     g.notes.push_back("localsgd: parameters are averaged after the optimizer, all buckets at once: bucket order and "
                       "first bucket not searched; the wire dtype stays the parameters' own (parameters, not gradients)");
