@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/nccl_list.h"
 #include "sim/collective_sweep.h"
 #include "validate/nccl_tests_log.h"
 
@@ -99,14 +100,11 @@ SweepOptions sweep_options(const CollectiveOptions& o) {
   s.root = o.root;
   s.gpus_per_process = o.gpus;
   s.iters = o.iters;
-  if (o.algorithm != "auto") {
-    s.request.algorithm = parse_algorithm(o.algorithm);
-    if (!s.request.algorithm) throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|hierarchical|pat, got \"" + o.algorithm + "\"");
-  }
-  if (o.protocol != "auto") {
-    s.request.protocol = parse_protocol(o.protocol);
-    if (!s.request.protocol) throw InputError("", "", "--protocol: expected auto|ll|ll128|simple, got \"" + o.protocol + "\"");
-  }
+  std::string why;
+  if (!parse_algorithm_setting(o.algorithm, &s.request.algorithm, &s.request.algorithm_list, &why))
+    throw InputError("", "", "--algorithm: " + why);
+  if (!parse_protocol_setting(o.protocol, &s.request.protocol, &s.request.protocol_list, &why))
+    throw InputError("", "", "--protocol: " + why);
   if (o.channels != "auto") {
     std::size_t used = 0;
     int c = 0;
@@ -235,9 +233,11 @@ void add_collective_command(CLI::App& app) {
                   "iterations overlap by the chain's fill")
       ->capture_default_str();
   cmd->add_option("--ranks", o->ranks, "simulate the first N ranks only: up to one node's devices, or whole nodes");
-  cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical|pat (NCCL_ALGO)")
+  cmd->add_option("--algorithm", o->algorithm, "auto (NCCL's choice per size)|ring|tree|nvls|nvlstree|collnet|hierarchical|pat, or an NCCL_ALGO "
+                  "value: a list (Ring,Tree), an exclusion (^NVLS), per collective from NCCL 2.24 "
+                  "(\"allreduce:Tree;allgather:Ring\")")
       ->capture_default_str();
-  cmd->add_option("--protocol", o->protocol, "auto|ll|ll128|simple (NCCL_PROTO)")->capture_default_str();
+  cmd->add_option("--protocol", o->protocol, "auto|ll|ll128|simple, or an NCCL_PROTO value: a list (LL,Simple), an exclusion (^LL128), per collective from 2.24")->capture_default_str();
   cmd->add_option("--channels", o->channels, "auto or 1-64 (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)")->capture_default_str();
   cmd->add_option("--fidelity", o->fidelity, "exact|scalable|auto")->capture_default_str();
   cmd->add_option("--json", o->json_file, "also write the rows as JSON here");

@@ -50,7 +50,9 @@ std::string real_pin_note(const std::string& backend, const Knobs& knobs, const 
   std::string env;
   if (knobs.algorithm && !nccl_algorithm_name(*knobs.algorithm).empty())
     env += " " + tune::nccl_algo_assignment(*knobs.algorithm, cluster.nccl_version);
+  if (knobs.algorithm_list) env += " " + tune::nccl_env_assignment("NCCL_ALGO", nccl_list_value(*knobs.algorithm_list));
   if (knobs.protocol) env += " NCCL_PROTO=" + std::string(nccl_protocol_name(*knobs.protocol));
+  if (knobs.protocol_list) env += " " + tune::nccl_env_assignment("NCCL_PROTO", nccl_list_value(*knobs.protocol_list));
   if (env.empty()) return "NCCL picks its own algorithm";
   return "NCCL picks its own unless launched with" + env + " (NCCL " + nccl_version_name(cluster.nccl_version) +
          "'s syntax)";
@@ -296,7 +298,7 @@ void run_run(const RunOptions& o) {
   auto sink = [&](const rx::RunOutcome& r) { write_outputs(o, trace, cluster, knobs, r); };
 
   if (!batch_note.empty() && world.writes_outputs()) std::cout << "note: " << batch_note << "\n";
-  if ((knobs.algorithm || knobs.protocol) && world.writes_outputs())
+  if ((knobs.algorithm || knobs.protocol || knobs.algorithm_list || knobs.protocol_list) && world.writes_outputs())
     std::cout << "note: --algorithm and --protocol shape the simulated Plan only; " << real_pin_note(o.backend, knobs, cluster)
               << "\n";
   const std::string what = "redsim run: " + plan.strategy + " | " + trace.model + " on " + cluster.name + " | ";

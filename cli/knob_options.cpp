@@ -6,6 +6,7 @@
 #include "core/join.h"
 #include "core/json_in.h"
 #include "core/knobs_json.h"
+#include "core/nccl_list.h"
 #include "core/units.h"
 #include "strategies/checkpointing.h"
 #include "strategies/strategy.h"
@@ -115,10 +116,13 @@ void add_knob_options(CLI::App* cmd, KnobOptions& o, bool all_strategies) {
                                     "per size, as NCCL does)|ring|tree (double binary tree)|nvls|nvlstree|collnet|"
                                     "hierarchical (intra-node reduce-scatter, inter-node allreduce, intra-node "
                                     "allgather; not an NCCL algorithm)|pat (allgather and reduce-scatter only, one "
-                                    "GPU a node, NCCL 2.23+); NCCL's spellings (Ring, NVLSTree, PAT) accepted")
+                                    "GPU a node, NCCL 2.23+); NCCL's spellings (Ring, NVLSTree, PAT) accepted, and NCCL_ALGO's "
+                                    "lists (Ring,Tree), exclusions (^NVLS) and, from NCCL 2.24, entries per collective "
+                                    "(\"allreduce:Tree;allgather:Ring\")")
                         ->capture_default_str();
   o.protocol_opt = cmd->add_option("--protocol", o.protocol,
-                                   "collective protocol (NCCL_PROTO): auto|ll|ll128|simple (LL, LL128, Simple); "
+                                   "collective protocol (NCCL_PROTO): auto|ll|ll128|simple (LL, LL128, Simple), or NCCL_PROTO's "
+                                   "lists (LL,Simple), exclusions (^LL128) and entries per collective (2.24+); "
                                    "clusters with ideal collectives have none")
                        ->capture_default_str();
   o.wire_dtype_opt = cmd->add_option("--wire-dtype", o.wire_dtype,
@@ -311,22 +315,13 @@ Knobs resolve_knobs(const KnobOptions& o) {
       throw InputError("", "", "--bucket-order: expected execution|definition, got \"" + o.bucket_order + "\"");
   }
   if (given(o.channels_opt) || o.config_file.empty()) k.channels = parse_channels(o.channels);
-  if (given(o.algorithm_opt) || o.config_file.empty()) {
-    k.algorithm.reset();
-    if (o.algorithm != "auto") {
-      k.algorithm = parse_algorithm(o.algorithm);
-      if (!k.algorithm)
-        throw InputError("", "", "--algorithm: expected auto|ring|tree|nvls|nvlstree|collnet|collnet_chain|hierarchical|pat, got \"" +
-                                     o.algorithm + "\"");
-    }
-  }
-  if (given(o.protocol_opt) || o.config_file.empty()) {
-    k.protocol.reset();
-    if (o.protocol != "auto") {
-      k.protocol = parse_protocol(o.protocol);
-      if (!k.protocol) throw InputError("", "", "--protocol: expected auto|ll|ll128|simple, got \"" + o.protocol + "\"");
-    }
-  }
+  std::string why;
+  if ((given(o.algorithm_opt) || o.config_file.empty()) &&
+      !parse_algorithm_setting(o.algorithm, &k.algorithm, &k.algorithm_list, &why))
+    throw InputError("", "", "--algorithm: " + why);
+  if ((given(o.protocol_opt) || o.config_file.empty()) &&
+      !parse_protocol_setting(o.protocol, &k.protocol, &k.protocol_list, &why))
+    throw InputError("", "", "--protocol: " + why);
   if (given(o.wire_dtype_opt)) {
     auto t = parse_dtype(o.wire_dtype);
     if (!t || (*t != DType::fp32 && *t != DType::fp16 && *t != DType::bf16))

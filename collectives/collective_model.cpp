@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "collectives/cluster_subset.h"
+#include "collectives/nccl_algo_pin.h"
 #include "collectives/nccl_tuning.h"
 #include "collectives/reduction_work.h"
 #include "core/dtype.h"
@@ -28,6 +29,9 @@ void choose_ideal(PlanOp& op) {
     op.channels = 1;
     return;
   }
+  if (op.request.algorithm_list || op.request.protocol_list)
+    throw InputError("", "", "NCCL_ALGO/NCCL_PROTO lists (" + nccl::requested_pins(op.request) +
+                                 ") need a cluster with \"collective_library\": \"nccl\" (this one has ideal collectives)");
   if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::hierarchical)
     throw InputError("", "", "algorithm " + std::string(algorithm_name(a)) +
                                  " needs a cluster with \"collective_library\": \"nccl\" (this one has ideal collectives)");

@@ -1,5 +1,8 @@
 #include "collectives/nccl_algo_pin.h"
 
+#include <tuple>
+#include <utility>
+
 namespace redsim::nccl {
 
 namespace {
@@ -26,21 +29,84 @@ PinFallback pin_fallback(int nccl_version) {
   return PinFallback::ring_kept;
 }
 
-std::optional<AlgoPin> ring_fallback(OpKind kind, int nccl_version) {
-  const PinFallback f = pin_fallback(nccl_version);
-  if (kind == OpKind::allreduce || f == PinFallback::per_collective) return std::nullopt;
-  return AlgoPin{algo_bit(Algorithm::ring), f != PinFallback::ring_restored_any_protocol};
+int nccl_function(OpKind kind) {
+  switch (kind) {
+    case OpKind::broadcast: return 0;
+    case OpKind::reduce: return 1;
+    case OpKind::allgather: return 2;
+    case OpKind::reduce_scatter: return 3;
+    default: return 4;
+  }
 }
 
-AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version) {
+namespace {
+
+std::uint32_t protocols_of(OpKind kind, const CollectiveRequest& req) {
+  if (req.protocol) return proto_bit(*req.protocol);
+  if (req.protocol_list) return req.protocol_list->enabled[static_cast<std::size_t>(nccl_function(kind))];
+  return kAnyProtocol;
+}
+
+// A single name: the algorithms it leaves, and whether NCCL_PROTO still applies.
+std::pair<std::uint32_t, bool> single_pin(OpKind kind, Algorithm pinned, int nccl_version) {
   const bool has = has_algorithm(kind, pinned);
-  if (pin_fallback(nccl_version) == PinFallback::per_collective) return has ? AlgoPin{algo_bit(pinned), true} : AlgoPin{};
+  const PinFallback f = pin_fallback(nccl_version);
+  if (f == PinFallback::per_collective) return {has ? algo_bit(pinned) : kAnyAlgorithm, true};
   // PAT (the only pin redsim runs that names none of ring, tree, NVLS and NVLSTree) brings ring
   // and tree back in 2.23.
   if (pinned == Algorithm::pat)
     return {algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree) | (has ? algo_bit(Algorithm::pat) : 0u), true};
   if (has || kind == OpKind::allreduce) return {algo_bit(pinned), true};
-  return *ring_fallback(kind, nccl_version);
+  return {algo_bit(Algorithm::ring), f != PinFallback::ring_restored_any_protocol};
+}
+
+// A list as NCCL reads it (core/nccl_list.h), then the release's rules.
+std::uint32_t list_pin(OpKind kind, const NcclList& list, int nccl_version) {
+  std::uint32_t m = list.enabled[static_cast<std::size_t>(nccl_function(kind))];
+  const PinFallback f = pin_fallback(nccl_version);
+  constexpr std::uint32_t kNonCollNet = algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree) |
+                                        algo_bit(Algorithm::nvls) | algo_bit(Algorithm::nvls_tree);
+  // "If user has hard set NCCL_ALGO=COLLNET, ignore it" (to 2.23, without CollNet).
+  if (f != PinFallback::per_collective && !(m & kNonCollNet)) m |= algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree);
+  // "Never disable ring for non-allreduce operations" (to 2.18).
+  if (f == PinFallback::ring_kept && kind != OpKind::allreduce) m |= algo_bit(Algorithm::ring);
+  return m;
+}
+
+}  // namespace
+
+AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version) {
+  AlgoPin pin;
+  bool keeps_protocols = true;
+  if (req.algorithm) std::tie(pin.algorithms, keeps_protocols) = single_pin(kind, *req.algorithm, nccl_version);
+  else if (req.algorithm_list) pin.algorithms = list_pin(kind, *req.algorithm_list, nccl_version);
+  if (keeps_protocols) pin.protocols = protocols_of(kind, req);
+  return pin;
+}
+
+std::optional<AlgoPin> ring_fallback(OpKind kind, const CollectiveRequest& req, int nccl_version) {
+  const PinFallback f = pin_fallback(nccl_version);
+  if (kind == OpKind::allreduce || f == PinFallback::per_collective) return std::nullopt;
+  return AlgoPin{algo_bit(Algorithm::ring),
+                 f == PinFallback::ring_restored_any_protocol ? kAnyProtocol : protocols_of(kind, req)};
+}
+
+std::string list_unsupported_reason(const CollectiveRequest& req, int nccl_version) {
+  for (const auto* list : {&req.algorithm_list, &req.protocol_list}) {
+    if (!*list || !(*list)->per_function || pin_fallback(nccl_version) == PinFallback::per_collective) continue;
+    return "NCCL_" + std::string((*list)->of == NcclListOf::protocols ? "PROTO" : "ALGO") + "=" +
+           nccl_list_value(**list) + " names collectives, which NCCL reads from 2.24 (earlier releases take one list for all)";
+  }
+  return "";
+}
+
+std::string requested_pins(const CollectiveRequest& req) {
+  std::string out;
+  if (req.algorithm) out = algorithm_name(*req.algorithm);
+  if (req.algorithm_list) out = "NCCL_ALGO=" + nccl_list_value(*req.algorithm_list);
+  if (req.protocol) out += (out.empty() ? "" : " with ") + std::string(protocol_name(*req.protocol));
+  if (req.protocol_list) out += (out.empty() ? "" : " ") + ("NCCL_PROTO=" + nccl_list_value(*req.protocol_list));
+  return out;
 }
 
 std::string nccl_algo_value(Algorithm pinned, int nccl_version) {

@@ -43,19 +43,35 @@ enum class PinFallback {
 PinFallback pin_fallback(int nccl_version);
 
 constexpr std::uint32_t algo_bit(Algorithm a) { return 1u << static_cast<int>(a); }
+constexpr std::uint32_t proto_bit(Protocol p) { return 1u << static_cast<int>(p); }
 constexpr std::uint32_t kAnyAlgorithm = ~0u;
+constexpr std::uint32_t kAnyProtocol = ~0u;
 
-// What NCCL_ALGO = `pinned` leaves collective `kind` under release `nccl_version` (redsim models
-// no CollNet): the algorithms NCCL's model may rank and whether NCCL_PROTO still applies. A PAT
-// pin before 2.23 (an unknown name there) is the caller's to refuse.
+// NCCL's function index (core/nccl_list.h's order) of a collective kind.
+int nccl_function(OpKind kind);
+
+// What the request's NCCL_ALGO and NCCL_PROTO leave collective `kind` under release
+// `nccl_version` (redsim models no CollNet): the algorithms and protocols NCCL's model may rank.
+// A single algorithm name pins it where the collective has it (above); a list
+// (CollectiveRequest::algorithm_list) is taken as NCCL reads it, then the release's rules apply:
+// to 2.23 the CollNet rule (ring and tree back when the list keeps none of ring, tree, NVLS and
+// NVLSTree) and to 2.18 ring kept outside allreduce. The caller refuses what
+// list_unsupported_reason names first.
 struct AlgoPin {
   std::uint32_t algorithms = kAnyAlgorithm;
-  bool protocol_pin = true;
+  std::uint32_t protocols = kAnyProtocol;
 };
-AlgoPin pin_for(OpKind kind, Algorithm pinned, int nccl_version);
-// What the release leaves a collective other than allreduce when the pin leaves it nothing it
-// can run: rings, with NCCL_PROTO or not (to 2.23); nullopt for allreduce and from 2.24.
-std::optional<AlgoPin> ring_fallback(OpKind kind, int nccl_version);
+AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version);
+// What the release leaves a collective other than allreduce whose pinned algorithms cannot run:
+// rings, with NCCL_PROTO's protocols or every protocol (to 2.23); nullopt for allreduce and from
+// 2.24.
+std::optional<AlgoPin> ring_fallback(OpKind kind, const CollectiveRequest& req, int nccl_version);
+// Why the release cannot read the request's lists as given ("" if it can): per-collective entries
+// before 2.24. (A list naming PAT before 2.23 is the collective model's to refuse, as a PAT pin.)
+std::string list_unsupported_reason(const CollectiveRequest& req, int nccl_version);
+// The request's NCCL_ALGO / NCCL_PROTO as a user would set them, for messages: "Tree",
+// "NCCL_ALGO=^NVLS", "NCCL_PROTO=LL,LL128".
+std::string requested_pins(const CollectiveRequest& req);
 
 // NCCL_ALGO's value that pins `pinned` as redsim simulates it under release `nccl_version`:
 // "Tree" to 2.23, "allreduce:Tree" from 2.24 (PAT: "allgather:PAT;reducescatter:PAT"). Contains

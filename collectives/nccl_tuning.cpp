@@ -386,14 +386,14 @@ int Tuning::channels_for(OpKind kind, Algorithm a, Protocol p, std::int64_t byte
 }
 
 Choice Tuning::rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, std::uint32_t algorithms,
-                    std::optional<Protocol> proto, std::string* why) const {
+                    std::uint32_t protocols, std::string* why) const {
   Choice best;
   best.model_time_us = std::numeric_limits<double>::infinity();
   for (int ai = 0; ai <= kAlgoCount; ++ai)  // kAlgoCount: PAT, past NCCL's tables
     for (int pi = 0; pi < kProtoCount; ++pi) {
       const Algorithm a = ai == kAlgoCount ? Algorithm::pat : algo_of_index(ai);
       const Protocol p = proto_of_index(pi);
-      if (!(algorithms & algo_bit(a)) || (proto && *proto != p)) continue;
+      if (!(algorithms & algo_bit(a)) || !(protocols & proto_bit(p))) continue;
       if (auto r = unsupported_reason(cluster_, *this, kind, a, p, dtype, op); !r.empty()) {
         if (why->empty()) *why = r;
         continue;
@@ -406,22 +406,27 @@ Choice Tuning::rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, s
 
 Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, const CollectiveRequest& req) const {
   const int version = cluster_.nccl_version;
-  // NCCL before 2.23 ignores the name PAT; a simulation asked for PAT there is refused instead.
+  // NCCL before 2.23 ignores the name PAT; a simulation pinned to PAT there is refused instead.
+  // (In a list it is ignored, as NCCL does: the release's PAT is unsupported and never ranks.)
   if (req.algorithm == Algorithm::pat && release_.pat_bus_share <= 0)
     throw InputError("", "", "cluster \"" + cluster_.name + "\": " +
                                  pat_unsupported_reason(cluster_, *this, kind, Protocol::simple, op));
-  // NCCL_ALGO as the release applies it to this collective (nccl_algo_pin.h).
-  const AlgoPin pin = req.algorithm ? pin_for(kind, *req.algorithm, version) : AlgoPin{};
+  if (req.algorithm_list || req.protocol_list)
+    if (auto r = list_unsupported_reason(req, version); !r.empty())
+      throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL " + nccl_version_name(version) + ": " + r);
+  // NCCL_ALGO and NCCL_PROTO as the release applies them to this collective (nccl_algo_pin.h).
+  const AlgoPin pin = pin_for(kind, req, version);
   std::string why;
-  Choice best = rank(kind, bytes, dtype, op, pin.algorithms, pin.protocol_pin ? req.protocol : std::nullopt, &why);
+  Choice best = rank(kind, bytes, dtype, op, pin.algorithms, pin.protocols, &why);
   // To 2.23 a collective other than allreduce whose pinned algorithm cannot run here (PAT on
   // nodes of several GPUs) runs rings, as one without it does; from 2.24 the call fails.
-  if (!std::isfinite(best.model_time_us) && req.algorithm)
-    if (const auto rings = ring_fallback(kind, version))
-      best = rank(kind, bytes, dtype, op, rings->algorithms, rings->protocol_pin ? req.protocol : std::nullopt, &why);
+  if (!std::isfinite(best.model_time_us) && (req.algorithm || req.algorithm_list))
+    if (const auto rings = ring_fallback(kind, req, version))
+      best = rank(kind, bytes, dtype, op, rings->algorithms, rings->protocols, &why);
   if (!std::isfinite(best.model_time_us)) {
-    std::string asked = req.algorithm ? std::string(algorithm_name(*req.algorithm)) : "algorithm";
-    asked += req.protocol ? " with " + std::string(protocol_name(*req.protocol)) : "";
+    const std::string asked = req.algorithm || req.algorithm_list ? requested_pins(req)
+                              : req.protocol || req.protocol_list ? "algorithm with " + requested_pins(req)
+                                                                  : "algorithm";
     throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL " + nccl_version_name(version) + " has no " +
                                  asked + " for " + std::string(op_kind_name(kind)) + (why.empty() ? "" : ": " + why));
   }

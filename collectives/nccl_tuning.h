@@ -60,10 +60,10 @@ class Tuning {
  private:
   double latency_us(OpKind kind, Algorithm a, Protocol p, Hw intra_hw) const;
   Entry pat_entry() const;
-  // The fastest (algorithm, protocol) among `algorithms` (algo_bit) with `proto` if set; infinite
-  // time when none runs (`why` says why the first refused one could not).
+  // The fastest (algorithm, protocol) among `algorithms` (algo_bit) and `protocols` (proto_bit);
+  // infinite time when none runs (`why` says why the first refused one could not).
   Choice rank(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op, std::uint32_t algorithms,
-              std::optional<Protocol> proto, std::string* why) const;
+              std::uint32_t protocols, std::string* why) const;
 
   const ClusterSpec& cluster_;
   Topology topo_;

@@ -23,8 +23,8 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgoAliases{{
     {Algorithm::collnet_direct, "collnet-direct"}, {Algorithm::collnet_chain, "collnet-chain"}}};
 constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kNcclAlgos{{
     {Algorithm::ring, "Ring"}, {Algorithm::tree, "Tree"}, {Algorithm::nvls, "NVLS"},
-    {Algorithm::nvls_tree, "NVLSTree"}, {Algorithm::collnet_direct, "CollnetDirect"},
-    {Algorithm::collnet_chain, "CollnetChain"}, {Algorithm::pat, "PAT"}}};
+    {Algorithm::nvls_tree, "NVLSTree"}, {Algorithm::collnet_direct, "CollNetDirect"},
+    {Algorithm::collnet_chain, "CollNetChain"}, {Algorithm::pat, "PAT"}}};
 constexpr std::array<std::pair<Protocol, std::string_view>, 3> kProtos{{
     {Protocol::ll, "ll"}, {Protocol::ll128, "ll128"}, {Protocol::simple, "simple"}}};
 constexpr std::array<std::pair<Protocol, std::string_view>, 3> kNcclProtos{{
@@ -61,6 +61,16 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   if (l == "binomial") return std::nullopt;  // a plan's choice for Gloo broadcasts, not a user's
   if (auto a = parse_from(kAlgos, std::string_view(l))) return a;
   return parse_from(kAlgoAliases, std::string_view(l));
+}
+
+std::string requested_algorithm(const CollectiveRequest& req) {
+  if (req.algorithm_list) return nccl_list_value(*req.algorithm_list);
+  return req.algorithm ? std::string(algorithm_name(*req.algorithm)) : "auto";
+}
+
+std::string requested_protocol(const CollectiveRequest& req) {
+  if (req.protocol_list) return nccl_list_value(*req.protocol_list);
+  return req.protocol ? std::string(protocol_name(*req.protocol)) : "auto";
 }
 
 std::optional<Protocol> parse_protocol(std::string_view name) { return parse_from(kProtos, std::string_view(lower(name))); }

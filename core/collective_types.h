@@ -1,7 +1,10 @@
 // Names shared by Plans, knobs and engines: collective kinds, algorithms, protocols and reduce ops.
 #pragma once
 #include <optional>
+#include <string>
 #include <string_view>
+
+#include "core/nccl_list.h"
 
 namespace redsim {
 
@@ -24,7 +27,7 @@ std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 // hierarchical, pat; ll, ll128, simple.
 std::string_view algorithm_name(Algorithm a);
 std::string_view protocol_name(Protocol p);
-// Case-insensitive; NCCL's spellings (Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain,
+// Case-insensitive; NCCL's spellings (Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain,
 // CollNet = collnet_direct, PAT; LL, LL128, Simple) are accepted as well as redsim's.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 std::optional<Protocol> parse_protocol(std::string_view name);
@@ -39,6 +42,14 @@ struct CollectiveRequest {
   std::optional<Algorithm> algorithm;
   std::optional<Protocol> protocol;
   int channels = 0;
+  // NCCL_ALGO / NCCL_PROTO given as a list, an exclusion or per collective (core/nccl_list.h),
+  // set instead of algorithm / protocol: NCCL's model ranks what the list leaves.
+  std::optional<NcclList> algorithm_list = std::nullopt;
+  std::optional<NcclList> protocol_list = std::nullopt;
 };
+// What a request asks for as knobs files and plans write it: "auto", a name, or an NCCL list in
+// NCCL's spellings; parse_algorithm_setting / parse_protocol_setting read it back.
+std::string requested_algorithm(const CollectiveRequest& req);
+std::string requested_protocol(const CollectiveRequest& req);
 
 }  // namespace redsim

@@ -53,6 +53,10 @@ struct Knobs {
   int channels = 0;                        // rings/trees per collective, each carrying 1/channels of the bytes
   std::optional<Algorithm> algorithm;
   std::optional<Protocol> protocol;
+  // NCCL_ALGO / NCCL_PROTO given as a list, an exclusion or per collective, instead of one name
+  // (core/nccl_list.h).
+  std::optional<NcclList> algorithm_list;
+  std::optional<NcclList> protocol_list;
   std::optional<DType> wire_dtype;         // gradient dtype on the wire; unset = the parameter's dtype
   ReduceOp reduce_op = ReduceOp::avg;      // DDP averages gradients
   bool broadcast_buffers = true;           // DDP's broadcast_buffers: rank 0's buffers before forward
@@ -106,6 +110,8 @@ std::string_view zero_impl_name(ZeroImpl z);
 std::optional<ZeroImpl> parse_zero_impl(std::string_view name);
 std::string_view optimizer_impl_name(OptimizerImpl o);  // "auto", "for-loop", "foreach", "fused"
 std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view name);
-inline CollectiveRequest collective_request(const Knobs& k) { return {k.algorithm, k.protocol, k.channels}; }
+inline CollectiveRequest collective_request(const Knobs& k) {
+  return {k.algorithm, k.protocol, k.channels, k.algorithm_list, k.protocol_list};
+}
 
 }  // namespace redsim

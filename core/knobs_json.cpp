@@ -1,27 +1,20 @@
 #include "core/knobs_json.h"
 
 #include "core/json_in.h"
+#include "core/nccl_list.h"
 
 namespace redsim {
 namespace {
 
-constexpr const char* kAlgorithmChoices =
-    "auto, ring, tree, nvls, nvlstree, collnet (collnet_direct), collnet_chain, hierarchical or pat (NCCL's spellings too)";
-
-std::optional<Algorithm> parse_algorithm_knob(const JsonIn& v) {
-  const auto s = v.string();
-  if (s == "auto") return std::nullopt;
-  auto a = parse_algorithm(s);
-  if (!a) v.fail(std::string("an algorithm: ") + kAlgorithmChoices);
-  return a;
+// "auto", one name or an NCCL list (core/nccl_list.h).
+void parse_algorithm_knob(const JsonIn& v, Knobs& k) {
+  std::string why;
+  if (!parse_algorithm_setting(v.string(), &k.algorithm, &k.algorithm_list, &why)) v.fail("an algorithm: " + why);
 }
 
-std::optional<Protocol> parse_protocol_knob(const JsonIn& v) {
-  const auto s = v.string();
-  if (s == "auto") return std::nullopt;
-  auto p = parse_protocol(s);
-  if (!p) v.fail("a protocol: auto, ll, ll128 or simple (LL, LL128, Simple)");
-  return p;
+void parse_protocol_knob(const JsonIn& v, Knobs& k) {
+  std::string why;
+  if (!parse_protocol_setting(v.string(), &k.protocol, &k.protocol_list, &why)) v.fail("a protocol: " + why);
 }
 
 // The fsdp/hsdp and DDP comm-hook members (apart to keep knobs_from_json short).
@@ -69,8 +62,8 @@ json knobs_to_json(const Knobs& k) {
   j["first_bucket_cap_bytes"] = k.first_bucket_cap_bytes;
   j["bucket_order"] = bucket_order_name(k.bucket_order);
   j["channels"] = k.channels > 0 ? json(k.channels) : json("auto");
-  j["algorithm"] = k.algorithm ? algorithm_name(*k.algorithm) : "auto";
-  j["protocol"] = k.protocol ? protocol_name(*k.protocol) : "auto";
+  j["algorithm"] = requested_algorithm(collective_request(k));
+  j["protocol"] = requested_protocol(collective_request(k));
   j["wire_dtype"] = k.wire_dtype ? json(dtype_name(*k.wire_dtype)) : json(nullptr);
   j["reduce_op"] = reduce_op_name(k.reduce_op);
   j["broadcast_buffers"] = k.broadcast_buffers;
@@ -121,8 +114,8 @@ Knobs knobs_from_json(const json& root, const std::string& file, const std::stri
       k.channels = static_cast<int>(c);
     }
   }
-  if (auto v = j.find("algorithm")) k.algorithm = parse_algorithm_knob(*v);
-  if (auto v = j.find("protocol")) k.protocol = parse_protocol_knob(*v);
+  if (auto v = j.find("algorithm")) parse_algorithm_knob(*v, k);
+  if (auto v = j.find("protocol")) parse_protocol_knob(*v, k);
   if (auto v = j.find("wire_dtype")) {
     auto t = parse_dtype(v->one_of({"fp32", "fp16", "bf16"}));
     k.wire_dtype = t;

@@ -25,8 +25,8 @@ nlohmann::json plan_to_json(const Plan& plan) {
       o["algorithm"] = algorithm_name(op.algorithm);
       if (op.protocol) o["protocol"] = protocol_name(*op.protocol);
       o["channels"] = op.channels;
-      o["requested"] = {{"algorithm", op.request.algorithm ? algorithm_name(*op.request.algorithm) : "auto"},
-                        {"protocol", op.request.protocol ? protocol_name(*op.request.protocol) : "auto"},
+      o["requested"] = {{"algorithm", requested_algorithm(op.request)},
+                        {"protocol", requested_protocol(op.request)},
                         {"channels", op.request.channels > 0 ? nlohmann::json(op.request.channels) : nlohmann::json("auto")}};
       if (op.root >= 0) o["root"] = op.root;
       if (op.bucket >= 0) o["bucket"] = op.bucket;

@@ -86,6 +86,15 @@ check "one GPU a node under 2.26.2 runs PAT at 64 KiB" "[ $? -eq 0 ] && [ \$(gre
 "$redsim" collective --cluster "$src/configs/ethernet-100g-x8.json" --op allgather -b 64K -e 64K >"$tmp/pat0.txt"
 check "2.18.5 runs rings there" "[ $? -eq 0 ] && grep -Eq ' ring +ll +[0-9]+$' '$tmp/pat0.txt'"
 
+# NCCL_ALGO / NCCL_PROTO lists: the issue's example with NVLS excluded never runs NVLS; from 2.24
+# a per-collective value pins each collective; a bare list reaches all of them (below: a Tree
+# and CollNet list fails allgather, which has neither, as it fails in NCCL).
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --op allreduce -b 8 -e 8G -f 2 --algorithm '^NVLS' >"$tmp/nonvls.txt"
+check "--algorithm ^NVLS" "[ $? -eq 0 ] && [ \$(grep -cv '^#' '$tmp/nonvls.txt') -eq 31 ] && ! grep -q ' nvls ' '$tmp/nonvls.txt'"
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" --ops allreduce,allgather --nccl-version 2.26.2 \
+  --algorithm 'allreduce:Tree;allgather:Ring' --protocol '^LL,LL128' -b 1M -e 1M >"$tmp/perfn.txt"
+check "per-collective lists from 2.24" "[ $? -eq 0 ] && grep -Eq ' tree +simple +[0-9]+$' '$tmp/perfn.txt' && grep -Eq ' ring +simple +[0-9]+$' '$tmp/perfn.txt'"
+
 # nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
 # one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).
 for n in 1 20 40; do
@@ -122,6 +131,12 @@ grep -q "not fp32 with avg" "$tmp/bad.txt" && echo "ok   the reduction is named"
 bad --cluster "$src/configs/dgx-h100.json" --op allgather --algorithm pat --nccl-version 2.26.2 -b 1M -e 1M
 grep -q "PAT needs one GPU a node" "$tmp/bad.txt" && echo "ok   PAT on 8 GPUs a node refused" || { echo "FAIL: PAT refusal"; fail=1; }
 bad --cluster "$src/configs/ethernet-100g-x8.json" --op allgather --algorithm pat -b 1M -e 1M
+bad --cluster "$src/configs/dgx-h100.json" --op allgather --algorithm Tree,CollNetDirect --nccl-version 2.26.2 -b 1M -e 1M
+grep -q "has no NCCL_ALGO=Tree,CollNetDirect for allgather" "$tmp/bad.txt" && echo "ok   a bare list reaches allgather from 2.24" || { echo "FAIL: list reach"; fail=1; }
+bad --cluster "$src/configs/dgx-h100.json" --algorithm 'allreduce:Tree' -b 1M -e 1M
+grep -q "reads from 2.24" "$tmp/bad.txt" && echo "ok   per-collective lists need 2.24" || { echo "FAIL: per-collective before 2.24"; fail=1; }
+bad --cluster "$src/configs/dgx-h100.json" --algorithm 'Ring,Trees'
+bad --cluster "$src/configs/dgx-h100.json" --protocol 'Simple;LL'
 bad --cluster "$src/configs/dgx-h100.json" -d complex64
 bad --cluster "$src/configs/dgx-a100.json" --op alltoall
 bad --cluster "$src/configs/dgx-a100.json" -b 0

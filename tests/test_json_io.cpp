@@ -133,6 +133,23 @@ TEST_CASE("knobs round-trip through JSON", "[core][json]") {
   CHECK(knobs_to_json(back) == knobs_to_json(k));
 }
 
+TEST_CASE("knobs carry NCCL_ALGO and NCCL_PROTO lists, and name a bad one", "[core][json]") {
+  auto j = knobs_to_json(Knobs{});
+  j["algorithm"] = "^nvls";
+  j["protocol"] = "LL,Simple;allreduce:^LL";
+  const auto k = knobs_from_json(j, "k.json", "$", Knobs{});
+  REQUIRE(k.algorithm_list.has_value());
+  CHECK_FALSE(k.algorithm.has_value());
+  // Written back in NCCL's spellings, shortest form, the most common list first.
+  CHECK(knobs_to_json(k)["algorithm"] == "^NVLS");
+  CHECK(knobs_to_json(k)["protocol"] == "^LL128;AllReduce:^LL");
+  CHECK(knobs_to_json(knobs_from_json(knobs_to_json(k), "k.json", "$", Knobs{})) == knobs_to_json(k));
+  j["algorithm"] = "ring;tree";
+  CHECK_THAT(error_of([&] { knobs_from_json(j, "k.json", "$", Knobs{}); }),
+             Catch::StartsWith("k.json: $.algorithm: expected an algorithm") &&
+                 Catch::Contains("needs a \"function:\" prefix"));
+}
+
 TEST_CASE("a cluster names the NCCL release it runs, and nothing that is not one", "[core][json]") {
   auto c = json::parse(R"({"format":"redsim-cluster","version":1,"name":"c","nodes":1,"devices_per_node":8,
     "collective_library":"nccl","device":{"name":"g","compute_capability":9.0},

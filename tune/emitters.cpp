@@ -1,5 +1,8 @@
 #include "tune/emitters.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -300,9 +303,15 @@ std::string nccl_algo_effect(Algorithm alg, int nccl_version) {
 }
 
 std::string nccl_algo_assignment(Algorithm alg, int nccl_version) {
-  const std::string value = nccl::nccl_algo_value(alg, nccl_version);
-  // ';' separates NCCL_ALGO's per-collective lists and ends a shell command: quote it.
-  return "NCCL_ALGO=" + (value.find(';') == std::string::npos ? value : "\"" + value + "\"");
+  return nccl_env_assignment("NCCL_ALGO", nccl::nccl_algo_value(alg, nccl_version));
+}
+
+std::string nccl_env_assignment(std::string_view variable, const std::string& value) {
+  // Names, ',' ':' and '^' are plain words to a shell (and to env files that keep quotes); ';'
+  // ends a command.
+  const bool plain = std::all_of(value.begin(), value.end(),
+                                 [](unsigned char c) { return std::isalnum(c) || c == ',' || c == ':' || c == '^'; });
+  return std::string(variable) + "=" + (plain ? value : "\"" + value + "\"");
 }
 
 // The trace's model and the cluster's name come from input files and land in comments of files

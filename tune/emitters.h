@@ -47,6 +47,10 @@ std::vector<Snippet> emit_snippets(const EmitInputs& in);
 // to each collective, in words, and the shell assignment (quoted where the value holds ';').
 std::string nccl_algo_effect(Algorithm alg, int nccl_version);
 std::string nccl_algo_assignment(Algorithm alg, int nccl_version);
+// `variable=value` for a shell, the value double-quoted unless it is only letters, digits, ',',
+// ':' and '^' (';' ends a command; an assignment's value is not globbed, so zsh's '^' is plain
+// there). Values are NCCL's own spellings (core/nccl_list.h), never user text.
+std::string nccl_env_assignment(std::string_view variable, const std::string& value);
 
 // Python lines applying activation checkpointing to `model` as simulated (every repeated block
 // wrapped with checkpoint_wrapper); "" when the setting does not checkpoint.

@@ -89,4 +89,16 @@ if [ $rc -le 1 ]; then
 fi
 passed=$((passed + 1))
 echo "ok: nccl pin note"
+# A list is printed as NCCL reads it, in NCCL's spellings (quoted only where it holds a ';').
+# (Lists need NCCL's model: a DGX H100's first GPU. LL,Simple is everything but LL128.)
+"$redsim" run --backend nccl --ranks 1 --layout 1 --trace "$trace" --cluster "$src/configs/dgx-h100.json" --steps 1 \
+  --warmup 0 --algorithm '^nvls' --protocol 'll,simple' >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -le 1 ]; then
+  grep -q 'launched with NCCL_ALGO=^NVLS NCCL_PROTO=^LL128 (NCCL 2.18.5' "$tmp/out" || fail "nccl list note"
+else
+  grep -q "built without the NCCL backend" "$tmp/err" || fail "nccl list note: exit status $rc"
+fi
+passed=$((passed + 1))
+echo "ok: nccl list note"
 echo "$passed passed, 0 failed"
