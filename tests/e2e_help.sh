@@ -51,6 +51,26 @@ trap 'rm -rf "$tmp"' EXIT
 echo '{"knobs": {"strategy": "bucketed", "algorithm": "Tree", "protocol": "LL128"}}' >"$tmp/k.json"
 "$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/configs/dgx-h100.json" --config "$tmp/k.json" \
   --out "$tmp/r.json" >/dev/null || { echo "--config with NCCL spellings refused"; exit 1; }
+# NCCL_ALGO's lists in a --config file: the result's knobs write them back in NCCL's spellings,
+# and no allreduce runs NVLS; a malformed list names the file and its JSON path, exit 2.
+echo '{"knobs": {"strategy": "bucketed", "algorithm": "^nvls", "protocol": "ll,simple"}}' >"$tmp/l.json"
+"$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/configs/dgx-h100.json" --config "$tmp/l.json" \
+  --out "$tmp/l_r.json" >/dev/null || { echo "--config with NCCL lists refused"; exit 1; }
+"$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/configs/dgx-h100.json" --strategy bucketed \
+  --out "$tmp/auto_r.json" >/dev/null || { echo "auto run failed"; exit 1; }
+python3 - "$tmp/l_r.json" "$tmp/auto_r.json" <<'PY' || { echo "lists not in the result"; exit 1; }
+import json, sys
+j, auto = (json.load(open(f)) for f in sys.argv[1:])
+assert (j["knobs"]["algorithm"], j["knobs"]["protocol"]) == ("^NVLS", "^LL128"), j["knobs"]
+algos = lambda r: {c["algorithm"] for c in r["summary"]["collectives"] if c["kind"] == "allreduce"}
+assert "nvls" in algos(auto) and algos(j) and "nvls" not in algos(j), (algos(auto), algos(j))
+PY
+echo '{"knobs": {"algorithm": "Ring;Tree"}}' >"$tmp/bad_l.json"
+rc=0
+"$redsim" simulate --trace "$src/traces/resnet50.json" --cluster "$src/configs/dgx-h100.json" --config "$tmp/bad_l.json" \
+  --out "$tmp/bad_r.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "bad_l.json: \$.knobs.algorithm: expected an algorithm" "$tmp/err" &&
+  [ ! -e "$tmp/bad_r.json" ] || { echo "bad list in --config: rc $rc: $(cat "$tmp/err")"; exit 1; }
 # PowerSGD says when a trace lacks parameter shapes (its matrices are then guessed); the bundled
 # traces carry every shape, tests/data/tiny_trace.json none of its 4 parameters.
 out=$("$redsim" simulate --trace "$src/tests/data/tiny_trace.json" --cluster "$src/tests/data/ideal_star_4.json" \
