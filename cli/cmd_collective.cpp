@@ -189,6 +189,11 @@ void run_collective(const CollectiveOptions& o) {
                     : std::string("ideal collectives"))
             << ", "
             << fidelity_name(used) << " fidelity, -g " << s.gpus_per_process << ", -n " << s.iters << "\n";
+  // What was pinned, so a saved table says which NCCL_ALGO / NCCL_PROTO it stands for.
+  if (s.request.algorithm || s.request.algorithm_list || s.request.protocol || s.request.protocol_list || s.request.channels)
+    std::cout << "# requested: algorithm " << requested_algorithm(s.request) << ", protocol "
+              << requested_protocol(s.request) << ", channels "
+              << (s.request.channels ? std::to_string(s.request.channels) : "auto") << "\n";
   double sum = 0;
   int count = 0;
   for (OpKind kind : s.ops) print_table(rows, kind, nccl_type_name(o.datatype), o.redop, sum, count);
@@ -202,6 +207,10 @@ void run_collective(const CollectiveOptions& o) {
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
                         {"iters", s.iters},
+                        {"requested",
+                         {{"algorithm", requested_algorithm(s.request)},
+                          {"protocol", requested_protocol(s.request)},
+                          {"channels", s.request.channels ? nlohmann::json(s.request.channels) : nlohmann::json("auto")}}},
                         {"rows", rows_json(rows, nccl_type_name(o.datatype), o.redop)}};
     write_file_atomically(o.json_file, j.dump(1) + "\n");
     std::cout << "json: " << o.json_file << "\n";

@@ -71,6 +71,7 @@ python3 - "$tmp/v218.json" "$tmp/v220.json" <<'PY' && echo "ok   2.18.5's NVLS b
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert (a["nccl_version"], b["nccl_version"]) == ("2.18.5", "2.20.5"), (a["nccl_version"], b["nccl_version"])
+assert a["requested"] == {"algorithm": "nvls", "protocol": "auto", "channels": "auto"}, a["requested"]
 assert a["rows"][0]["time_us"] > 1.5 * b["rows"][0]["time_us"], (a["rows"], b["rows"])
 PY
 
@@ -94,6 +95,9 @@ check "--algorithm ^NVLS" "[ $? -eq 0 ] && [ \$(grep -cv '^#' '$tmp/nonvls.txt')
 "$redsim" collective --cluster "$src/configs/dgx-h100.json" --ops allreduce,allgather --nccl-version 2.26.2 \
   --algorithm 'allreduce:Tree;allgather:Ring' --protocol '^LL,LL128' -b 1M -e 1M >"$tmp/perfn.txt"
 check "per-collective lists from 2.24" "[ $? -eq 0 ] && grep -Eq ' tree +simple +[0-9]+$' '$tmp/perfn.txt' && grep -Eq ' ring +simple +[0-9]+$' '$tmp/perfn.txt'"
+# The header says what was pinned, in NCCL's spellings (functions left every algorithm are left
+# out; ^LL,LL128 leaves Simple).
+check "the pins in the header" "grep -qF '# requested: algorithm AllGather:Ring;AllReduce:Tree, protocol Simple, channels auto' '$tmp/perfn.txt'"
 
 # nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
 # one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).
