@@ -24,8 +24,37 @@ namespace {
 struct ComparedRun {
   const NcclTestsRun* run = nullptr;
   ClusterSpec layout;
+  CollectiveRequest request;
+  std::string pins;  // what pinned the run's choice and where it came from; "" when nothing
   std::vector<SweepRow> predicted;
 };
+
+// The run's pins: --algorithm / --protocol / --channels where given, else the NCCL_ALGO /
+// NCCL_PROTO its log printed (`logged`, sweep_for_run's: NCCL's lists, so a log's bare "Tree" is
+// NCCL's bare value).
+void take_pins(ComparedRun& c, const CollectiveRequest& given, const CollectiveRequest& logged) {
+  c.request = logged;
+  std::string from_log, from_options;
+  auto say = [](std::string& to, const std::string& what) { to += (to.empty() ? "" : " ") + what; };
+  if (given.algorithm || given.algorithm_list) {
+    c.request.algorithm = given.algorithm;
+    c.request.algorithm_list = given.algorithm_list;
+    say(from_options, "algorithm " + requested_algorithm(given));
+  } else if (logged.algorithm_list) {
+    say(from_log, "NCCL_ALGO=" + nccl_list_value(*logged.algorithm_list));
+  }
+  if (given.protocol || given.protocol_list) {
+    c.request.protocol = given.protocol;
+    c.request.protocol_list = given.protocol_list;
+    say(from_options, "protocol " + requested_protocol(given));
+  } else if (logged.protocol_list) {
+    say(from_log, "NCCL_PROTO=" + nccl_list_value(*logged.protocol_list));
+  }
+  c.request.channels = given.channels;
+  if (given.channels) say(from_options, "channels " + std::to_string(given.channels));
+  if (!from_log.empty()) c.pins = from_log + " (the log's)";
+  if (!from_options.empty()) c.pins += (c.pins.empty() ? "" : ", ") + from_options + " (given)";
+}
 
 // Positive: redsim predicts faster (higher bus bandwidth) than measured.
 double error_pct(const NcclTestsRow& m, const SweepRow& p) { return (m.time_us / p.time_us - 1) * 100; }
@@ -35,7 +64,8 @@ std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) 
   return "on " + cluster_file +
          (c.layout.library == CollectiveLibrary::nccl ? ", NCCL " + nccl_version_name(c.layout.nccl_version) +
                                                             (r.nccl_version > 0 ? " (the log's)" : " (the cluster's)")
-                                                      : std::string(", ideal collectives"));
+                                                      : std::string(", ideal collectives")) +
+         (c.pins.empty() ? "" : ", " + c.pins);
 }
 
 void print_run(const ComparedRun& c, const std::string& cluster_file) {
@@ -106,6 +136,10 @@ nlohmann::json run_json(const ComparedRun& c) {
           {"nccl_version", c.layout.library == CollectiveLibrary::nccl
                                ? nlohmann::json(nccl_version_name(c.layout.nccl_version))
                                : nlohmann::json(nullptr)},
+          {"requested",
+           {{"algorithm", requested_algorithm(c.request)},
+            {"protocol", requested_protocol(c.request)},
+            {"channels", c.request.channels ? nlohmann::json(c.request.channels) : nlohmann::json("auto")}}},
           {"rows", rows}};
 }
 
@@ -130,7 +164,8 @@ void compare_collective_logs(const CollectiveCompare& o) {
     c.layout = layout_of_run(cluster, o.cluster_file, run);
     if (run.nccl_version > 0 && c.layout.library == CollectiveLibrary::nccl) c.layout.nccl_version = run.nccl_version;
     SweepOptions s = sweep_for_run(run);
-    s.request = o.request;
+    take_pins(c, o.request, s.request);
+    s.request = c.request;
     s.fidelity = o.fidelity;
     c.predicted = simulate_run(c.layout, run, s);
     compared.push_back(std::move(c));

@@ -24,6 +24,9 @@ SweepOptions sweep_for_run(const NcclTestsRun& run) {
   }
   o.gpus_per_process = run.gpus_per_thread;
   o.iters = run.iters;
+  // The NCCL_ALGO / NCCL_PROTO the run's NCCL printed, as NCCL reads them.
+  o.request.algorithm_list = run.nccl_algo;
+  o.request.protocol_list = run.nccl_proto;
   return o;
 }
 

@@ -114,6 +114,25 @@ m = re.search(r"median \|time error\| over \d+ rows: ([\d.]+)% as given, ([\d.]+
 assert m and float(m.group(2)) < float(m.group(1)), m
 PY
 
+# A log whose NCCL printed NCCL_ALGO / NCCL_PROTO (NCCL_DEBUG=INFO): the real log with NCCL's two
+# INFO lines after its rank lines. The prediction runs what the log ran (tree/simple at every
+# size), says so, and --algorithm given on the command line wins over the log's.
+{ sed -n 1,11p "$ar"
+  echo "localhost:112424:112424 [0] NCCL INFO NCCL_ALGO set by environment to Tree"
+  echo "localhost:112424:112424 [0] NCCL INFO NCCL_PROTO set by environment to Simple"
+  sed -n '12,$p' "$ar"; } >"$tmp/env.log"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/env.log" --json "$tmp/env.json" >"$tmp/env.txt"
+check "a log's NCCL_ALGO and NCCL_PROTO" "[ $? -eq 0 ] && grep -q 'NCCL_ALGO=Tree NCCL_PROTO=Simple (the log.s)' '$tmp/env.txt'"
+python3 - "$tmp/env.json" <<'PY' && echo "ok   every row runs the log's tree/simple" || { echo "FAIL: log pins"; fail=1; }
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert run["requested"] == {"algorithm": "Tree", "protocol": "Simple", "channels": "auto"}, run["requested"]
+assert run["rows"] and all((r["algorithm"], r["protocol"]) == ("tree", "simple") for r in run["rows"]), run["rows"][0]
+PY
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/env.log" --algorithm ring >"$tmp/env2.txt"
+check "--algorithm beside the log's" "[ $? -eq 0 ] && grep -q 'NCCL_PROTO=Simple (the log.s), algorithm ring (given)' '$tmp/env2.txt' && ! grep -q 'tree/' '$tmp/env2.txt'"
+sed 's/set by environment to Tree/set by environment to Trees/' "$tmp/env.log" >"$tmp/env_bad.log"
+
 # Bad input: exit 2, one line naming what is wrong, and nothing written.
 bad() {
   local what=$1
@@ -131,5 +150,7 @@ bad "--svg without a log" collective --cluster "$src/configs/dgx-a100.json" --sv
 bad "calibrate --svg without logs" calibrate --ranks 2 --out "$tmp/bad.json" --svg "$tmp/bad.svg"
 bad "a log of alltoall alone" collective --cluster "$src/configs/dgx-a100.json" --compare "$logs/xxrjun-h100_alltoall_8r.log" --json "$tmp/bad.json"
 check "  saying what the log has" "grep -q 'line 2: .*the log has only alltoall_perf' '$tmp/bad.txt'"
+bad "a log's unknown NCCL_ALGO" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/env_bad.log" --json "$tmp/bad.json"
+check "  naming the line and the name" "grep -q 'env_bad.log: line 12: a value of NCCL_ALGO as NCCL reads it: unknown name \"Trees\"' '$tmp/bad.txt'"
 bad "a missing log" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/none.log" --json "$tmp/bad.json"
 exit $fail

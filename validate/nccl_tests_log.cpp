@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/cluster_json.h"
 #include "core/error.h"
@@ -89,6 +90,9 @@ struct Reader {
   bool complete = false;
   int last_line = 0;
   int version = 0;  // the last NCCL version the log printed
+  // NCCL_ALGO / NCCL_PROTO printed before any run's header, for the next run (NCCL prints them
+  // at its communicator's init, inside the run, which takes them directly).
+  std::optional<NcclList> pending_algo, pending_proto;
 
   [[noreturn]] void fail(int line, const std::string& what) const {
     throw InputError(file, "line " + std::to_string(line), what);
@@ -98,6 +102,7 @@ struct Reader {
   void rank_line(const std::vector<std::string>& t, int line);
   void row(const std::vector<std::string>& t, int line);
   void line(const std::string& raw, int line);
+  bool env_line(const std::string& s, int line);
 };
 
 void Reader::start(const std::vector<std::string>& t, int line) {
@@ -108,6 +113,8 @@ void Reader::start(const std::vector<std::string>& t, int line) {
   run->file = file;
   run->first_line = line;
   run->nccl_version = version;
+  run->nccl_algo = std::exchange(pending_algo, std::nullopt);
+  run->nccl_proto = std::exchange(pending_proto, std::nullopt);
   for (std::size_t i = 0; i + 1 < t.size(); ++i)
     if (t[i] == "nGpus") {
       const auto g = whole(t[i + 1]);
@@ -200,6 +207,25 @@ int version_of_line(const std::string& s) {
   return version.value_or(0);
 }
 
+// NCCL's "NCCL_ALGO set by environment to VALUE" (and NCCL_PROTO's), in an INFO line: the run's
+// pins, parsed as NCCL parses them. False: not such a line.
+bool Reader::env_line(const std::string& s, int line) {
+  for (const auto of : {NcclListOf::algorithms, NcclListOf::protocols}) {
+    const std::string key = of == NcclListOf::algorithms ? "NCCL_ALGO set by environment to " : "NCCL_PROTO set by environment to ";
+    const auto at = s.find(key);
+    if (at == std::string::npos) continue;
+    const auto words = tokens_of(s.substr(at + key.size()));
+    std::string why;
+    auto list = words.empty() ? std::nullopt : parse_nccl_list(of, words.front(), &why);
+    if (!list) fail(line, "a value of " + key.substr(0, key.find(' ')) + " as NCCL reads it: " + (words.empty() ? "none given" : why));
+    auto& slot = run ? (of == NcclListOf::algorithms ? run->nccl_algo : run->nccl_proto)
+                     : (of == NcclListOf::algorithms ? pending_algo : pending_proto);
+    slot = std::move(list);
+    return true;
+  }
+  return false;
+}
+
 void Reader::line(const std::string& raw, int line) {
   last_line = line;
   const std::string s = ltrim(raw);
@@ -210,6 +236,7 @@ void Reader::line(const std::string& raw, int line) {
     if (run) run->nccl_version = v;
     return;
   }
+  if (env_line(s, line)) return;
   if (starts_with(s, "# Collective test starting:")) {
     test_name = t.back();
   } else if (starts_with(s, "# nThread")) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/nccl_list.h"
 #include "core/plan.h"
 
 namespace redsim {
@@ -43,6 +44,9 @@ struct NcclTestsRun {
   // encoding), from "# nccl-tests version ... nccl-library=CODE" or NCCL's own "NCCL version
   // 2.18.5+cuda12.2" line; 0 when the log prints neither.
   int nccl_version = 0;
+  // NCCL_ALGO / NCCL_PROTO as the run's NCCL printed them ("NCCL INFO NCCL_ALGO set by environment
+  // to Ring", under NCCL_DEBUG=INFO), read as NCCL reads them; nullopt when the log does not say.
+  std::optional<NcclList> nccl_algo, nccl_proto;
   std::vector<NcclTestsRow> rows;
 };
 

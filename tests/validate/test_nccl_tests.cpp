@@ -3,6 +3,7 @@
 // recovering link parameters from logs the simulator wrote with known ones.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -333,6 +334,34 @@ TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines
   const auto two = parse(tests_line + run + row + run + row);
   REQUIRE(two.size() == 2);
   CHECK(two.back().nccl_version == 21805);
+}
+
+TEST_CASE("nccl-tests: the NCCL_ALGO and NCCL_PROTO a run's NCCL printed, as NCCL reads them", "[nccl_tests]") {
+  // NCCL prints "NCCL_ALGO set by environment to %s" under NCCL_DEBUG=INFO (src/graph/tuning.cc;
+  // the ENV subsystem is in NCCL's default mask), at its communicator's init, inside the run.
+  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
+  const std::string row = std::string(kColumns) +
+                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+                          "# Avg bus bandwidth    : 3.09\n";
+  const std::string algo = "node0:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^nvls,Tree\n";
+  const std::string proto = "node0:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
+  const auto runs = parse(run + algo + proto + row);
+  REQUIRE(runs.front().nccl_algo.has_value());
+  CHECK(runs.front().nccl_algo->enabled[4] ==
+        (nccl_all_names(NcclListOf::algorithms) & ~(1u << static_cast<int>(Algorithm::nvls)) &
+         ~(1u << static_cast<int>(Algorithm::tree))));
+  REQUIRE(runs.front().nccl_proto.has_value());
+  CHECK(nccl_list_value(*runs.front().nccl_proto) == "Simple");
+  CHECK_FALSE(parse(run + row).front().nccl_algo.has_value());
+  // Printed before a run's header, the values go to that run; each run takes only its own.
+  const auto two = parse(algo + run + row + run + row);
+  REQUIRE(two.size() == 2);
+  CHECK(two.front().nccl_algo.has_value());
+  CHECK_FALSE(two.back().nccl_algo.has_value());
+  // The line after the run's header and rank lines.
+  const auto line = std::to_string(std::count(run.begin(), run.end(), '\n') + 1);
+  CHECK_THROWS_WITH(parse(run + "NCCL INFO NCCL_ALGO set by environment to Rings\n" + row),
+                    Catch::Contains("line " + line + ": a value of NCCL_ALGO as NCCL reads it: unknown name \"Rings\""));
 }
 
 TEST_CASE("nccl-tests: a row's reduction is one of nccl-tests' operations, mulsum as avg", "[nccl_tests]") {
