@@ -15,6 +15,7 @@
 #include "core/cluster_json.h"
 #include "core/error.h"
 #include "core/nccl_list.h"
+#include "core/plan_json.h"
 #include "sim/collective_sweep.h"
 #include "validate/nccl_tests_log.h"
 
@@ -207,10 +208,7 @@ void run_collective(const CollectiveOptions& o) {
                         {"fidelity", fidelity_name(used)},
                         {"gpus_per_process", s.gpus_per_process},
                         {"iters", s.iters},
-                        {"requested",
-                         {{"algorithm", requested_algorithm(s.request)},
-                          {"protocol", requested_protocol(s.request)},
-                          {"channels", s.request.channels ? nlohmann::json(s.request.channels) : nlohmann::json("auto")}}},
+                        {"requested", requested_to_json(s.request)},
                         {"rows", rows_json(rows, nccl_type_name(o.datatype), o.redop)}};
     write_file_atomically(o.json_file, j.dump(1) + "\n");
     std::cout << "json: " << o.json_file << "\n";

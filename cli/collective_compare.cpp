@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
+#include "core/plan_json.h"
 #include "validate/busbw_bands.h"
 #include "validate/busbw_svg.h"
 #include "validate/nccl_tests_fit.h"
@@ -136,10 +137,7 @@ nlohmann::json run_json(const ComparedRun& c) {
           {"nccl_version", c.layout.library == CollectiveLibrary::nccl
                                ? nlohmann::json(nccl_version_name(c.layout.nccl_version))
                                : nlohmann::json(nullptr)},
-          {"requested",
-           {{"algorithm", requested_algorithm(c.request)},
-            {"protocol", requested_protocol(c.request)},
-            {"channels", c.request.channels ? nlohmann::json(c.request.channels) : nlohmann::json("auto")}}},
+          {"requested", requested_to_json(c.request)},
           {"rows", rows}};
 }
 

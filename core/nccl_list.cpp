@@ -91,6 +91,9 @@ std::string list_value(NcclListOf of, std::uint32_t bits) {
   return bits ? names_of(of, bits) : "^" + names_of(of, all);
 }
 
+// Whether `value` is more than one name (has ',', '^', ';' or ':'): a list, not a single name.
+bool is_nccl_list_syntax(std::string_view value) { return value.find_first_of(",^;:") != std::string_view::npos; }
+
 template <class T, class Parse>
 bool parse_setting(NcclListOf of, std::string_view value, std::optional<T>* single, std::optional<NcclList>* list,
                    Parse parse_one, std::string_view names, std::string* error) {
@@ -122,8 +125,6 @@ bool parse_protocol_setting(std::string_view value, std::optional<Protocol>* sin
   return parse_setting(NcclListOf::protocols, value, single, list, parse_protocol, "ll|ll128|simple", error);
 }
 
-std::string_view nccl_function_name(int function) { return kFunctions.at(static_cast<std::size_t>(function)); }
-
 std::uint32_t nccl_all_names(NcclListOf of) {
   std::uint32_t bits = 0;
   if (of == NcclListOf::protocols)
@@ -132,8 +133,6 @@ std::uint32_t nccl_all_names(NcclListOf of) {
     for (auto a : kAlgorithms) bits |= 1u << static_cast<int>(a);
   return bits;
 }
-
-bool is_nccl_list_syntax(std::string_view value) { return value.find_first_of(",^;:") != std::string_view::npos; }
 
 std::optional<NcclList> parse_nccl_list(NcclListOf of, std::string_view value, std::string* error) {
   NcclList list;

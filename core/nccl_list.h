@@ -22,7 +22,6 @@ enum class NcclListOf { algorithms, protocols };
 // NCCL's collective functions in its order, as the prefixes name them (ncclFuncStr): Broadcast,
 // Reduce, AllGather, ReduceScatter, AllReduce.
 constexpr int kNcclFunctions = 5;
-std::string_view nccl_function_name(int function);
 
 struct NcclList {
   NcclListOf of = NcclListOf::algorithms;
@@ -45,10 +44,6 @@ std::optional<NcclList> parse_nccl_list(NcclListOf of, std::string_view value, s
 // that is every name) and an entry for each other function ("AllGather:PAT;ReduceScatter:PAT").
 // Holds ';' only in the per-function form, which a shell must see quoted.
 std::string nccl_list_value(const NcclList& list);
-
-// Whether `value` is more than one name (has ',', '^', ';' or ':'), i.e. for parse_nccl_list
-// rather than a single-name parser.
-bool is_nccl_list_syntax(std::string_view value);
 
 // A setting of --algorithm / --protocol or a knobs file's "algorithm" / "protocol": "auto" (both
 // unset), one name (`single`; for algorithms also redsim's hierarchical) or a list (`list`).

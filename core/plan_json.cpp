@@ -12,6 +12,12 @@ nlohmann::json memory_to_json(const RankMemory& m) {
           {"total_bytes", m.total_bytes()}};
 }
 
+nlohmann::json requested_to_json(const CollectiveRequest& req) {
+  return {{"algorithm", requested_algorithm(req)},
+          {"protocol", requested_protocol(req)},
+          {"channels", req.channels > 0 ? nlohmann::json(req.channels) : nlohmann::json("auto")}};
+}
+
 nlohmann::json plan_to_json(const Plan& plan) {
   using nlohmann::json;
   json ops = json::array();
@@ -25,9 +31,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
       o["algorithm"] = algorithm_name(op.algorithm);
       if (op.protocol) o["protocol"] = protocol_name(*op.protocol);
       o["channels"] = op.channels;
-      o["requested"] = {{"algorithm", requested_algorithm(op.request)},
-                        {"protocol", requested_protocol(op.request)},
-                        {"channels", op.request.channels > 0 ? nlohmann::json(op.request.channels) : nlohmann::json("auto")}};
+      o["requested"] = requested_to_json(op.request);
       if (op.root >= 0) o["root"] = op.root;
       if (op.bucket >= 0) o["bucket"] = op.bucket;
       json slices = json::array();

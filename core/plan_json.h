@@ -7,6 +7,9 @@
 namespace redsim {
 
 nlohmann::json plan_to_json(const Plan& plan);
+// What a request pinned, as plans, `collective --json` and `--compare --json` write it:
+// {"algorithm", "protocol", "channels"}, each "auto" when unpinned.
+nlohmann::json requested_to_json(const CollectiveRequest& req);
 nlohmann::json memory_to_json(const RankMemory& memory);
 
 }  // namespace redsim
