@@ -1,5 +1,7 @@
 #include "collectives/nccl_algo_pin.h"
 
+#include "collectives/nccl_releases.h"
+
 #include <tuple>
 #include <utility>
 
@@ -60,14 +62,29 @@ std::pair<std::uint32_t, bool> single_pin(OpKind kind, Algorithm pinned, int ncc
   return {algo_bit(Algorithm::ring), f != PinFallback::ring_restored_any_protocol};
 }
 
+// The algorithms a release turns off before its CollNet rule looks at what a list left (2.17.1
+// to 2.23.4 tuning.cc): names its parseList does not know, NVLS without NVLink SHARP (2.17),
+// NVLSTree on one node and NVLS across nodes without CollNet (from 2.18).
+std::uint32_t disabled_first(int nccl_version, const PinSite& site) {
+  const Release& r = release_of(nccl_version);
+  std::uint32_t off = 0;
+  if (!r.has_nvls || (!r.has_nvls_tree && !site.nvls) || (r.has_nvls_tree && site.nodes > 1))
+    off |= algo_bit(Algorithm::nvls);
+  if (!r.has_nvls_tree || site.nodes == 1) off |= algo_bit(Algorithm::nvls_tree);
+  if (r.pat_bus_share <= 0) off |= algo_bit(Algorithm::pat);
+  return off;
+}
+
 // A list as NCCL reads it (core/nccl_list.h), then the release's rules.
-std::uint32_t list_pin(OpKind kind, const NcclList& list, int nccl_version) {
+std::uint32_t list_pin(OpKind kind, const NcclList& list, int nccl_version, const PinSite& site) {
   std::uint32_t m = list.enabled[static_cast<std::size_t>(nccl_function(kind))];
   const PinFallback f = pin_fallback(nccl_version);
-  constexpr std::uint32_t kNonCollNet = algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree) |
-                                        algo_bit(Algorithm::nvls) | algo_bit(Algorithm::nvls_tree);
-  // "If user has hard set NCCL_ALGO=COLLNET, ignore it" (to 2.23, without CollNet).
-  if (f != PinFallback::per_collective && !(m & kNonCollNet)) m |= algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree);
+  constexpr std::uint32_t kRingTree = algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree);
+  // "If user has hard set NCCL_ALGO=COLLNET, ignore it" (to 2.23, without CollNet): 2.17 asks
+  // for ring or tree, 2.18 on for any of ring, tree, NVLS and NVLSTree.
+  const std::uint32_t kept =
+      release_of(nccl_version).has_nvls_tree ? kRingTree | algo_bit(Algorithm::nvls) | algo_bit(Algorithm::nvls_tree) : kRingTree;
+  if (f != PinFallback::per_collective && !(m & kept & ~disabled_first(nccl_version, site))) m |= kRingTree;
   // "Never disable ring for non-allreduce operations" (to 2.18).
   if (f == PinFallback::ring_kept && kind != OpKind::allreduce) m |= algo_bit(Algorithm::ring);
   return m;
@@ -75,18 +92,21 @@ std::uint32_t list_pin(OpKind kind, const NcclList& list, int nccl_version) {
 
 }  // namespace
 
-AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version) {
+AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version, const PinSite& site) {
   AlgoPin pin;
   bool keeps_protocols = true;
   if (req.algorithm) std::tie(pin.algorithms, keeps_protocols) = single_pin(kind, *req.algorithm, nccl_version);
-  else if (req.algorithm_list) pin.algorithms = list_pin(kind, *req.algorithm_list, nccl_version);
+  else if (req.algorithm_list) pin.algorithms = list_pin(kind, *req.algorithm_list, nccl_version, site);
   if (keeps_protocols) pin.protocols = protocols_of(kind, req);
   return pin;
 }
 
 std::optional<AlgoPin> ring_fallback(OpKind kind, const CollectiveRequest& req, int nccl_version) {
   const PinFallback f = pin_fallback(nccl_version);
-  if (kind == OpKind::allreduce || f == PinFallback::per_collective) return std::nullopt;
+  // 2.19-2.23 restore rings to any collective left nothing ("at least set ring algo
+  // available"), allreduce included; a single allreduce name is refused instead (header).
+  const bool allreduce_kept = kind == OpKind::allreduce && (f == PinFallback::ring_kept || !req.algorithm_list);
+  if (allreduce_kept || f == PinFallback::per_collective) return std::nullopt;
   return AlgoPin{algo_bit(Algorithm::ring),
                  f == PinFallback::ring_restored_any_protocol ? kAnyProtocol : protocols_of(kind, req)};
 }

@@ -12,15 +12,20 @@
 //   available"), with every protocol to 2.21 (NCCL_PROTO ignored there, NVIDIA/nccl issue 1304)
 //   and only NCCL_PROTO's from 2.22;
 // - to 2.23, without CollNet, a pin that leaves none of ring, tree, NVLS and NVLSTree enabled
-//   gets ring and tree back for every collective ("If user has hard set NCCL_ALGO=COLLNET,
-//   ignore it"): NCCL_ALGO=PAT in 2.23 leaves allreduce NCCL's choice of ring and tree, and
-//   allgather and reduce-scatter its choice of PAT and ring;
+//   (2.17: neither ring nor tree) gets ring and tree back for every collective ("If user has
+//   hard set NCCL_ALGO=COLLNET, ignore it"): NCCL_ALGO=PAT in 2.23 leaves allreduce NCCL's
+//   choice of ring and tree, and allgather and reduce-scatter its choice of PAT and ring. What
+//   the release disables first counts as not left: names it does not know (parseList skips
+//   them: NVLS before 2.17, NVLSTree before 2.18, PAT before 2.23), NVLS without NVLink SHARP
+//   (2.17), NVLSTree on one node and NVLS across nodes (2.18-2.23). So NCCL_ALGO=NVLSTree on one
+//   node, as Azure/AI-benchmarking-guide runs it, is NCCL's own choice of ring and tree;
 // - from 2.24: no fallback (the call fails with "No algorithm/protocol available"), but
 //   NCCL_ALGO takes a list per collective ("allreduce:tree"), so redsim writes the pin for the
 //   collectives that have the algorithm and leaves the others NCCL's own choice.
-// redsim refuses (exit 2) an allreduce pin the hardware cannot run (NVLS without NVLink SHARP,
-// CollNet), where 2.19-2.23 would quietly run rings: the simulation asked for is not the one NCCL
-// would run.
+// redsim refuses (exit 2) a single allreduce name the hardware cannot run (NVLS without NVLink
+// SHARP, NVLSTree on one node, CollNet), where NCCL would quietly run something else: the
+// simulation asked for is not the one NCCL would run. A list (NCCL_ALGO's syntax, or a log's
+// NCCL_ALGO) is taken as NCCL takes it, 2.19-2.23's rings for an allreduce left nothing included.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -61,10 +66,15 @@ struct AlgoPin {
   std::uint32_t algorithms = kAnyAlgorithm;
   std::uint32_t protocols = kAnyProtocol;
 };
-AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version);
-// What the release leaves a collective other than allreduce whose pinned algorithms cannot run:
-// rings, with NCCL_PROTO's protocols or every protocol (to 2.23); nullopt for allreduce and from
-// 2.24.
+// Where a pin applies: what the release disables before it reads what NCCL_ALGO left (above).
+struct PinSite {
+  int nodes = 1;
+  bool nvls = false;  // NVLink SHARP that NCCL can use on these devices
+};
+AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version, const PinSite& site);
+// What the release leaves a collective whose pinned algorithms cannot run: rings, with
+// NCCL_PROTO's protocols or every protocol (to 2.23; allreduce from 2.19 and for a list only);
+// nullopt otherwise.
 std::optional<AlgoPin> ring_fallback(OpKind kind, const CollectiveRequest& req, int nccl_version);
 // Why the release cannot read the request's lists as given ("" if it can): per-collective entries
 // before 2.24. (A list naming PAT before 2.23 is the collective model's to refuse, as a PAT pin.)

@@ -415,11 +415,11 @@ Choice Tuning::choose(OpKind kind, std::int64_t bytes, DType dtype, ReduceOp op,
     if (auto r = list_unsupported_reason(req, version); !r.empty())
       throw InputError("", "", "cluster \"" + cluster_.name + "\": NCCL " + nccl_version_name(version) + ": " + r);
   // NCCL_ALGO and NCCL_PROTO as the release applies them to this collective (nccl_algo_pin.h).
-  const AlgoPin pin = pin_for(kind, req, version);
+  const AlgoPin pin = pin_for(kind, req, version, PinSite{cluster_.nodes, topo_.nvls});
   std::string why;
   Choice best = rank(kind, bytes, dtype, op, pin.algorithms, pin.protocols, &why);
-  // To 2.23 a collective other than allreduce whose pinned algorithm cannot run here (PAT on
-  // nodes of several GPUs) runs rings, as one without it does; from 2.24 the call fails.
+  // 2.19 to 2.23 a collective whose pinned algorithms cannot run here (PAT on nodes of several
+  // GPUs; a list's NVLS without NVLink SHARP) runs rings; from 2.24 the call fails.
   if (!std::isfinite(best.model_time_us) && (req.algorithm || req.algorithm_list))
     if (const auto rings = ring_fallback(kind, req, version))
       best = rank(kind, bytes, dtype, op, rings->algorithms, rings->protocols, &why);

@@ -132,6 +132,20 @@ PY
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/env.log" --algorithm ring >"$tmp/env2.txt"
 check "--algorithm beside the log's" "[ $? -eq 0 ] && grep -q 'NCCL_PROTO=Simple (the log.s), algorithm ring (given)' '$tmp/env2.txt' && ! grep -q 'tree/' '$tmp/env2.txt'"
 sed 's/set by environment to Tree/set by environment to Trees/' "$tmp/env.log" >"$tmp/env_bad.log"
+# NCCL_ALGO=NVLSTree on one node (Azure/AI-benchmarking-guide runs it on single VMs): NCCL 2.18
+# turns NVLSTree off on one node and then takes a list that left nothing as ring and tree, so
+# the log is simulated with NCCL's own choice, as the same log without the line is.
+grep -v 'NCCL_PROTO set by' "$tmp/env.log" | sed 's/set by environment to Tree/set by environment to NVLSTree/' >"$tmp/nvlstree.log"
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/nvlstree.log" --json "$tmp/nvlstree.json" >/dev/null
+rc=$?
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" --json "$tmp/plain.json" >/dev/null
+python3 - "$tmp/nvlstree.json" "$tmp/plain.json" <<'PY' && [ $rc -eq 0 ] && echo "ok   a log's NCCL_ALGO=NVLSTree on one node is NCCL's own choice" || { echo "FAIL: NVLSTree log"; fail=1; }
+import json, sys
+pinned, plain = (json.load(open(f))["runs"][0] for f in sys.argv[1:])
+assert pinned["requested"]["algorithm"] == "NVLSTree", pinned["requested"]
+choice = lambda run: [(r["algorithm"], r["protocol"], r["channels"]) for r in run["rows"]]
+assert pinned["rows"] and choice(pinned) == choice(plain)
+PY
 
 # Bad input: exit 2, one line naming what is wrong, and nothing written.
 bad() {

@@ -6,6 +6,7 @@
 
 #include "collectives/nccl_algo_pin.h"
 #include "collectives/nccl_tuning.h"
+#include "core/cluster_json.h"
 #include "core/collective_types.h"
 #include "core/error.h"
 #include "core/nccl_list.h"
@@ -195,4 +196,54 @@ TEST_CASE("NCCL_PROTO lists restrict the protocols NCCL's model ranks", "[nccl][
   req.protocol_list = parse(NcclListOf::protocols, "Simple;broadcast:LL");
   CHECK(choose(c, OpKind::broadcast, 1024, req).protocol == Protocol::ll);
   CHECK(choose(c, OpKind::allreduce, 1024, req).protocol == Protocol::simple);
+}
+
+TEST_CASE("NCCL_ALGO lists per release: what the release disables first counts as not left", "[nccl][list][pin]") {
+  // tuning.cc 2.17.1-2.23.4 turns algorithms off before its CollNet rule reads what NCCL_ALGO
+  // left: names parseList does not know, NVLS without NVLink SHARP (2.17), NVLSTree on one node
+  // and NVLS across nodes (2.18 on). So Azure/AI-benchmarking-guide's NCCL_ALGO=NVLSTree on one
+  // node runs NCCL's own choice there.
+  const auto node = [](double cc, bool nvls, int version) {
+    auto c = testing::nccl_node(cc, 20, nvls);
+    c.nccl_version = version;
+    return c;
+  };
+  const auto same_as = [](const ClusterSpec& c, const CollectiveRequest& a, const CollectiveRequest& b) {
+    for (std::int64_t bytes : {std::int64_t{4096}, std::int64_t{1} << 20, std::int64_t{1} << 30}) {
+      CAPTURE(c.nccl_version, bytes);
+      const auto x = choose(c, OpKind::allreduce, bytes, a), y = choose(c, OpKind::allreduce, bytes, b);
+      CHECK(x.algorithm == y.algorithm);
+      CHECK(x.protocol == y.protocol);
+    }
+  };
+  for (int v : {21805, 22105, 22304}) {
+    same_as(node(9.0, true, v), with_algorithms("NVLSTree"), {});
+    CollectiveRequest single;
+    single.algorithm = Algorithm::nvls_tree;  // one name: refused rather than quietly NCCL's choice
+    CHECK_THROWS_AS(choose(node(9.0, true, v), OpKind::allreduce, 1 << 20, single), InputError);
+  }
+  CHECK_THROWS_AS(choose(node(9.0, true, 22403), OpKind::allreduce, 1 << 20, with_algorithms("NVLSTree")), InputError);
+  // Names a release does not know are skipped: NVLS before 2.17, NVLSTree before 2.18.
+  same_as(node(8.0, false, 21212), with_algorithms("NVLS"), {});
+  same_as(node(9.0, true, 21701), with_algorithms("NVLSTree"), with_algorithms("Ring,Tree"));
+  // 2.17 turns NVLS off without NVLink SHARP and asks only for ring or tree: NVLS alone brings
+  // them back beside NVLS, which is every algorithm of these nodes.
+  same_as(node(8.0, false, 21701), with_algorithms("NVLS"), {});
+  same_as(node(9.0, true, 21701), with_algorithms("NVLS"), {});
+  // 2.18 keeps NVLS enabled on an A100 node, whose NVLS graph has no channels: "no
+  // algorithm/protocol available". 2.19-2.23 then give the allreduce its rings, with every protocol.
+  CHECK_THROWS_AS(choose(node(8.0, false, 21805), OpKind::allreduce, 1 << 20, with_algorithms("NVLS")), InputError);
+  for (std::int64_t bytes : {std::int64_t{4096}, std::int64_t{1} << 30})
+    CHECK(choose(node(8.0, false, 22105), OpKind::allreduce, bytes, with_algorithms("NVLS")).algorithm == Algorithm::ring);
+  CollectiveRequest single;
+  single.algorithm = Algorithm::nvls;
+  CHECK_THROWS_AS(choose(node(8.0, false, 22105), OpKind::allreduce, 1 << 20, single), InputError);
+  // Across nodes NVLS needs CollNet: to 2.23 a list of NVLS alone is ring and tree, from 2.24 nothing.
+  auto two = load_cluster(REDSIM_SOURCE_DIR "/configs/dgx-h100-x2.json");
+  for (int v : {21805, 22105}) {
+    two.nccl_version = v;
+    same_as(two, with_algorithms("NVLS"), with_algorithms("Ring,Tree"));
+  }
+  two.nccl_version = 22403;
+  CHECK_THROWS_AS(choose(two, OpKind::allreduce, 1 << 20, with_algorithms("NVLS")), InputError);
 }
