@@ -1,6 +1,7 @@
 #include "collectives/nccl_algo_pin.h"
 
 #include "collectives/nccl_releases.h"
+#include "core/cluster_json.h"
 
 #include <tuple>
 #include <utility>
@@ -75,16 +76,23 @@ std::uint32_t disabled_first(int nccl_version, const PinSite& site) {
   return off;
 }
 
+constexpr std::uint32_t kRingTree = algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree);
+
+// "If user has hard set NCCL_ALGO=COLLNET, ignore it" (to 2.23, without CollNet): whether the
+// list keeps none of what the check asks for, 2.17 ring or tree, 2.18 on any of ring, tree, NVLS
+// and NVLSTree.
+bool collnet_rule_ignores(std::uint32_t m, int nccl_version, const PinSite& site) {
+  if (pin_fallback(nccl_version) == PinFallback::per_collective) return false;
+  const std::uint32_t kept =
+      release_of(nccl_version).has_nvls_tree ? kRingTree | algo_bit(Algorithm::nvls) | algo_bit(Algorithm::nvls_tree) : kRingTree;
+  return !(m & kept & ~disabled_first(nccl_version, site));
+}
+
 // A list as NCCL reads it (core/nccl_list.h), then the release's rules.
 std::uint32_t list_pin(OpKind kind, const NcclList& list, int nccl_version, const PinSite& site) {
   std::uint32_t m = list.enabled[static_cast<std::size_t>(nccl_function(kind))];
   const PinFallback f = pin_fallback(nccl_version);
-  constexpr std::uint32_t kRingTree = algo_bit(Algorithm::ring) | algo_bit(Algorithm::tree);
-  // "If user has hard set NCCL_ALGO=COLLNET, ignore it" (to 2.23, without CollNet): 2.17 asks
-  // for ring or tree, 2.18 on for any of ring, tree, NVLS and NVLSTree.
-  const std::uint32_t kept =
-      release_of(nccl_version).has_nvls_tree ? kRingTree | algo_bit(Algorithm::nvls) | algo_bit(Algorithm::nvls_tree) : kRingTree;
-  if (f != PinFallback::per_collective && !(m & kept & ~disabled_first(nccl_version, site))) m |= kRingTree;
+  if (collnet_rule_ignores(m, nccl_version, site)) m |= kRingTree;
   // "Never disable ring for non-allreduce operations" (to 2.18).
   if (f == PinFallback::ring_kept && kind != OpKind::allreduce) m |= algo_bit(Algorithm::ring);
   return m;
@@ -109,6 +117,15 @@ std::optional<AlgoPin> ring_fallback(OpKind kind, const CollectiveRequest& req, 
   if (allreduce_kept || f == PinFallback::per_collective) return std::nullopt;
   return AlgoPin{algo_bit(Algorithm::ring),
                  f == PinFallback::ring_restored_any_protocol ? kAnyProtocol : protocols_of(kind, req)};
+}
+
+std::string ignored_list_reason(const CollectiveRequest& req, int nccl_version, const PinSite& site) {
+  if (!req.algorithm_list || req.algorithm_list->per_function) return "";
+  const std::uint32_t m = req.algorithm_list->enabled[static_cast<std::size_t>(nccl_function(OpKind::allreduce))];
+  if (!collnet_rule_ignores(m, nccl_version, site)) return "";
+  return "NCCL " + nccl_version_name(nccl_version) + " ignores NCCL_ALGO=" + nccl_list_value(*req.algorithm_list) +
+         " here (every algorithm it names is off or unknown on these nodes; NCCL warns \"ignoring NCCL_ALGO=COLLNET\"): "
+         "ring and tree, NCCL's own choice";
 }
 
 std::string list_unsupported_reason(const CollectiveRequest& req, int nccl_version) {

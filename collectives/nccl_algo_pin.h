@@ -72,6 +72,11 @@ struct PinSite {
   bool nvls = false;  // NVLink SHARP that NCCL can use on these devices
 };
 AlgoPin pin_for(OpKind kind, const CollectiveRequest& req, int nccl_version, const PinSite& site);
+// Why NCCL sets the request's NCCL_ALGO list aside on these nodes ("" when it does not): to 2.23
+// a list whose algorithms the release all turns off first or does not know is ignored, ring and
+// tree coming back (NCCL warns "ignoring NCCL_ALGO=COLLNET"). Lists name every collective alike
+// before 2.24, where this applies, so the reason is the same for each.
+std::string ignored_list_reason(const CollectiveRequest& req, int nccl_version, const PinSite& site);
 // What the release leaves a collective whose pinned algorithms cannot run: rings, with
 // NCCL_PROTO's protocols or every protocol (to 2.23; allreduce from 2.19 and for a list only);
 // nullopt otherwise.

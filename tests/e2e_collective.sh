@@ -98,6 +98,21 @@ check "per-collective lists from 2.24" "[ $? -eq 0 ] && grep -Eq ' tree +simple 
 # The header says what was pinned, in NCCL's spellings (functions left every algorithm are left
 # out; ^LL,LL128 leaves Simple).
 check "the pins in the header" "grep -qF '# requested: algorithm AllGather:Ring;AllReduce:Tree, protocol Simple, channels auto' '$tmp/perfn.txt'"
+# Azure/AI-benchmarking-guide's NCCL_ALGO=NVLSTree on one VM: NCCL 2.18.5 turns NVLSTree off on
+# one node and then ignores the list (ring and tree back), so the sweep is NCCL's own and says so;
+# the single name is refused, and from 2.24 the list leaves nothing (exit 2).
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -b 8 -e 8G -f 8 --algorithm 'NVLSTree,' --json "$tmp/nvt.json" >"$tmp/nvt.txt"
+rc=$?
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -b 8 -e 8G -f 8 --algorithm '^NVLS' --json "$tmp/nvt0.json" >/dev/null
+python3 - "$tmp/nvt.json" "$tmp/nvt0.json" <<'PY' && [ $rc -eq 0 ] && grep -q '^# note: NCCL 2.18.5 ignores NCCL_ALGO=NVLSTree here' "$tmp/nvt.txt" && echo "ok   NCCL_ALGO=NVLSTree on one node is ring and tree, with a note" || { echo "FAIL: NVLSTree on one node"; fail=1; }
+import json, sys
+a, b = (json.load(open(f))["rows"] for f in sys.argv[1:])
+assert a and [(r["algorithm"], r["protocol"]) for r in a] == [(r["algorithm"], r["protocol"]) for r in b]
+PY
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -b 1M -e 1M --algorithm nvlstree >/dev/null 2>&1
+check "the single name nvlstree on one node is refused" "[ $? -eq 2 ]"
+"$redsim" collective --cluster "$src/configs/dgx-h100.json" -b 1M -e 1M --algorithm 'NVLSTree,' --nccl-version 2.24.3 >/dev/null 2>&1
+check "from 2.24 the list leaves nothing" "[ $? -eq 2 ]"
 
 # nccl-tests' -n: the mean of n iterations queued back to back, the first whole and each later
 # one its period, so n x mean grows by the same period per iteration (a broadcast overlaps).

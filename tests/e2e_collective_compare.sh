@@ -136,8 +136,9 @@ sed 's/set by environment to Tree/set by environment to Trees/' "$tmp/env.log" >
 # turns NVLSTree off on one node and then takes a list that left nothing as ring and tree, so
 # the log is simulated with NCCL's own choice, as the same log without the line is.
 grep -v 'NCCL_PROTO set by' "$tmp/env.log" | sed 's/set by environment to Tree/set by environment to NVLSTree/' >"$tmp/nvlstree.log"
-"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/nvlstree.log" --json "$tmp/nvlstree.json" >/dev/null
+"$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/nvlstree.log" --json "$tmp/nvlstree.json" >"$tmp/nvlstree.txt"
 rc=$?
+check "  saying NCCL ignores it there" "grep -q '^# note: NCCL 2.18.5 ignores NCCL_ALGO=NVLSTree here' '$tmp/nvlstree.txt' && ! grep -q '^# note' '$tmp/env.txt'"
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" --json "$tmp/plain.json" >/dev/null
 python3 - "$tmp/nvlstree.json" "$tmp/plain.json" <<'PY' && [ $rc -eq 0 ] && echo "ok   a log's NCCL_ALGO=NVLSTree on one node is NCCL's own choice" || { echo "FAIL: NVLSTree log"; fail=1; }
 import json, sys
