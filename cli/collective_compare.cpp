@@ -55,6 +55,10 @@ void take_pins(ComparedRun& c, const CollectiveRequest& given, const CollectiveR
   }
   c.request.channels = given.channels;
   if (given.channels) say(from_options, "channels " + std::to_string(given.channels));
+  // The log's channel bounds, applied on the run's layout by simulate_run unless --channels is given.
+  else
+    for (const auto& [name, v] : {std::pair{"NCCL_MIN_NCHANNELS", c.run->nccl_min_channels}, {"NCCL_MAX_NCHANNELS", c.run->nccl_max_channels}})
+      if (v) say(from_log, name + ("=" + std::to_string(*v)));
   if (!from_log.empty()) c.pins = from_log + " (the log's)";
   if (!from_options.empty()) c.pins += (c.pins.empty() ? "" : ", ") + from_options + " (given)";
 }

@@ -1,7 +1,10 @@
 #include "cli/nccl_tests_sweep.h"
 
+#include <algorithm>
 #include <string>
 
+#include "collectives/nccl_constants.h"
+#include "collectives/nccl_topology.h"
 #include "core/error.h"
 
 namespace redsim::cli {
@@ -30,7 +33,19 @@ SweepOptions sweep_for_run(const NcclTestsRun& run) {
   return o;
 }
 
+int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run) {
+  if (layout.library != CollectiveLibrary::nccl || (!run.nccl_min_channels && !run.nccl_max_channels)) return 0;
+  const auto clamp = [](std::optional<long long> v, long long lo, long long fallback) {
+    return static_cast<int>(v ? std::clamp<long long>(*v, lo, nccl::kMaxChannels) : fallback);
+  };
+  const int lo = clamp(run.nccl_min_channels, 0, 0), hi = clamp(run.nccl_max_channels, 1, nccl::kMaxChannels);
+  const int natural = nccl::topology_of(layout).comm_channels;
+  const int bounded = std::max(lo, std::min(natural, hi));
+  return bounded == natural ? 0 : bounded;
+}
+
 std::vector<SweepRow> simulate_run(const ClusterSpec& layout, const NcclTestsRun& run, SweepOptions o) {
+  if (o.request.channels == 0) o.request.channels = logged_channels(layout, run);
   auto rows = collective_sweep(layout, o);
   if (rows.size() != run.rows.size())
     throw InputError(run.file, "line " + std::to_string(run.first_line),

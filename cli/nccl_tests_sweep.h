@@ -17,7 +17,14 @@ std::string run_heading(const NcclTestsRun& run);
 // The sweep that repeats `run`: its rows' sizes, its op, type and root, its -g and -n.
 SweepOptions sweep_for_run(const NcclTestsRun& run);
 
-// One simulated row per row of `run`, on `layout` (the part of the cluster it ran on). Throws
+// The channels NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS gave the run's communicator on `layout`
+// (graph/connect.cc: the minimum clamped to [0, MAXCHANNELS], the maximum to [1, MAXCHANNELS];
+// the topology's channels cut to the maximum, then copied up to the minimum); 0 when the log sets
+// neither or they do not bind, so that NCCL's own count stands.
+int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run);
+
+// One simulated row per row of `run`, on `layout` (the part of the cluster it ran on), on the
+// channels the log's bounds give when `o` pins none. Throws
 // InputError naming the log's line when a size holds less than one element per rank.
 std::vector<SweepRow> simulate_run(const ClusterSpec& layout, const NcclTestsRun& run, SweepOptions o);
 

@@ -93,6 +93,7 @@ struct Reader {
   // NCCL_ALGO / NCCL_PROTO printed before any run's header, for the next run (NCCL prints them
   // at its communicator's init, inside the run, which takes them directly).
   std::optional<NcclList> pending_algo, pending_proto;
+  std::optional<long long> pending_min_channels, pending_max_channels;
 
   [[noreturn]] void fail(int line, const std::string& what) const {
     throw InputError(file, "line " + std::to_string(line), what);
@@ -103,6 +104,7 @@ struct Reader {
   void row(const std::vector<std::string>& t, int line);
   void line(const std::string& raw, int line);
   bool env_line(const std::string& s, int line);
+  bool channels_line(const std::string& s, int line);
 };
 
 void Reader::start(const std::vector<std::string>& t, int line) {
@@ -115,6 +117,8 @@ void Reader::start(const std::vector<std::string>& t, int line) {
   run->nccl_version = version;
   run->nccl_algo = std::exchange(pending_algo, std::nullopt);
   run->nccl_proto = std::exchange(pending_proto, std::nullopt);
+  run->nccl_min_channels = std::exchange(pending_min_channels, std::nullopt);
+  run->nccl_max_channels = std::exchange(pending_max_channels, std::nullopt);
   for (std::size_t i = 0; i + 1 < t.size(); ++i)
     if (t[i] == "nGpus") {
       const auto g = whole(t[i + 1]);
@@ -226,6 +230,27 @@ bool Reader::env_line(const std::string& s, int line) {
   return false;
 }
 
+// NCCL's "NCCL_MIN_NCHANNELS set by environment to 16." (NCCL_PARAM's INFO line, misc/param.cc;
+// NCCL_MAX_NCHANNELS's alike): the run's channel bounds. False: not such a line.
+bool Reader::channels_line(const std::string& s, int line) {
+  for (const bool min : {true, false}) {
+    const std::string key = min ? "NCCL_MIN_NCHANNELS set by environment to " : "NCCL_MAX_NCHANNELS set by environment to ";
+    const auto at = s.find(key);
+    if (at == std::string::npos) continue;
+    const auto words = tokens_of(s.substr(at + key.size()));
+    std::string value = words.empty() ? "" : words.front();
+    if (!value.empty() && value.back() == '.') value.pop_back();  // NCCL ends the line with '.'
+    const bool negative = !value.empty() && value.front() == '-';
+    const auto n = whole(negative ? value.substr(1) : value);
+    if (!n || *n > 1000000)
+      fail(line, "a whole number of channels within +-1000000 after " + key.substr(0, key.find(' ')) + " set by environment to");
+    (min ? (run ? run->nccl_min_channels : pending_min_channels) : (run ? run->nccl_max_channels : pending_max_channels)) =
+        negative ? -*n : *n;
+    return true;
+  }
+  return false;
+}
+
 void Reader::line(const std::string& raw, int line) {
   last_line = line;
   const std::string s = ltrim(raw);
@@ -236,7 +261,7 @@ void Reader::line(const std::string& raw, int line) {
     if (run) run->nccl_version = v;
     return;
   }
-  if (env_line(s, line)) return;
+  if (env_line(s, line) || channels_line(s, line)) return;
   if (starts_with(s, "# Collective test starting:")) {
     test_name = t.back();
   } else if (starts_with(s, "# nThread")) {

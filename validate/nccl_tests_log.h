@@ -47,6 +47,9 @@ struct NcclTestsRun {
   // NCCL_ALGO / NCCL_PROTO as the run's NCCL printed them ("NCCL INFO NCCL_ALGO set by environment
   // to Ring", under NCCL_DEBUG=INFO), read as NCCL reads them; nullopt when the log does not say.
   std::optional<NcclList> nccl_algo, nccl_proto;
+  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as it printed them ("NCCL_MAX_NCHANNELS set by
+  // environment to 16."), unclamped; nullopt when the log does not say.
+  std::optional<long long> nccl_min_channels, nccl_max_channels;
   std::vector<NcclTestsRow> rows;
 };
 

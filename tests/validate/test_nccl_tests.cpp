@@ -381,3 +381,29 @@ TEST_CASE("nccl-tests: a row's reduction is one of nccl-tests' operations, mulsu
   CHECK(input_error(head + row("premul") + tail) ==
         "log.txt: line 10: an nccl-tests reduction (sum, prod, max, min, avg, mulsum, or none), got \"premul\"");
 }
+
+TEST_CASE("nccl-tests: the NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS a run's NCCL printed", "[nccl_tests]") {
+  // NCCL_PARAM prints "%s set by environment to %lld." (src/misc/param.cc), the value unclamped:
+  // connect.cc clamps it later, so the reader keeps what was printed, a minus sign included.
+  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
+  const std::string row = std::string(kColumns) +
+                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+                          "# Avg bus bandwidth    : 3.09\n";
+  const std::string min = "node0:1:1 [0] NCCL INFO NCCL_MIN_NCHANNELS set by environment to 16.\n";
+  const std::string max = "node0:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to -3.\n";
+  const auto runs = parse(min + run + max + row);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs.front().nccl_min_channels == 16);
+  CHECK(runs.front().nccl_max_channels == -3);
+  const auto plain = parse(run + row);
+  CHECK_FALSE(plain.front().nccl_min_channels.has_value());
+  CHECK_FALSE(plain.front().nccl_max_channels.has_value());
+  // Each run takes only the bounds printed for it.
+  const auto two = parse(min + run + row + run + row);
+  REQUIRE(two.size() == 2);
+  CHECK(two.front().nccl_min_channels == 16);
+  CHECK_FALSE(two.back().nccl_min_channels.has_value());
+  const auto line = std::to_string(std::count(run.begin(), run.end(), '\n') + 1);
+  CHECK_THROWS_WITH(parse(run + "NCCL INFO NCCL_MAX_NCHANNELS set by environment to sixteen.\n" + row),
+                    Catch::Contains("line " + line + ": a whole number of channels within +-1000000 after NCCL_MAX_NCHANNELS"));
+}
