@@ -313,11 +313,20 @@ TEST_CASE("nccl-tests: a log's runs of tests redsim does not model are left out,
   CHECK(real[0].line == 2);
 }
 
+namespace {
+// A run of one 1 MiB allreduce row on 2 ranks: its header and rank lines, and its columns, row and end.
+std::string one_mib_header() {
+  return std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
+}
+std::string one_mib_row() {
+  return std::string(kColumns) +
+         "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
+         "# Avg bus bandwidth    : 3.09\n";
+}
+}  // namespace
+
 TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines", "[nccl_tests]") {
-  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
-  const std::string row = std::string(kColumns) +
-                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
-                          "# Avg bus bandwidth    : 3.09\n";
+  const std::string run = one_mib_header(), row = one_mib_row();
   CHECK(parse(run + row).front().nccl_version == 0);
   // nccl-tests' own line (before the header) carries NCCL_VERSION_CODE: 2.18.5 is 21805.
   const std::string tests_line = "# nccl-tests version 2.13.9 nccl-headers=21805 nccl-library=21805\n";
@@ -339,10 +348,7 @@ TEST_CASE("nccl-tests: the NCCL release a log prints, in either of its two lines
 TEST_CASE("nccl-tests: the NCCL_ALGO and NCCL_PROTO a run's NCCL printed, as NCCL reads them", "[nccl_tests]") {
   // NCCL prints "NCCL_ALGO set by environment to %s" under NCCL_DEBUG=INFO (src/graph/tuning.cc;
   // the ENV subsystem is in NCCL's default mask), at its communicator's init, inside the run.
-  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
-  const std::string row = std::string(kColumns) +
-                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
-                          "# Avg bus bandwidth    : 3.09\n";
+  const std::string run = one_mib_header(), row = one_mib_row();
   const std::string algo = "node0:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^nvls,Tree\n";
   const std::string proto = "node0:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
   const auto runs = parse(run + algo + proto + row);
@@ -385,10 +391,7 @@ TEST_CASE("nccl-tests: a row's reduction is one of nccl-tests' operations, mulsu
 TEST_CASE("nccl-tests: the NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS a run's NCCL printed", "[nccl_tests]") {
   // NCCL_PARAM prints "%s set by environment to %lld." (src/misc/param.cc), the value unclamped:
   // connect.cc clamps it later, so the reader keeps what was printed, a minus sign included.
-  const std::string run = std::string("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n") + rank_lines(1, 2);
-  const std::string row = std::string(kColumns) +
-                          "     1048576        262144     float     sum      -1   339.61    3.09    3.09       0   335.85    3.12    3.12       0\n"
-                          "# Avg bus bandwidth    : 3.09\n";
+  const std::string run = one_mib_header(), row = one_mib_row();
   const std::string min = "node0:1:1 [0] NCCL INFO NCCL_MIN_NCHANNELS set by environment to 16.\n";
   const std::string max = "node0:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to -3.\n";
   const auto runs = parse(min + run + max + row);
