@@ -18,7 +18,8 @@ std::string run_heading(const NcclTestsRun& run);
 SweepOptions sweep_for_run(const NcclTestsRun& run);
 
 // The channels NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS gave the run's communicator on `layout`
-// (graph/connect.cc: the minimum clamped to [0, MAXCHANNELS], the maximum to [1, MAXCHANNELS];
+// (graph/connect.cc: the minimum clamped to [0, MAXCHANNELS], the maximum to [1, MAXCHANNELS],
+// MAXCHANNELS 32 to 2.24 and 64 from 2.25;
 // the topology's channels cut to the maximum, then copied up to the minimum); 0 when the log sets
 // neither or they do not bind, so that NCCL's own count stands.
 int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run);

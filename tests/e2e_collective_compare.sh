@@ -150,8 +150,9 @@ PY
 
 # NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS printed in a log (NCCL_PARAM's "... set by environment to
 # N."), applied as graph/connect.cc applies them: the topology's channels cut to the maximum
-# (clamped to [1, MAXCHANNELS = 32]), then copied up to the minimum (clamped to [0, 32]). The
-# largest size runs on every channel, so its count is the communicator's.
+# (clamped to [1, MAXCHANNELS], 32 in this 2.18.5 run, 64 from 2.25), then copied up to the
+# minimum (clamped to [0, MAXCHANNELS]). The largest size runs on every channel, so its count is
+# the communicator's.
 bounds() {
   { sed -n 1,11p "$ar"; for b in "$@"; do echo "localhost:112424:112424 [0] NCCL INFO NCCL_${b%%=*}_NCHANNELS set by environment to ${b#*=}."; done
     sed -n '12,$p' "$ar"; } >"$tmp/bounds.log"
@@ -163,6 +164,11 @@ check "a log's MIN = MAX = 4 runs 4 channels" "[ \"\$(bounds MIN=4 MAX=4)\" = '4
 check "a maximum above 32 is 32, which does not bind" "[ \"\$(bounds MAX=100)\" = '$natural $natural' ] && [ $natural -le 32 ]"
 check "a minimum of 32 copies channels up to 32" "[ \"\$(bounds MIN=32)\" = '32 32' ]"
 check "a maximum of 0 is 1" "[ \"\$(bounds MAX=0)\" = '1 1' ]"
+check "a minimum of 64 is 32 under 2.18.5" "[ \"\$(bounds MIN=64)\" = '32 32' ]"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["nccl_version"]="2.26.2"; json.dump(c,open(sys.argv[2],"w"))' \
+  "$src/configs/dgx-a100.json" "$tmp/a100-226.json"
+"$redsim" collective --cluster "$tmp/a100-226.json" --compare "$tmp/bounds.log" --json "$tmp/bounds226.json" >/dev/null
+check "  and 64 from 2.25" "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"runs\"][0][\"rows\"]; sys.exit(r[-1][\"channels\"] != 64)' '$tmp/bounds226.json'"
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/bounds.log" --channels 2 --json "$tmp/bounds2.json" >/dev/null
 check "--channels beside the log's bounds wins" "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"runs\"][0][\"rows\"]; sys.exit(r[-1][\"channels\"] != 2)' '$tmp/bounds2.json'"
 
