@@ -9,10 +9,9 @@
 
 #include "cli/collective_compare.h"
 #include "cli/commands.h"
+#include "cli/nccl_tests_sweep.h"
 #include "collectives/cluster_subset.h"
-#include "collectives/nccl_algo_pin.h"
 #include "collectives/nccl_releases.h"
-#include "collectives/nccl_topology.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
@@ -197,10 +196,7 @@ void run_collective(const CollectiveOptions& o) {
     std::cout << "# requested: algorithm " << requested_algorithm(s.request) << ", protocol "
               << requested_protocol(s.request) << ", channels "
               << (s.request.channels ? std::to_string(s.request.channels) : "auto") << "\n";
-  if (cluster.library == CollectiveLibrary::nccl)
-    if (const auto why = nccl::ignored_list_reason(s.request, cluster.nccl_version, {cluster.nodes, nccl::topology_of(cluster).nvls});
-        !why.empty())
-      std::cout << "# note: " << why << "\n";
+  if (const auto why = ignored_list_note(cluster, s.request); !why.empty()) std::cout << "# note: " << why << "\n";
   double sum = 0;
   int count = 0;
   for (OpKind kind : s.ops) print_table(rows, kind, nccl_type_name(o.datatype), o.redop, sum, count);

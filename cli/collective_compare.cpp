@@ -11,8 +11,6 @@
 
 #include "cli/nccl_tests_sweep.h"
 #include "cli/text_format.h"
-#include "collectives/nccl_algo_pin.h"
-#include "collectives/nccl_topology.h"
 #include "core/atomic_file.h"
 #include "core/cluster_json.h"
 #include "core/error.h"
@@ -77,11 +75,7 @@ std::string run_subtitle(const ComparedRun& c, const std::string& cluster_file) 
 
 void print_run(const ComparedRun& c, const std::string& cluster_file) {
   std::cout << "\n# " << run_heading(*c.run) << " " << run_subtitle(c, cluster_file) << "\n";
-  if (c.layout.library == CollectiveLibrary::nccl)
-    if (const auto why = nccl::ignored_list_reason(c.request, c.layout.nccl_version,
-                                                   {c.layout.nodes, nccl::topology_of(c.layout).nvls});
-        !why.empty())
-      std::cout << "# note: " << why << "\n";
+  if (const auto why = ignored_list_note(c.layout, c.request); !why.empty()) std::cout << "# note: " << why << "\n";
   std::cout << "#       size   measured us  predicted us   measured busbw  predicted busbw    error   choice\n";
   std::vector<RowError> counted;
   for (std::size_t i = 0; i < c.predicted.size(); ++i) {

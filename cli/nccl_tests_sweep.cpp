@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "collectives/nccl_algo_pin.h"
 #include "collectives/nccl_constants.h"
 #include "collectives/nccl_topology.h"
 #include "core/error.h"
@@ -49,6 +50,11 @@ int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run) {
   const int natural = nccl::topology_of(layout).comm_channels;
   const int bounded = std::max(lo, std::min(natural, hi));
   return bounded == natural ? 0 : bounded;
+}
+
+std::string ignored_list_note(const ClusterSpec& layout, const CollectiveRequest& request) {
+  if (layout.library != CollectiveLibrary::nccl || !request.algorithm_list) return "";
+  return nccl::ignored_list_reason(request, layout.nccl_version, {layout.nodes, nccl::topology_of(layout).nvls});
 }
 
 std::vector<SweepRow> simulate_run(const ClusterSpec& layout, const NcclTestsRun& run, SweepOptions o) {

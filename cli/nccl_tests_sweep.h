@@ -24,6 +24,10 @@ SweepOptions sweep_for_run(const NcclTestsRun& run);
 // neither or they do not bind, so that NCCL's own count stands.
 int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run);
 
+// Why NCCL sets `request`'s NCCL_ALGO list aside on `layout` (nccl_algo_pin.h's
+// ignored_list_reason), for a "note:" line; "" when it does not, or the collectives are ideal.
+std::string ignored_list_note(const ClusterSpec& layout, const CollectiveRequest& request);
+
 // One simulated row per row of `run`, on `layout` (the part of the cluster it ran on), on the
 // channels the log's bounds give when `o` pins none. Throws
 // InputError naming the log's line when a size holds less than one element per rank.

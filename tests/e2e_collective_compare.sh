@@ -139,6 +139,10 @@ grep -v 'NCCL_PROTO set by' "$tmp/env.log" | sed 's/set by environment to Tree/s
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$tmp/nvlstree.log" --json "$tmp/nvlstree.json" >"$tmp/nvlstree.txt"
 rc=$?
 check "  saying NCCL ignores it there" "grep -q '^# note: NCCL 2.18.5 ignores NCCL_ALGO=NVLSTree here' '$tmp/nvlstree.txt' && ! grep -q '^# note' '$tmp/env.txt'"
+# calibrate --from-nccl-tests says so too (two rows of that log keep the fit short).
+{ sed -n 1,12p "$tmp/nvlstree.log"; sed -n '13,$p' "$tmp/nvlstree.log" | grep -E '^ *#|^ *(1048576|2097152) '; } >"$tmp/nvlstree2.log"
+"$redsim" calibrate --from-nccl-tests "$tmp/nvlstree2.log" --cluster "$src/configs/dgx-a100.json" --out "$tmp/nvfit.json" >"$tmp/nvfit.txt" 2>/dev/null
+check "  and calibrate --from-nccl-tests" "[ $? -eq 0 ] && grep -q 'note: .*nvlstree2.log line 1: NCCL 2.18.5 ignores NCCL_ALGO=NVLSTree here' '$tmp/nvfit.txt'"
 "$redsim" collective --cluster "$src/configs/dgx-a100.json" --compare "$ar" --json "$tmp/plain.json" >/dev/null
 python3 - "$tmp/nvlstree.json" "$tmp/plain.json" <<'PY' && [ $rc -eq 0 ] && echo "ok   a log's NCCL_ALGO=NVLSTree on one node is NCCL's own choice" || { echo "FAIL: NVLSTree log"; fail=1; }
 import json, sys
