@@ -129,9 +129,11 @@ void calibrate_from_nccl_tests(const NcclTestsCalibration& o) {
                   << "\": the fit takes the cluster's topology as that machine's\n";
     }
   // A log's NCCL_ALGO that its release set aside on the run's hardware, as NCCL warned then.
-  for (const auto& r : runs)
+  for (const auto& r : runs) {
+    if (!r.nccl_algo) continue;  // no list, no note: the run's layout is not built for nothing
     if (const auto why = ignored_list_note(layout_of_run(base, o.cluster_file, r), sweep_for_run(r).request); !why.empty())
       std::cout << "  note: " << r.file << " line " << r.first_line << ": " << why << "\n";
+  }
   const auto progress = [](const std::string& what) { std::cerr << what << "\n"; };
   NcclTestsFit fit = fit_nccl_tests(base, o.cluster_file, runs, predict_run, progress);
   print_fit(fit, runs);

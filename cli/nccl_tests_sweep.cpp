@@ -34,15 +34,9 @@ SweepOptions sweep_for_run(const NcclTestsRun& run) {
   return o;
 }
 
-namespace {
-// MAXCHANNELS (src/include/device.h): 32 to v2.24.3-1, 64 from v2.25.1-1.
-constexpr int kMaxChannelsFrom225 = 64;
-constexpr int kFirst225 = 22500;
-}  // namespace
-
 int logged_channels(const ClusterSpec& layout, const NcclTestsRun& run) {
   if (layout.library != CollectiveLibrary::nccl || (!run.nccl_min_channels && !run.nccl_max_channels)) return 0;
-  const int most = layout.nccl_version >= kFirst225 ? kMaxChannelsFrom225 : nccl::kMaxChannels;
+  const int most = nccl::max_channels_of(layout.nccl_version);
   const auto clamp = [most](std::optional<long long> v, long long lo, long long fallback) {
     return static_cast<int>(v ? std::clamp<long long>(*v, lo, most) : fallback);
   };

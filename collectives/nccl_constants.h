@@ -109,6 +109,8 @@ inline constexpr int kNvlsChannelsSm100OneNode = 24;
 inline constexpr std::array<int, kProtoCount> kMaxThreads{512, 640, 512};
 inline constexpr std::array<int, kProtoCount> kThreadThreshold{8, 8, 64};
 inline constexpr int kMaxChannels = 32;  // MAXCHANNELS (devcomm.h L52)
+// MAXCHANNELS of a release (src/include/device.h): 32 to v2.24.3-1, 64 from v2.25.1-1.
+constexpr int max_channels_of(int nccl_version) { return nccl_version >= 22500 ? 64 : kMaxChannels; }
 
 // The per-channel speeds NCCL's topology search tries, GB/s (src/graph/search.cc L807-815).
 inline constexpr std::array<double, 13> kSpeedIntra{40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
